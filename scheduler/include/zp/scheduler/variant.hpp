@@ -1,0 +1,28 @@
+// The chain variants of DESIGN.md ("Chain variants"): names and what each materialises.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace zp::sched {
+
+enum class Variant { Baseline, Gemm2LoaderFused, SourceDirect, PairedEpilogue, PairedDirect, M1Oracle };
+
+inline constexpr std::array kAllVariants = {Variant::Baseline,       Variant::Gemm2LoaderFused, Variant::SourceDirect,
+                                            Variant::PairedEpilogue, Variant::PairedDirect,     Variant::M1Oracle};
+
+std::string_view variantName(Variant);
+// Throws InputError naming the value and the valid names.
+Variant parseVariant(std::string_view name);
+
+// Which intermediate tensors a variant writes to device memory in compact-row order (§5:
+// a case compares gate_up and act only where they are materialised; y and out always exist
+// except that m1_oracle keeps y per route, not per compact row).
+struct Materialised {
+    bool gateUp = true;
+    bool act = true;
+    bool y = true;
+};
+Materialised materialised(Variant);
+
+}  // namespace zp::sched

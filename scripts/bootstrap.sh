@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages ze-probe needs. Idempotent: when everything is
+# present it only checks (no apt-get call), so it is cheap to run before every build.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git python3
+  libze-dev libze1
+  intel-opencl-icd
+  spirv-tools clang-14 llvm-spirv-14
+  pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+  libyaml-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+)
+# Optional extras for the fuzz/sanitizer jobs; installed only on request.
+if [[ "${ZP_BOOTSTRAP_FUZZ:-0}" == 1 ]]; then
+  packages+=(libfuzzer-14-dev libclang-rt-14-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "bootstrap: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "bootstrap: missing packages: ${missing[*]}" >&2
+  echo "bootstrap: run as root (or: sudo $0), or install them with apt-get" >&2
+  exit 1
+fi
+
+echo "bootstrap: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "bootstrap: done"

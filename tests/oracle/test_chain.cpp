@@ -1,0 +1,196 @@
+// CONTRACT §5: compaction for every pattern and the reference chain on hand-computed shapes.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <stdexcept>
+
+#include "zp/oracle/chain.hpp"
+
+using namespace zp::oracle;
+using Rows = std::vector<CompactRoutes::Row>;
+
+namespace {
+
+ChainShape defaultShape() { return ChainShape{}; }  // E = 192, C = 4: card 0 owns ids 0..47
+
+CompactRoutes compact(std::vector<std::int32_t> ids) { return compactRoutes(defaultShape(), ids); }
+
+}  // namespace
+
+TEST(Compaction, GivenSameTypical_WhenCompacted_ThenEachExpertHasBothRows) {
+    const auto c = compact({5, 100, 7, 60, 150, 99, 5, 100, 7, 60, 150, 99});
+    EXPECT_EQ(c.rows, (Rows{{5, 0}, {5, 1}, {7, 0}, {7, 1}}));
+    EXPECT_EQ(c.routeRow, (std::vector<std::int32_t>{0, -1, 2, -1, -1, -1, 1, -1, 3, -1, -1, -1}));
+}
+
+TEST(Compaction, GivenDisjointTypical_WhenCompacted_ThenOrderedByExpertThenRow) {
+    const auto c = compact({3, 50, 9, 70, 80, 90, 1, 51, 20, 71, 81, 91});
+    EXPECT_EQ(c.rows, (Rows{{1, 1}, {3, 0}, {9, 0}, {20, 1}}));
+    EXPECT_EQ(c.routeRow, (std::vector<std::int32_t>{1, -1, 2, -1, -1, -1, 0, -1, 3, -1, -1, -1}));
+}
+
+TEST(Compaction, GivenCrossRowOverlap_WhenCompacted_ThenSharedExpertHasTwoRows) {
+    const auto c = compact({4, 50, 8, 70, 80, 90, 4, 51, 2, 71, 81, 91});
+    EXPECT_EQ(c.rows, (Rows{{2, 1}, {4, 0}, {4, 1}, {8, 0}}));
+    EXPECT_EQ(c.routeRow, (std::vector<std::int32_t>{1, -1, 3, -1, -1, -1, 2, -1, 0, -1, -1, -1}));
+}
+
+TEST(Compaction, GivenWithinRowDuplicate_WhenCompacted_ThenOneRowTwoRoutes) {
+    const auto c = compact({3, 3, 9, 70, 80, 90, 1, 51, 20, 71, 81, 91});
+    EXPECT_EQ(c.rows, (Rows{{1, 1}, {3, 0}, {9, 0}, {20, 1}}));
+    EXPECT_EQ(c.routeRow, (std::vector<std::int32_t>{1, 1, 2, -1, -1, -1, 0, -1, 3, -1, -1, -1}));
+}
+
+TEST(Compaction, GivenAllDuplicate_WhenCompacted_ThenTwoRowsOneExpert) {
+    const auto c = compact(std::vector<std::int32_t>(12, 7));
+    EXPECT_EQ(c.rows, (Rows{{7, 0}, {7, 1}}));
+    EXPECT_EQ(c.routeRow, (std::vector<std::int32_t>{0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1}));
+}
+
+TEST(Compaction, GivenSixLocal_WhenCompacted_ThenTwelveRowsSortedByExpert) {
+    const auto c = compact({11, 10, 9, 8, 7, 6, 0, 1, 2, 3, 4, 5});
+    EXPECT_EQ(c.rows, (Rows{{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 0}, {7, 0}, {8, 0}, {9, 0}, {10, 0}, {11, 0}}));
+    EXPECT_EQ(c.routeRow, (std::vector<std::int32_t>{11, 10, 9, 8, 7, 6, 0, 1, 2, 3, 4, 5}));
+}
+
+TEST(Compaction, GivenAllRemote_WhenCompacted_ThenNoRows) {
+    const auto c = compact({48, 60, 100, 191, 150, 99, 49, 61, 101, 190, 151, 98});
+    EXPECT_TRUE(c.rows.empty());
+    EXPECT_EQ(c.routeRow, std::vector<std::int32_t>(12, -1));
+}
+
+TEST(Compaction, GivenCardTwo_WhenCompacted_ThenLocalIdsAreShifted) {
+    ChainShape s;
+    s.card = 2;  // owns 96..143
+    const auto c = compactRoutes(s, std::vector<std::int32_t>{96, 143, 0, 1, 2, 3, 97, 4, 5, 6, 7, 8});
+    EXPECT_EQ(c.rows, (Rows{{0, 0}, {1, 1}, {47, 0}}));
+}
+
+TEST(Compaction, GivenIdOutOfRange_WhenCompacted_ThenErrorNamesRouteAndId) {
+    try {
+        compact({0, 1, 2, 3, 4, 5, 6, 7, 192, 9, 10, 11});
+        FAIL() << "expected an error";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("topk_ids[1][2] = 192"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(compact({-1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), std::invalid_argument);
+}
+
+namespace {
+
+// H = I = 32, E = 4 on 2 cards (card 0 owns experts 0 and 1), K = 2, M = 2; every code 1.0
+// (0x22) and scale 2^0, so every dot is the plain sum of the 32 activations.
+struct Tiny {
+    ChainShape s;
+    LocalWeights w;
+    ChainInputs in;
+    Tiny() {
+        s.hidden = 32;
+        s.intermediate = 32;
+        s.experts = 4;
+        s.cards = 2;
+        s.topK = 2;
+        s.rows = 2;
+        w = LocalWeights::zeros(s);
+        std::fill(w.w1Blocks.begin(), w.w1Blocks.end(), 0x22);
+        std::fill(w.w1Scales.begin(), w.w1Scales.end(), 127);
+        std::fill(w.w2Blocks.begin(), w.w2Blocks.end(), 0x22);
+        std::fill(w.w2Scales.begin(), w.w2Scales.end(), 127);
+        in.hidden.assign(64, bf16FromF32(0.125f));                            // row 0: sums to 4
+        std::fill(in.hidden.begin() + 32, in.hidden.end(), bf16FromF32(0.5f));  // row 1: sums to 16
+        in.topkIds = {0, 1, 1, 3};  // row 1's second route is remote
+        in.topkWeights = {0.5f, 0.5f, 2.0f, 7.0f};
+    }
+    ChainOutputs run() const { return runChain(s, w, in, buildSiluTable(s.swigluAlpha)); }
+};
+
+}  // namespace
+
+TEST(Chain, GivenTinyShape_WhenRun_ThenHandComputedValues) {
+    const auto o = Tiny().run();
+    EXPECT_EQ(o.routes.rows, (Rows{{0, 0}, {1, 0}, {1, 1}}));
+    // Row 0: gate = up = 4; SILU[4] = 3.921875; act = 15.6875; y = 32 * 15.6875 = 502.
+    EXPECT_EQ(o.gateUp[0], bf16FromF32(4.0f));
+    EXPECT_EQ(o.act[0], bf16FromF32(15.6875f));
+    EXPECT_EQ(o.y[0], bf16FromF32(502.0f));
+    // Row 1: gate = up = 16, both clamped to L = 10; act = 10 * 10; y = 3200; out = 2 * 3200.
+    EXPECT_EQ(o.gateUp[2 * 64], bf16FromF32(16.0f));
+    EXPECT_EQ(o.act[2 * 32], bf16FromF32(100.0f));
+    EXPECT_EQ(o.y[2 * 32], bf16FromF32(3200.0f));
+    EXPECT_EQ(o.out[0], bf16FromF32(502.0f));   // 0.5 * 502 + 0.5 * 502
+    EXPECT_EQ(o.out[32], bf16FromF32(6400.0f));  // the remote route (weight 7) is not gathered
+    EXPECT_FALSE(o.metSubnormal);
+}
+
+TEST(Chain, GivenUpBias_WhenRun_ThenAddedToClampedUp) {
+    Tiny t;
+    t.s.swigluUpBias = 1.0f;
+    const auto o = t.run();
+    EXPECT_EQ(o.act[0], bf16FromF32(19.625f));    // bf16(3.921875 * 5 = 19.609375)
+    EXPECT_EQ(o.out[0], bf16FromF32(628.0f));     // 32 * 19.625
+    EXPECT_EQ(o.act[2 * 32], bf16FromF32(110.0f));  // 10 * (10 + 1)
+    EXPECT_EQ(o.out[32], bf16FromF32(7040.0f));
+}
+
+TEST(Chain, GivenLayouts_WhenUpRowsScaledTwice_ThenBothLayoutsReadTheirOwnRows) {
+    Tiny split;
+    for (int n = 32; n < 64; ++n) split.w.w1Scales[n] = 128;  // split: up rows [I, 2I) doubled (expert 0)
+    Tiny inter;
+    inter.s.layout = GateUpLayout::Interleaved;
+    for (int n = 1; n < 64; n += 2) inter.w.w1Scales[n] = 128;  // interleaved: odd rows are up
+    const auto a = split.run(), b = inter.run();
+    EXPECT_EQ(a.act[0], bf16FromF32(31.375f));  // SILU[4] * 8
+    EXPECT_EQ(a.act, b.act);
+    EXPECT_EQ(a.out, b.out);
+    EXPECT_EQ(a.y[0], bf16FromF32(1004.0f));
+}
+
+TEST(Chain, GivenNegativeClampAndNaN_WhenRun_ThenClampedBelowAndNaNPassesThrough) {
+    Tiny t;
+    std::fill(t.in.hidden.begin() + 32, t.in.hidden.end(), bf16FromF32(-0.5f));  // row 1 sums to -16
+    t.w.w1Scales[64 + 0] = 255;  // expert 1 (H/32 = 1 scale per row), gate column 0: NaN
+    const auto o = t.run();
+    // Row 2 (expert 1, token 1): up = -16 clamps to -10; gate = -16 stays (no lower clamp).
+    const float s = std::bit_cast<float>(std::uint32_t(buildSiluTable(1.0)[bf16FromF32(-16.0f)]) << 16);
+    EXPECT_EQ(o.act[2 * 32 + 1], bf16FromF32(s * -10.0f));
+    EXPECT_EQ(o.gateUp[2 * 64 + 0], 0x7FC0);
+    EXPECT_EQ(o.act[2 * 32 + 0], 0x7FC0);
+    EXPECT_EQ(o.out[32], 0x7FC0);  // NaN act reaches every y of that row, and out
+}
+
+TEST(Chain, GivenSubnormalInputs_WhenRun_ThenReported) {
+    Tiny t;
+    std::fill(t.in.hidden.begin(), t.in.hidden.end(), bf16_t{0x0001});
+    EXPECT_TRUE(t.run().metSubnormal);
+}
+
+TEST(Chain, GivenM1Form_WhenRunOnDuplicates_ThenAgreesWithCompactedChain) {
+    Tiny t;
+    t.in.topkIds = {1, 1, 0, 1};  // within-row duplicate in row 0
+    t.in.topkWeights = {0.25f, -3.0f, 1.5f, 1e-3f};
+    const auto silu = buildSiluTable(1.0);
+    EXPECT_EQ(runChainM1(t.s, t.w, t.in, silu), runChain(t.s, t.w, t.in, silu).out);
+}
+
+TEST(Shape, GivenBadKeys_WhenValidated_ThenMessageNamesKeyAndValue) {
+    auto message = [](ChainShape s) {
+        try {
+            validateShape(s);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    ChainShape s;
+    s.hidden = 100;
+    EXPECT_EQ(message(s).rfind("hidden = 100", 0), 0u) << message(s);
+    s = {};
+    s.experts = 190;
+    EXPECT_EQ(message(s).rfind("experts = 190", 0), 0u);
+    s = {};
+    s.swigluLimit = 7.3f;  // not a BF16 value
+    EXPECT_EQ(message(s).rfind("swiglu.limit", 0), 0u);
+    s = {};
+    s.swigluLimit = 7.0f;
+    EXPECT_EQ(message(s), "accepted");
+}

@@ -1,0 +1,133 @@
+#include "probe.hpp"
+
+#include <fmt/format.h>
+
+#include "zp/scheduler/case_io.hpp"
+#include "zp/scheduler/compare.hpp"
+
+namespace zp::probe {
+
+Executor Executor::hostM1() {
+    return {"host_m1", [](const CaseRun& run) {
+                ExecutorResult r;
+                r.outputs.out = oracle::runChainM1(run.shape, run.weights, run.inputs, run.silu);
+                r.materialised = {false, false, false};
+                return r;
+            }};
+}
+
+std::optional<std::string> compareWithOracle(const oracle::ChainShape& s, const oracle::ChainOutputs& want,
+                                             const ExecutorResult& got) {
+    if (got.error) return *got.error;
+    const std::size_t R = want.routes.rows.size();
+    if (got.materialised.y || got.materialised.gateUp || got.materialised.act) {
+        if (got.outputs.routes.rows != want.routes.rows)
+            return fmt::format("compact_rows: got {} rows, want {} (or a different order)", got.outputs.routes.rows.size(), R);
+    }
+    struct Item {
+        bool on;
+        const char* name;
+        const std::vector<oracle::bf16_t>& got;
+        const std::vector<oracle::bf16_t>& want;
+        std::size_t cols;
+    };
+    const Item items[] = {
+        {got.materialised.gateUp, "gate_up", got.outputs.gateUp, want.gateUp, std::size_t(2) * s.intermediate},
+        {got.materialised.act, "act", got.outputs.act, want.act, std::size_t(s.intermediate)},
+        {got.materialised.y, "y", got.outputs.y, want.y, std::size_t(s.hidden)},
+        {true, "out", got.outputs.out, want.out, std::size_t(s.hidden)},
+    };
+    for (const Item& it : items) {
+        if (!it.on) continue;
+        if (auto mm = sched::firstMismatch(it.name, it.got, it.want, it.cols)) return mm->describe(it.want.size());
+    }
+    return std::nullopt;
+}
+
+Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executors) {
+    const oracle::ChainShape& s = rs.config.shape;
+    Correctness c;
+    for (const Executor& e : executors) {
+        std::vector<PatternCounts> rows;
+        for (auto p : rs.patterns) rows.push_back({std::string(sched::patternName(p)), sched::patternInvalidReason(s, p)});
+        c.table.emplace_back(e.name, std::move(rows));
+    }
+    const auto silu = oracle::buildSiluTable(s.swigluAlpha);
+    oracle::LocalWeights weights = rs.weightsFile
+                                       ? sched::loadWeights(*rs.weightsFile, s, rs.config.weightsPrefix)
+                                       : oracle::LocalWeights::zeros(s);
+
+    for (std::size_t pi = 0; pi < rs.patterns.size(); ++pi) {
+        const auto pattern = rs.patterns[pi];
+        if (sched::patternInvalidReason(s, pattern)) continue;
+        for (int v : rs.inputVariants) {
+            const sched::Case kase =
+                sched::makeCase(s, pattern, v, rs.config.seed, rs.weightsFile ? nullptr : &weights);
+            const std::string caseName = kase.name();
+            const oracle::ChainOutputs want = oracle::runChain(s, weights, kase.inputs, silu);
+            for (std::size_t ei = 0; ei < executors.size(); ++ei) {
+                PatternCounts& counts = c.table[ei].second[pi];
+                const std::string& variant = executors[ei].name;
+                auto fail = [&](const std::string& msg) {
+                    ++counts.failed;
+                    ++c.failed;
+                    c.failures.push_back({caseName, variant, msg});
+                };
+                if (rs.deviceFlushesSubnormals && want.metSubnormal) {
+                    ++counts.skipped;
+                    ++c.skipped;
+                    c.skips.push_back({caseName, variant,
+                                       "the device flushes f32 subnormals and the oracle met one in this case (CONTRACT §2)"});
+                    continue;
+                }
+                const ExecutorResult got = executors[ei].run(CaseRun{s, weights, kase.inputs, silu, &kase});
+                if (auto why = compareWithOracle(s, want, got)) {
+                    fail(*why);
+                } else {
+                    ++counts.passed;
+                    ++c.passed;
+                }
+            }
+            if (rs.progress) rs.progress(caseName);
+        }
+    }
+    return c;
+}
+
+nlohmann::json correctnessJson(const Correctness& c) {
+    nlohmann::json j = {{"passed", c.passed}, {"failed", c.failed}, {"skipped", c.skipped}};
+    j["failures"] = nlohmann::json::array();
+    for (const auto& f : c.failures) j["failures"].push_back({{"case", f.caseName}, {"variant", f.variant}, {"message", f.message}});
+    j["skips"] = nlohmann::json::array();
+    for (const auto& s : c.skips) j["skips"].push_back({{"case", s.caseName}, {"variant", s.variant}, {"reason", s.reason}});
+    j["by_variant"] = nlohmann::json::object();
+    for (const auto& [variant, rows] : c.table) {
+        auto& v = j["by_variant"][variant];
+        for (const auto& r : rows) {
+            if (r.invalidReason)
+                v[r.pattern] = {{"valid", false}, {"reason", *r.invalidReason}};
+            else
+                v[r.pattern] = {{"valid", true}, {"passed", r.passed}, {"failed", r.failed}, {"skipped", r.skipped}};
+        }
+    }
+    return j;
+}
+
+std::string formatTable(const Correctness& c) {
+    std::string out;
+    for (const auto& [variant, rows] : c.table) {
+        out += fmt::format("{}\n", variant);
+        out += fmt::format("  {:<22} {:>6} {:>6} {:>7}\n", "pattern", "passed", "failed", "skipped");
+        for (const auto& r : rows) {
+            if (r.invalidReason)
+                out += fmt::format("  {:<22} not valid for this configuration: {}\n", r.pattern, *r.invalidReason);
+            else
+                out += fmt::format("  {:<22} {:>3}/{:<2} {:>6} {:>7}\n", r.pattern, r.passed, r.passed + r.failed + r.skipped,
+                                   r.failed, r.skipped);
+        }
+    }
+    out += fmt::format("total: {} passed, {} failed, {} skipped\n", c.passed, c.failed, c.skipped);
+    return out;
+}
+
+}  // namespace zp::probe

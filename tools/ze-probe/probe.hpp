@@ -1,0 +1,88 @@
+// ze-probe's run of the case set: cases × variants against the host oracle, counted as
+// passed / failed / skipped, and the card JSON. The CLI (main.cpp) only parses options.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "zp/oracle/chain.hpp"
+#include "zp/scheduler/cases.hpp"
+#include "zp/scheduler/config.hpp"
+#include "zp/scheduler/variant.hpp"
+
+namespace zp::probe {
+
+// What one executor produced for one case (tensors in compact-row order, as the dump).
+struct ExecutorResult {
+    oracle::ChainOutputs outputs;
+    sched::Materialised materialised;
+    std::optional<std::string> error;  // e.g. the device's invalid-id flag
+};
+
+// Everything one case run needs.
+struct CaseRun {
+    const oracle::ChainShape& shape;
+    const oracle::LocalWeights& weights;
+    const oracle::ChainInputs& inputs;
+    std::span<const oracle::bf16_t> silu;
+    const sched::Case* kase;  // null for a user's --inputs file
+};
+
+// Something that runs the chain: the host oracle or a device variant.
+struct Executor {
+    // The host's fixed-M1 chain (runChainM1): an independent path to `out`, no compaction.
+    static Executor hostM1();
+
+    std::string name;     // variant name, or "host" for the host oracle
+    std::function<ExecutorResult(const CaseRun&)> run;
+};
+
+struct Failure {
+    std::string caseName, variant, message;
+};
+struct Skip {
+    std::string caseName, variant, reason;
+};
+
+struct PatternCounts {
+    std::string pattern;
+    std::optional<std::string> invalidReason;
+    int passed = 0, failed = 0, skipped = 0;
+};
+
+struct Correctness {
+    int passed = 0, failed = 0, skipped = 0;
+    std::vector<Failure> failures;
+    std::vector<Skip> skips;
+    // [variant][pattern]
+    std::vector<std::pair<std::string, std::vector<PatternCounts>>> table;
+};
+
+struct RunSettings {
+    sched::Config config;
+    std::vector<sched::RoutePattern> patterns;
+    std::vector<int> inputVariants = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    std::optional<std::filesystem::path> weightsFile;  // else per-case random weights
+    bool deviceFlushesSubnormals = false;
+    std::function<void(const std::string&)> progress;  // one line per case, may be empty
+};
+
+// Runs every case of the chosen patterns through each executor and compares with the host
+// oracle (runChain), bit for bit.
+Correctness runCases(const RunSettings&, const std::vector<Executor>&);
+
+// Compares one executor's outputs with the oracle; empty when equal.
+std::optional<std::string> compareWithOracle(const oracle::ChainShape&, const oracle::ChainOutputs& want,
+                                             const ExecutorResult& got);
+
+nlohmann::json correctnessJson(const Correctness&);
+std::string formatTable(const Correctness&);
+
+}  // namespace zp::probe
