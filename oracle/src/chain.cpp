@@ -54,7 +54,8 @@ bf16_t swiglu(const ChainShape& s, bf16_t gateBits, bf16_t upBits, std::span<con
     const bf16_t sBits = silu[bf16FromF32(g)];  // exact: g is a BF16 value or L (validated BF16)
     const bf16_t t = beta == 0.0f ? bf16FromF32(u) : bf16FromF32(u + beta);
     const float prod = f32FromBf16(sBits) * f32FromBf16(t);
-    sub |= isSubnormalBf16(sBits) | isSubnormalBf16(t) | isSubnormal(prod);
+    sub |= isSubnormalBf16(gateBits) | isSubnormalBf16(upBits) | isSubnormalBf16(sBits) | isSubnormalBf16(t) |
+           isSubnormal(prod);
     return bf16FromF32(prod);
 }
 
@@ -190,8 +191,9 @@ ChainOutputs runChain(const ChainShape& s, const LocalWeights& w, const ChainInp
             for (int k = 0; k < K; ++k) {
                 const std::int32_t r = o.routes.routeRow[std::size_t(m) * K + k];
                 if (r < 0) continue;
-                acc = std::fma(in.topkWeights[std::size_t(m) * K + k], f32FromBf16(o.y[std::size_t(r) * H + h]), acc);
-                sub |= isSubnormal(acc);
+                const float weight = in.topkWeights[std::size_t(m) * K + k], y = f32FromBf16(o.y[std::size_t(r) * H + h]);
+                acc = std::fma(weight, y, acc);
+                sub |= isSubnormal(weight) | isSubnormal(y) | isSubnormal(acc);
             }
             o.out[std::size_t(m) * H + h] = bf16FromF32(acc);
         }
