@@ -1,0 +1,516 @@
+// Modules (source bundles or SPIR-V built by OpenCL) and kernels.
+#include "api.hpp"
+#include "objects.hpp"
+
+#include <zecl/source_bundle.h>
+#include <ze_ddi.h>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+namespace zecl {
+namespace {
+
+std::string programBuildLog(cl_program program, cl_device_id dev) {
+    size_t n = 0;
+    if (clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) != CL_SUCCESS || n == 0)
+        return {};
+    std::string s(n, '\0');
+    clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, n, s.data(), nullptr);
+    s.resize(std::strlen(s.c_str()));
+    return s;
+}
+
+void giveBuildLog(ze_module_build_log_handle_t *phBuildLog, std::string text) {
+    if (phBuildLog == nullptr)
+        return;
+    auto *log = new BuildLog;
+    log->loaderDdi = loaderShimTable();
+    log->text = std::move(text);
+    publish(log);
+    *phBuildLog = reinterpret_cast<ze_module_build_log_handle_t>(log);
+}
+
+// pBuildFlags are IGC options in L0; those with the "-ze-" prefix mean nothing to an
+// OpenCL compiler and would fail the build, so they are dropped. The rest pass through.
+std::string filterBuildFlags(const char *flags) {
+    if (flags == nullptr)
+        return {};
+    std::istringstream in(flags);
+    std::string tok, out;
+    while (in >> tok) {
+        if (tok.rfind("-ze-", 0) == 0)
+            continue;
+        out += ' ';
+        out += tok;
+    }
+    return out;
+}
+
+std::vector<std::string> kernelNamesOf(cl_program program) {
+    size_t n = 0;
+    std::vector<std::string> names;
+    if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &n) != CL_SUCCESS || n == 0)
+        return names;
+    std::string s(n, '\0');
+    clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, n, s.data(), nullptr);
+    s.resize(std::strlen(s.c_str()));
+    std::istringstream in(s);
+    std::string name;
+    while (std::getline(in, name, ';'))
+        if (!name.empty())
+            names.push_back(name);
+    return names;
+}
+
+ze_result_t copyString(const std::string &s, size_t *pSize, char *out) {
+    if (pSize == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (out == nullptr || *pSize == 0) {
+        *pSize = s.size() + 1;
+        return ZE_RESULT_SUCCESS;
+    }
+    size_t n = std::min(*pSize - 1, s.size());
+    std::memcpy(out, s.data(), n);
+    out[n] = '\0';
+    *pSize = n + 1;
+    return ZE_RESULT_SUCCESS;
+}
+
+template <class T> T kernelWgInfo(cl_kernel k, cl_device_id d, cl_kernel_work_group_info what) {
+    T v{};
+    clGetKernelWorkGroupInfo(k, d, what, sizeof(T), &v, nullptr);
+    return v;
+}
+
+std::atomic<ze_api_version_t> loaderApiVersion{ZE_API_VERSION_FORCE_UINT32};
+
+} // namespace
+
+void noteLoaderApiVersion(ze_api_version_t version) { loaderApiVersion = version; }
+
+const void *loaderShimTable() {
+    // The loader's dditable_t starts with ze_dditable_t; only the build-log entries matter.
+    static const ze_dditable_t table = [] {
+        ze_dditable_t t{};
+        t.ModuleBuildLog.pfnDestroy = api::ModuleBuildLogDestroy;
+        t.ModuleBuildLog.pfnGetString = api::ModuleBuildLogGetString;
+        return t;
+    }();
+    return loaderApiVersion.load() == ZE_API_VERSION_CURRENT ? &table : nullptr;
+}
+
+} // namespace zecl
+
+namespace zecl::api {
+
+ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_module_desc_t *desc,
+                         ze_module_handle_t *phModule, ze_module_build_log_handle_t *phBuildLog) {
+    ze_result_t err;
+    Context *ctx = lookup<Context>(hContext, err);
+    Device *dev = ctx ? lookup<Device>(hDevice, err) : nullptr;
+    if (!ctx || !dev)
+        return err;
+    if (desc == nullptr || phModule == nullptr || desc->pInputModule == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (desc->format != ZE_MODULE_FORMAT_NATIVE && desc->format != ZE_MODULE_FORMAT_IL_SPIRV)
+        return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+    if (desc->inputSize == 0)
+        return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (!ctx->hasDevice(dev))
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    *phModule = nullptr;
+    if (phBuildLog)
+        *phBuildLog = nullptr;
+    if (desc->pConstants != nullptr && desc->pConstants->numConstants > 0) {
+        giveBuildLog(phBuildLog, "zecl: specialization constants are not supported");
+        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    }
+
+    std::string options;
+    cl_int e = CL_SUCCESS;
+    cl_program program = nullptr;
+    if (desc->format == ZE_MODULE_FORMAT_NATIVE) {
+        zecl_source_bundle_view view{};
+        if (!zecl_source_bundle_parse(desc->pInputModule, desc->inputSize, &view)) {
+            giveBuildLog(phBuildLog, "zecl: native module is not a zecl source bundle (magic ZECLSRC1)");
+            return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
+        }
+        options.assign(view.options, view.options_size);
+        const char *src = view.source;
+        size_t len = view.source_size;
+        program = clCreateProgramWithSource(ctx->cl, 1, &src, &len, &e);
+    } else {
+        if (!dev->ilSpirv) {
+            giveBuildLog(phBuildLog, "zecl: this OpenCL device accepts no SPIR-V (spirvVersionSupported = 0); "
+                                     "use the source bundle (ZE_MODULE_FORMAT_NATIVE)");
+            return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        }
+        program = clCreateProgramWithIL(ctx->cl, desc->pInputModule, desc->inputSize, &e);
+    }
+    if (e != CL_SUCCESS) {
+        giveBuildLog(phBuildLog, "zecl: OpenCL refused the module input (error " + std::to_string(e) + ")");
+        return e == CL_INVALID_VALUE ? ZE_RESULT_ERROR_INVALID_NATIVE_BINARY : fromCl(e);
+    }
+    options += filterBuildFlags(desc->pBuildFlags);
+    options += " -cl-kernel-arg-info";
+
+    if (faultNow(Fault::Module)) {
+        clReleaseProgram(program);
+        giveBuildLog(phBuildLog, "zecl fault injection: module build failed on purpose (ZECL_FAULT)");
+        return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+    e = clBuildProgram(program, 1, &dev->cl, options.c_str(), nullptr, nullptr);
+    std::string log = programBuildLog(program, dev->cl);
+    if (e != CL_SUCCESS) {
+        clReleaseProgram(program);
+        if (log.empty())
+            log = "zecl: clBuildProgram failed with error " + std::to_string(e) + " (options:" + options + ")";
+        giveBuildLog(phBuildLog, std::move(log));
+        return e == CL_BUILD_PROGRAM_FAILURE || e == CL_INVALID_BUILD_OPTIONS ? ZE_RESULT_ERROR_MODULE_BUILD_FAILURE
+                                                                              : fromCl(e);
+    }
+    giveBuildLog(phBuildLog, std::move(log));
+
+    auto *m = new Module;
+    m->context = ctx;
+    m->device = dev;
+    m->program = program;
+    m->format = desc->format;
+    auto *in = static_cast<const uint8_t *>(desc->pInputModule);
+    m->input.assign(in, in + desc->inputSize);
+    m->kernelNames = kernelNamesOf(program);
+    publish(m);
+    *phModule = reinterpret_cast<ze_module_handle_t>(m);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ModuleDestroy(ze_module_handle_t hModule) {
+    ze_result_t err;
+    Module *m = lookup<Module>(hModule, err);
+    if (!m)
+        return err;
+    retire(m);
+    // Kernels and recorded commands hold their own references to the program.
+    clReleaseProgram(m->program);
+    delete m;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ModuleGetNativeBinary(ze_module_handle_t hModule, size_t *pSize, uint8_t *pModuleNativeBinary) {
+    ze_result_t err;
+    Module *m = lookup<Module>(hModule, err);
+    if (!m)
+        return err;
+    if (pSize == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    // The "native binary" of a zecl module is its input: the source bundle (or SPIR-V),
+    // which rebuilds on any zecl device.
+    if (pModuleNativeBinary == nullptr) {
+        *pSize = m->input.size();
+        return ZE_RESULT_SUCCESS;
+    }
+    size_t n = std::min(*pSize, m->input.size());
+    std::memcpy(pModuleNativeBinary, m->input.data(), n);
+    *pSize = n;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ModuleGetKernelNames(ze_module_handle_t hModule, uint32_t *pCount, const char **pNames) {
+    ze_result_t err;
+    Module *m = lookup<Module>(hModule, err);
+    if (!m)
+        return err;
+    if (pCount == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    uint32_t n = uint32_t(m->kernelNames.size());
+    if (*pCount == 0 || *pCount > n)
+        *pCount = n;
+    if (pNames)
+        for (uint32_t i = 0; i < *pCount; ++i)
+            pNames[i] = m->kernelNames[i].c_str();
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ModuleGetProperties(ze_module_handle_t hModule, ze_module_properties_t *p) {
+    ze_result_t err;
+    if (!lookup<Module>(hModule, err))
+        return err;
+    if (p == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    p->flags = 0; // no unresolved imports: OpenCL programs are fully linked
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ModuleBuildLogDestroy(ze_module_build_log_handle_t hLog) {
+    ze_result_t err;
+    BuildLog *log = lookup<BuildLog>(hLog, err);
+    if (!log)
+        return err;
+    retire(log);
+    delete log;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ModuleBuildLogGetString(ze_module_build_log_handle_t hLog, size_t *pSize, char *pBuildLog) {
+    ze_result_t err;
+    BuildLog *log = lookup<BuildLog>(hLog, err);
+    if (!log)
+        return err;
+    return copyString(log->text, pSize, pBuildLog);
+}
+
+ze_result_t KernelCreate(ze_module_handle_t hModule, const ze_kernel_desc_t *desc, ze_kernel_handle_t *phKernel) {
+    ze_result_t err;
+    Module *m = lookup<Module>(hModule, err);
+    if (!m)
+        return err;
+    if (desc == nullptr || desc->pKernelName == nullptr || phKernel == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *phKernel = nullptr;
+    if (faultNow(Fault::Kernel))
+        return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+    if (std::find(m->kernelNames.begin(), m->kernelNames.end(), desc->pKernelName) == m->kernelNames.end())
+        return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+    cl_int e = CL_SUCCESS;
+    cl_kernel k = clCreateKernel(m->program, desc->pKernelName, &e);
+    if (e != CL_SUCCESS)
+        return fromCl(e);
+
+    auto *kernel = new Kernel;
+    kernel->module = m;
+    kernel->device = m->device;
+    kernel->program = m->program;
+    clRetainProgram(m->program);
+    kernel->name = desc->pKernelName;
+    kernel->cl = k;
+    cl_uint numArgs = 0;
+    clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(numArgs), &numArgs, nullptr);
+    kernel->args.resize(numArgs);
+    for (cl_uint i = 0; i < numArgs; ++i) {
+        cl_kernel_arg_address_qualifier q = CL_KERNEL_ARG_ADDRESS_PRIVATE;
+        clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(q), &q, nullptr);
+        kernel->args[i].kind = q == CL_KERNEL_ARG_ADDRESS_LOCAL                                     ? ArgKind::Local
+                               : q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT ? ArgKind::Pointer
+                                                                                                   : ArgKind::Value;
+    }
+    cl_device_id dev = m->device->cl;
+    size_t reqd[3] = {0, 0, 0};
+    clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof(reqd), reqd, nullptr);
+    kernel->requiredGroupSize = {reqd[0], reqd[1], reqd[2]};
+    if (reqd[0] && reqd[1] && reqd[2])
+        kernel->groupSize = {uint32_t(reqd[0]), uint32_t(reqd[1]), uint32_t(reqd[2])};
+    kernel->maxGroupSize = std::max<size_t>(1, kernelWgInfo<size_t>(k, dev, CL_KERNEL_WORK_GROUP_SIZE));
+    kernel->preferredMultiple =
+        std::max<size_t>(1, kernelWgInfo<size_t>(k, dev, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE));
+    kernel->localMemSize = kernelWgInfo<cl_ulong>(k, dev, CL_KERNEL_LOCAL_MEM_SIZE);
+    kernel->privateMemSize = kernelWgInfo<cl_ulong>(k, dev, CL_KERNEL_PRIVATE_MEM_SIZE);
+    size_t n = 0;
+    if (clGetKernelInfo(k, CL_KERNEL_ATTRIBUTES, 0, nullptr, &n) == CL_SUCCESS && n > 1) {
+        kernel->attributes.assign(n, '\0');
+        clGetKernelInfo(k, CL_KERNEL_ATTRIBUTES, n, kernel->attributes.data(), nullptr);
+        kernel->attributes.resize(std::strlen(kernel->attributes.c_str()));
+    }
+    publish(kernel);
+    *phKernel = reinterpret_cast<ze_kernel_handle_t>(kernel);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t KernelDestroy(ze_kernel_handle_t hKernel) {
+    ze_result_t err;
+    Kernel *k = lookup<Kernel>(hKernel, err);
+    if (!k)
+        return err;
+    retire(k);
+    if (k->snapshot)
+        clReleaseKernel(k->snapshot);
+    clReleaseKernel(k->cl);
+    clReleaseProgram(k->program);
+    delete k;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t KernelSetCacheConfig(ze_kernel_handle_t hKernel, ze_cache_config_flags_t) {
+    ze_result_t err;
+    // A hint OpenCL cannot express; accepted.
+    return lookup<Kernel>(hKernel, err) ? ZE_RESULT_SUCCESS : err;
+}
+
+ze_result_t KernelSetGroupSize(ze_kernel_handle_t hKernel, uint32_t x, uint32_t y, uint32_t z) {
+    ze_result_t err;
+    Kernel *k = lookup<Kernel>(hKernel, err);
+    if (!k)
+        return err;
+    const Device *d = k->device;
+    if (x == 0 || y == 0 || z == 0 || x > d->maxWorkItemSizes[0] || y > d->maxWorkItemSizes[1] ||
+        z > d->maxWorkItemSizes[2] || uint64_t(x) * y * z > k->maxGroupSize)
+        return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+    const auto &r = k->requiredGroupSize;
+    if (r[0] && (r[0] != x || r[1] != y || r[2] != z))
+        return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+    k->groupSize = {x, y, z};
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t KernelSuggestGroupSize(ze_kernel_handle_t hKernel, uint32_t globalSizeX, uint32_t globalSizeY,
+                                   uint32_t globalSizeZ, uint32_t *groupSizeX, uint32_t *groupSizeY,
+                                   uint32_t *groupSizeZ) {
+    ze_result_t err;
+    Kernel *k = lookup<Kernel>(hKernel, err);
+    if (!k)
+        return err;
+    if (groupSizeX == nullptr || groupSizeY == nullptr || groupSizeZ == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (globalSizeX == 0 || globalSizeY == 0 || globalSizeZ == 0)
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    const auto &r = k->requiredGroupSize;
+    if (r[0]) {
+        *groupSizeX = uint32_t(r[0]);
+        *groupSizeY = uint32_t(r[1]);
+        *groupSizeZ = uint32_t(r[2]);
+        return ZE_RESULT_SUCCESS;
+    }
+    // Largest divisors of the global sizes that fit the kernel's work-group limit,
+    // filled X first: L0 launches whole groups, so a suggestion must divide evenly.
+    const Device *d = k->device;
+    size_t budget = k->maxGroupSize;
+    uint32_t global[3] = {globalSizeX, globalSizeY, globalSizeZ};
+    uint32_t out[3] = {1, 1, 1};
+    for (int dim = 0; dim < 3; ++dim) {
+        size_t limit = std::min(budget, d->maxWorkItemSizes[size_t(dim)]);
+        uint32_t best = 1;
+        for (uint32_t c = uint32_t(std::min<size_t>(limit, global[dim])); c >= 1; --c)
+            if (global[dim] % c == 0) {
+                best = c;
+                break;
+            }
+        out[dim] = best;
+        budget /= best;
+    }
+    *groupSizeX = out[0];
+    *groupSizeY = out[1];
+    *groupSizeZ = out[2];
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t KernelSetArgumentValue(ze_kernel_handle_t hKernel, uint32_t argIndex, size_t argSize,
+                                   const void *pArgValue) {
+    ze_result_t err;
+    Kernel *k = lookup<Kernel>(hKernel, err);
+    if (!k)
+        return err;
+    if (argIndex >= k->args.size())
+        return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
+    ArgSlot &slot = k->args[argIndex];
+    cl_int e = CL_SUCCESS;
+    switch (slot.kind) {
+    case ArgKind::Pointer: {
+        if (argSize != sizeof(void *))
+            return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
+        const void *ptr = pArgValue ? *static_cast<void *const *>(pArgValue) : nullptr;
+        // Interior pointers are fine: OpenCL accepts any address inside an SVM allocation.
+        e = ptr ? clSetKernelArgSVMPointer(k->cl, argIndex, ptr) : clSetKernelArg(k->cl, argIndex, sizeof(cl_mem), nullptr);
+        if (e == CL_SUCCESS)
+            slot.pointer = ptr;
+        break;
+    }
+    case ArgKind::Local:
+        if (pArgValue != nullptr || argSize == 0)
+            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        e = clSetKernelArg(k->cl, argIndex, argSize, nullptr);
+        break;
+    case ArgKind::Value:
+        if (pArgValue == nullptr)
+            return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        e = clSetKernelArg(k->cl, argIndex, argSize, pArgValue);
+        if (e == CL_SUCCESS) {
+            auto *b = static_cast<const uint8_t *>(pArgValue);
+            slot.value.assign(b, b + argSize);
+        }
+        break;
+    }
+    if (e != CL_SUCCESS)
+        return e == CL_INVALID_ARG_VALUE ? ZE_RESULT_ERROR_INVALID_ARGUMENT : fromCl(e);
+    slot.size = argSize;
+    slot.set = true;
+    ++k->generation;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t KernelSetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t flags) {
+    ze_result_t err;
+    Kernel *k = lookup<Kernel>(hKernel, err);
+    if (!k)
+        return err;
+    // SVM allocations of the context are reachable from any kernel on these devices, so
+    // indirect access needs no extra work; the flags are remembered for the getter.
+    k->indirect = flags;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t KernelGetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t *pFlags) {
+    ze_result_t err;
+    Kernel *k = lookup<Kernel>(hKernel, err);
+    if (!k)
+        return err;
+    if (pFlags == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *pFlags = k->indirect;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t KernelGetSourceAttributes(ze_kernel_handle_t hKernel, uint32_t *pSize, char **pString) {
+    ze_result_t err;
+    Kernel *k = lookup<Kernel>(hKernel, err);
+    if (!k)
+        return err;
+    if (pSize == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (pString == nullptr || *pString == nullptr || *pSize == 0) {
+        *pSize = uint32_t(k->attributes.size() + 1);
+        return ZE_RESULT_SUCCESS;
+    }
+    size_t n = std::min<size_t>(*pSize - 1, k->attributes.size());
+    std::memcpy(*pString, k->attributes.data(), n);
+    (*pString)[n] = '\0';
+    *pSize = uint32_t(n + 1);
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t KernelGetProperties(ze_kernel_handle_t hKernel, ze_kernel_properties_t *p) {
+    ze_result_t err;
+    Kernel *k = lookup<Kernel>(hKernel, err);
+    if (!k)
+        return err;
+    if (p == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    p->numKernelArgs = uint32_t(k->args.size());
+    p->requiredGroupSizeX = uint32_t(k->requiredGroupSize[0]);
+    p->requiredGroupSizeY = uint32_t(k->requiredGroupSize[1]);
+    p->requiredGroupSizeZ = uint32_t(k->requiredGroupSize[2]);
+    p->requiredNumSubGroups = 0;
+    p->requiredSubgroupSize = 0;
+    // Without sub-group queries, the preferred work-group multiple is the closest OpenCL
+    // 1.2 notion of the hardware's SIMD grouping for this kernel.
+    p->maxSubgroupSize = uint32_t(k->preferredMultiple);
+    p->maxNumSubgroups = uint32_t((k->maxGroupSize + k->preferredMultiple - 1) / k->preferredMultiple);
+    p->localMemSize = uint32_t(k->localMemSize);
+    p->privateMemSize = uint32_t(k->privateMemSize);
+    p->spillMemSize = 0;
+    std::memset(&p->uuid, 0, sizeof(p->uuid));
+    uintptr_t kid = reinterpret_cast<uintptr_t>(k), mid = reinterpret_cast<uintptr_t>(k->module);
+    std::memcpy(p->uuid.kid, &kid, sizeof(kid));
+    std::memcpy(p->uuid.mid, &mid, sizeof(mid));
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t KernelGetName(ze_kernel_handle_t hKernel, size_t *pSize, char *pName) {
+    ze_result_t err;
+    Kernel *k = lookup<Kernel>(hKernel, err);
+    if (!k)
+        return err;
+    return copyString(k->name, pSize, pName);
+}
+
+} // namespace zecl::api

@@ -1,0 +1,265 @@
+// zecl internal objects. Every L0 handle zecl hands out is a pointer to one of these
+// structs; the registry records which pointers are live so a stale, foreign or null
+// handle is answered with an error instead of a crash.
+#pragma once
+
+#include <CL/cl.h>
+#include <ze_api.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace zecl {
+
+enum class Kind : uint32_t { Driver = 1, Device, Context, Queue, List, Module, BuildLog, Kernel, EventPool, Event, Fence };
+
+class Registry {
+public:
+    void add(const void *handle, Kind kind);
+    void remove(const void *handle);
+    bool has(const void *handle, Kind kind) const;
+
+private:
+    mutable std::shared_mutex mutex_;
+    std::unordered_map<const void *, Kind> live_;
+};
+
+Registry &registry();
+
+// Turns a handle into its object, or sets `err` (null → INVALID_NULL_HANDLE, unknown or
+// destroyed → INVALID_ARGUMENT) and returns nullptr.
+template <class T, class H> T *lookup(H handle, ze_result_t &err) {
+    if (handle == nullptr) {
+        err = ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+        return nullptr;
+    }
+    if (!registry().has(handle, T::kKind)) {
+        err = ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        return nullptr;
+    }
+    return reinterpret_cast<T *>(handle);
+}
+
+template <class T> void publish(T *object) { registry().add(object, T::kKind); }
+template <class T> void retire(T *object) { registry().remove(object); }
+
+ze_result_t fromCl(cl_int err);
+
+// ZECL_FAULT (see README): makes the Nth call of a kind fail.
+enum class Fault { Alloc, Module, Kernel, Enqueue };
+bool faultNow(Fault kind);
+
+uint64_t hostNowNs();
+
+struct Driver;
+
+struct Device {
+    static constexpr Kind kKind = Kind::Device;
+    Driver *driver = nullptr;
+    cl_device_id cl = nullptr;
+    uint32_t ordinal = 0; // index within the driver
+
+    std::string name;
+    ze_device_type_t type = ZE_DEVICE_TYPE_GPU;
+    uint32_t vendorId = 0;
+    uint32_t clVersion = 0; // major * 100 + minor
+    cl_uint computeUnits = 1;
+    cl_uint clockMHz = 0;
+    size_t maxWorkGroupSize = 1;
+    std::array<size_t, 3> maxWorkItemSizes{1, 1, 1};
+    cl_ulong localMemSize = 0;
+    cl_ulong globalMemSize = 0;
+    cl_ulong maxAllocSize = 0;
+    cl_ulong globalCacheSize = 0;
+    cl_uint baseAddrAlign = 128; // bytes
+    cl_device_svm_capabilities svm = 0;
+    cl_device_fp_config fp16 = 0, fp32 = 0, fp64 = 0;
+    bool ilSpirv = false;
+    uint32_t spirvVersion = 0; // ZE_MAKE_VERSION form
+    size_t maxParameterSize = 0;
+    size_t printfBufferSize = 0;
+    std::vector<uint32_t> subGroupSizes;
+    uint32_t simdWidth = 1;
+    uint64_t timerResolutionNs = 1;
+    bool hostUnifiedMemory = false;
+    bool ecc = false;
+    bool int64Atomics = false;
+    bool hostTimer = false; // clGetDeviceAndHostTimer works
+    ze_device_uuid_t uuid{};
+    std::atomic<bool> cloneWorks{true};
+};
+
+struct Driver {
+    static constexpr Kind kKind = Kind::Driver;
+    cl_platform_id platform = nullptr;
+    std::string platformName;
+    std::string platformVersion;
+    std::vector<std::unique_ptr<Device>> devices;
+    ze_driver_uuid_t uuid{};
+    uint32_t driverVersion = 0;
+};
+
+struct Allocation {
+    void *clBase = nullptr; // what clSVMAlloc returned (differs from the user pointer when over-aligned)
+    uintptr_t begin = 0;
+    size_t size = 0;
+    ze_memory_type_t type = ZE_MEMORY_TYPE_UNKNOWN;
+    struct Device *device = nullptr;
+    uint64_t id = 0;
+};
+
+struct Context {
+    static constexpr Kind kKind = Kind::Context;
+    Driver *driver = nullptr;
+    cl_context cl = nullptr;
+    std::vector<Device *> devices;
+    std::mutex allocMutex;
+    std::map<uintptr_t, Allocation> allocs; // keyed by user begin address
+
+    bool hasDevice(const Device *d) const;
+    // The allocation containing ptr (interior pointers included); allocMutex held by the caller.
+    const Allocation *findLocked(const void *ptr) const;
+};
+
+struct Module {
+    static constexpr Kind kKind = Kind::Module;
+    Context *context = nullptr;
+    Device *device = nullptr;
+    cl_program program = nullptr;
+    ze_module_format_t format = ZE_MODULE_FORMAT_NATIVE;
+    std::vector<uint8_t> input; // the bundle or IL as given, for zeModuleGetNativeBinary
+    std::vector<std::string> kernelNames;
+};
+
+// Loader workaround: when zeModuleCreate fails, the loader (1.8.12 and later) hands the
+// driver's raw build-log handle to the application without wrapping it, then treats it
+// as its own {handle, dditable*} object in zeModuleBuildLogGetString/Destroy. A build log
+// therefore starts with exactly that layout, pointing at a table of zecl's own entries.
+struct BuildLog {
+    static constexpr Kind kKind = Kind::BuildLog;
+    const void *loaderHandle = this;
+    const void *loaderDdi = nullptr; // see loaderShimTable()
+    std::string text;
+};
+
+// Records the API version the loader asked the tables for: the loader's own table layout
+// is that version's, so the shim is only offered when it equals zecl's header version.
+void noteLoaderApiVersion(ze_api_version_t version);
+const void *loaderShimTable();
+
+enum class ArgKind : uint8_t { Pointer, Local, Value };
+
+struct ArgSlot {
+    ArgKind kind = ArgKind::Value;
+    bool set = false;
+    size_t size = 0;              // by-value size or __local bytes
+    std::vector<uint8_t> value;   // by-value bytes
+    const void *pointer = nullptr; // pointer args
+};
+
+struct Kernel {
+    static constexpr Kind kKind = Kind::Kernel;
+    Module *module = nullptr;
+    Device *device = nullptr; // kept apart from module: kernels may outlive a destroyed module
+    cl_program program = nullptr; // retained, for the clCreateKernel fallback of snapshots
+    std::string name;
+    cl_kernel cl = nullptr; // holds the current arguments; immediate lists enqueue it directly
+    std::vector<ArgSlot> args;
+    std::array<uint32_t, 3> groupSize{1, 1, 1};
+    std::array<size_t, 3> requiredGroupSize{0, 0, 0};
+    size_t maxGroupSize = 1;
+    size_t preferredMultiple = 1;
+    cl_ulong localMemSize = 0;
+    cl_ulong privateMemSize = 0;
+    std::string attributes;
+    ze_kernel_indirect_access_flags_t indirect = 0;
+
+    // Regular lists record a private cl_kernel per launch so later argument changes do not
+    // leak into recorded commands. Appends with unchanged arguments share one snapshot.
+    uint64_t generation = 0;
+    cl_kernel snapshot = nullptr;
+    uint64_t snapshotGeneration = ~0ull;
+};
+
+struct EventPool;
+
+struct Event {
+    static constexpr Kind kKind = Kind::Event;
+    EventPool *pool = nullptr;
+    uint32_t index = 0;
+    std::mutex mutex;
+    bool hostSignaled = false;
+    cl_event last = nullptr; // the latest enqueued command that signals this event
+    uint64_t tickNs = 1;     // timer resolution of the device that signalled `last`
+    cl_event gate = nullptr; // user event that waiters enqueued before any signaller was known wait on
+};
+
+struct EventPool {
+    static constexpr Kind kKind = Kind::EventPool;
+    Context *context = nullptr;
+    ze_event_pool_flags_t flags = 0;
+    uint32_t count = 0;
+    std::mutex mutex;
+    std::vector<Event *> slots;
+};
+
+// One recorded command of a regular list (or the transient description of an
+// immediate-list append).
+enum class Op : uint8_t { Launch, Copy, Fill, Barrier, Signal, Wait, Reset, Timestamp };
+
+struct Command {
+    Op op = Op::Barrier;
+    cl_kernel kernel = nullptr; // owned (retained) in regular lists
+    std::array<size_t, 3> global{0, 0, 0};
+    std::array<size_t, 3> local{1, 1, 1};
+    void *dst = nullptr;
+    const void *src = nullptr;
+    size_t size = 0;
+    std::vector<uint8_t> pattern; // fill pattern bytes, or the expanded source of an emulated fill
+    uint64_t tickNs = 1;          // ns per tick of the list's device timer
+    Event *target = nullptr;      // Reset: the event to reset
+    Event *signal = nullptr;
+    std::vector<Event *> waits;
+};
+
+struct Queue {
+    static constexpr Kind kKind = Kind::Queue;
+    Context *context = nullptr;
+    Device *device = nullptr;
+    cl_command_queue cl = nullptr;
+    bool synchronous = false;
+};
+
+struct List {
+    static constexpr Kind kKind = Kind::List;
+    Context *context = nullptr;
+    Device *device = nullptr;
+    bool immediate = false;
+    bool closed = false;
+    bool synchronous = false;
+    cl_command_queue cl = nullptr; // immediate lists only
+    std::vector<Command> commands;
+};
+
+struct Fence {
+    static constexpr Kind kKind = Kind::Fence;
+    Queue *queue = nullptr;
+    std::mutex mutex;
+    cl_event marker = nullptr;
+};
+
+// Command execution (command.cpp), shared by regular-list replay and immediate appends.
+// `waits` is passed apart from the command so immediate appends need no allocation.
+ze_result_t enqueueCommand(cl_command_queue q, const Command &c, std::span<Event *const> waits);
+void releaseCommand(Command &c);
+
+} // namespace zecl
