@@ -1,0 +1,400 @@
+// Device tests of zp::runtime through the real loader on zecl + PoCL (ctest sets
+// ZE_ENABLE_ALT_DRIVERS to libze_zecl.so and turns the validation layer on).
+#include "zp/runtime/ze.hpp"
+
+#include "runtime_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace zp_runtime_test;
+
+class ZeclDevice : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        initForTests();
+        rig_ = new Rig(ze::selectDevice("zecl"));
+    }
+    static void TearDownTestSuite() {
+        delete rig_;
+        rig_ = nullptr;
+    }
+    void SetUp() override { ASSERT_NE(rig_, nullptr) << "no zecl device: is ZE_ENABLE_ALT_DRIVERS set?"; }
+
+    static Rig* rig_;
+    const ze::DeviceInfo& dev() { return rig_->dev; }
+    ze::Context& ctx() { return rig_->ctx; }
+    ze::Module& module() { return rig_->module; }
+    ze::ImmediateCommandList& imm() { return rig_->imm; }
+};
+Rig* ZeclDevice::rig_ = nullptr;
+
+} // namespace
+
+// ----------------------------------------------------------------------------------- devices
+
+TEST_F(ZeclDevice, GivenTheLoader_WhenDevicesListed_ThenZeclDeviceHasSaneProperties) {
+    const auto& d = dev();
+    EXPECT_TRUE(d.isZecl());
+    EXPECT_FALSE(d.name().empty());
+    EXPECT_GT(d.computeUnits(), 0u);
+    EXPECT_GT(d.compute.maxTotalGroupSize, 0u);
+    EXPECT_GT(d.props.maxMemAllocSize, 0u);
+    EXPECT_GT(d.totalMemory(), 0u);
+    EXPECT_GT(d.kernelClock().nsPerTick, 0.0);
+    EXPECT_GT(d.props.kernelTimestampValidBits, 0u);
+    EXPECT_NO_THROW(d.computeQueueOrdinal());
+    EXPECT_EQ(ZE_MAJOR_VERSION(d.apiVersion), 1u);
+}
+
+TEST_F(ZeclDevice, GivenTheDeviceList_WhenFormatted_ThenEachDeviceShowsNameAndFormats) {
+    auto devices = ze::listDevices();
+    std::string text = ze::formatDeviceList(devices);
+    for (const auto& d : devices) EXPECT_NE(text.find(d.name()), std::string::npos) << text;
+    EXPECT_NE(text.find("zecl source bundle"), std::string::npos) << text;
+    EXPECT_NE(text.find("fp32 denorm"), std::string::npos) << text;
+}
+
+TEST_F(ZeclDevice, GivenSpecs_WhenSelected_ThenIndexAndNamesResolve) {
+    auto devices = ze::listDevices();
+    EXPECT_EQ(ze::selectDevice("0").device, devices[0].device);
+    EXPECT_EQ(ze::selectDevice("zecl").device, dev().device);
+    EXPECT_EQ(ze::selectDevice("").device, dev().device); // no Intel GPU here
+}
+
+TEST_F(ZeclDevice, GivenABadSpec_WhenSelected_ThenErrorNamesTheValueAndTheChoices) {
+    for (const char* spec : {"99", "nvidia", "-1"}) {
+        try {
+            ze::selectDevice(spec);
+            ADD_FAILURE() << "no throw for " << spec;
+        } catch (const ze::Error& e) {
+            std::string what = e.what();
+            EXPECT_EQ(e.code(), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+            EXPECT_NE(what.find(std::string("'") + spec + "'"), std::string::npos) << what;
+            EXPECT_NE(what.find("\"zecl\""), std::string::npos) << what;
+            EXPECT_NE(what.find("0.."), std::string::npos) << what;
+        }
+    }
+}
+
+TEST_F(ZeclDevice, GivenTheDevice_WhenGlobalTimestampsRead_ThenTheyAdvance) {
+    auto a = ze::globalTimestamps(dev());
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    auto b = ze::globalTimestamps(dev());
+    EXPECT_GT(a.device, 0u);
+    EXPECT_GT(b.host, a.host);
+    EXPECT_GT(dev().globalClock().durationNs(a.device, b.device), 1e6); // ≥ 1 ms of the 2 slept
+}
+
+// ----------------------------------------------------------------------------------- memory
+
+TEST_F(ZeclDevice, GivenRandomBytes_WhenCopiedHostDeviceDeviceHost_ThenBytesRoundTripExactly) {
+    std::mt19937 rng(7);
+    std::vector<uint8_t> src(4099);
+    for (auto& b : src) b = static_cast<uint8_t>(rng());
+
+    ze::DeviceBuffer<uint8_t> a(ctx(), dev(), src.size()), b(ctx(), dev(), src.size());
+    a.upload(imm(), src);
+    imm().memoryCopy(b.data(), a.data(), src.size());
+    imm().synchronize();
+    EXPECT_EQ(b.download(imm()), src);
+
+    ze::HostBuffer<uint8_t> h(ctx(), src.size());
+    imm().memoryCopy(h.data(), b.data(), src.size());
+    std::vector<uint8_t> back(src.size(), 0);
+    imm().memoryCopy(back.data(), h.data(), src.size());
+    imm().synchronize();
+    EXPECT_EQ(back, src);
+}
+
+TEST_F(ZeclDevice, GivenASubRange_WhenUploadedAndDownloaded_ThenOnlyThatRangeChanges) {
+    ze::DeviceBuffer<uint32_t> buf(ctx(), dev(), 64);
+    buf.fill(imm(), 0u);
+    auto part = iota(10, 100);
+    buf.upload(imm(), part, 20);
+    auto all = buf.download(imm());
+    for (size_t i = 0; i < all.size(); ++i)
+        EXPECT_EQ(all[i], (i >= 20 && i < 30) ? uint32_t(100 + i - 20) : 0u) << i;
+    std::vector<uint32_t> window(5);
+    buf.download(imm(), window, 22);
+    EXPECT_EQ(window, (std::vector<uint32_t>{102, 103, 104, 105, 106}));
+}
+
+TEST_F(ZeclDevice, GivenPatterns_WhenFilled_ThenEveryElementHoldsThePattern) {
+    ze::DeviceBuffer<uint32_t> words(ctx(), dev(), 1000);
+    words.fill(imm(), 0xDEADBEEFu);
+    EXPECT_EQ(words.download(imm()), std::vector<uint32_t>(1000, 0xDEADBEEFu));
+
+    ze::DeviceBuffer<uint8_t> bytes(ctx(), dev(), 257);
+    bytes.fill(imm(), uint8_t{0x00});
+    const uint8_t pattern = 0xA5;
+    imm().memoryFill(bytes.data() + 1, &pattern, 1, 255);
+    imm().synchronize();
+    auto got = bytes.download(imm());
+    EXPECT_EQ(got.front(), 0x00);
+    EXPECT_EQ(got.back(), 0x00);
+    EXPECT_TRUE(std::all_of(got.begin() + 1, got.end() - 1, [](uint8_t b) { return b == 0xA5; }));
+}
+
+TEST_F(ZeclDevice, GivenARangeBeyondTheBuffer_WhenUploaded_ThenItThrowsBeforeAnyCopy) {
+    ze::DeviceBuffer<uint32_t> buf(ctx(), dev(), 8);
+    auto data = iota(8);
+    EXPECT_THROW(buf.upload(imm(), data, 1), ze::Error);
+    std::vector<uint32_t> big(9);
+    EXPECT_THROW(buf.download(imm(), big), ze::Error);
+}
+
+// ----------------------------------------------------------------------------------- kernels
+
+TEST_F(ZeclDevice, GivenWriteGid_WhenLaunchedOnAnImmediateList_ThenEachElementHoldsItsGlobalId) {
+    constexpr uint32_t n = 1024, local = 64;
+    ze::DeviceBuffer<uint32_t> out(ctx(), dev(), n);
+    out.fill(imm(), 0xFFFFFFFFu);
+    ze::Kernel k(module(), "write_gid");
+    k.setGroupSize(local);
+    k.setArg(0, out);
+    imm().launch(k, {n / local, 1, 1});
+    ASSERT_TRUE(imm().synchronize());
+    EXPECT_EQ(out.download(imm()), iota(n));
+}
+
+TEST_F(ZeclDevice, GivenSlmSum_WhenLaunchedWithLocalMem_ThenEachGroupSumIsExact) {
+    constexpr uint32_t groups = 16, local = 64;
+    std::vector<uint32_t> in(groups * local);
+    std::mt19937 rng(3);
+    for (auto& v : in) v = rng() % 1000;
+    std::vector<uint32_t> expected(groups, 0);
+    for (uint32_t i = 0; i < in.size(); ++i) expected[i / local] += in[i];
+
+    ze::DeviceBuffer<uint32_t> din(ctx(), dev(), in.size()), dout(ctx(), dev(), groups);
+    din.upload(imm(), in);
+    ze::Kernel k(module(), "slm_sum");
+    k.setGroupSize(local);
+    k.setArg(0, din);
+    k.setArg(1, dout);
+    k.setArg(2, ze::LocalMem{local * sizeof(uint32_t)});
+    imm().launch(k, {groups});
+    imm().synchronize();
+    EXPECT_EQ(dout.download(imm()), expected);
+}
+
+TEST_F(ZeclDevice, GivenARecordedRegularList_WhenExecuted1000Times_ThenCounterIs1000) {
+    ze::DeviceBuffer<uint32_t> counter(ctx(), dev(), 1);
+    counter.fill(imm(), 0u);
+    ze::Kernel k(module(), "increment");
+    k.setGroupSize(1);
+    k.setArg(0, counter);
+
+    ze::CommandQueue queue(ctx(), dev());
+    ze::CommandList list(ctx(), dev());
+    list.launch(k, {1});
+    list.close();
+    for (int i = 0; i < 1000; ++i) queue.execute(list);
+    ASSERT_TRUE(queue.synchronize());
+    EXPECT_EQ(counter.download(imm())[0], 1000u);
+}
+
+TEST_F(ZeclDevice, GivenABarrierBetweenTwoKernels_WhenExecuted_ThenTheSecondSeesTheFirst) {
+    constexpr uint32_t n = 256;
+    ze::DeviceBuffer<uint32_t> data(ctx(), dev(), n);
+    data.upload(imm(), iota(n));
+    ze::Kernel add(module(), "add_one"), twice(module(), "times_two");
+    for (ze::Kernel* k : {&add, &twice}) {
+        k->setGroupSize(64);
+        k->setArg(0, data);
+    }
+    ze::CommandQueue queue(ctx(), dev());
+    ze::Fence fence(queue);
+    ze::CommandList list(ctx(), dev());
+    list.launch(add, {n / 64});
+    list.barrier();
+    list.launch(twice, {n / 64});
+    list.close();
+    queue.execute(list, &fence);
+    ASSERT_TRUE(fence.hostSynchronize());
+    EXPECT_TRUE(fence.isSignaled());
+    auto got = data.download(imm());
+    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(got[i], (i + 1) * 2) << i; // not 2i+1
+}
+
+TEST_F(ZeclDevice, GivenEventsBetweenLists_WhenTheSecondWaits_ThenItRunsAfterTheFirst) {
+    constexpr uint32_t n = 128;
+    ze::DeviceBuffer<uint32_t> data(ctx(), dev(), n);
+    data.upload(imm(), iota(n));
+    ze::Kernel add(module(), "add_one"), twice(module(), "times_two");
+    for (ze::Kernel* k : {&add, &twice}) {
+        k->setGroupSize(32);
+        k->setArg(0, data);
+    }
+    ze::EventPool pool(ctx(), dev(), 2);
+    ze::Event first(pool, 0), second(pool, 1);
+    ze::CommandQueue queue(ctx(), dev());
+    ze::CommandList a(ctx(), dev()), b(ctx(), dev());
+    b.launch(twice, {n / 32}, &second, {&first});
+    b.close();
+    a.launch(add, {n / 32}, &first);
+    a.close();
+    queue.execute({&a, &b});
+    ASSERT_TRUE(second.hostSynchronize());
+    EXPECT_TRUE(first.isSignaled());
+    queue.synchronize();
+    auto got = data.download(imm());
+    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(got[i], (i + 1) * 2) << i;
+    first.hostReset();
+    EXPECT_FALSE(first.isSignaled());
+}
+
+TEST_F(ZeclDevice, GivenKernelTimestampEvents_WhenTwoKernelsRunInOrder_ThenTimestampsAreOrderedAndNonZero) {
+    constexpr uint32_t n = 1 << 16;
+    ze::DeviceBuffer<uint32_t> out(ctx(), dev(), n);
+    ze::Kernel k(module(), "write_gid");
+    k.setGroupSize(64);
+    k.setArg(0, out);
+    ze::EventPool pool(ctx(), dev(), 2, {.hostVisible = true, .kernelTimestamps = true});
+    ze::Event e0(pool, 0), e1(pool, 1);
+    ze::CommandQueue queue(ctx(), dev());
+    ze::CommandList list(ctx(), dev());
+    list.launch(k, {n / 64}, &e0);
+    list.launch(k, {n / 64}, &e1, {&e0});
+    list.close();
+    queue.execute(list);
+    queue.synchronize();
+
+    auto t0 = e0.kernelTimestamp(), t1 = e1.kernelTimestamp();
+    auto clock = dev().kernelClock();
+    EXPECT_GT(t0.global.kernelStart, 0u);
+    EXPECT_GE(t0.global.kernelEnd, t0.global.kernelStart);
+    EXPECT_GE(t1.global.kernelStart, t0.global.kernelEnd);
+    EXPECT_GE(t1.global.kernelEnd, t1.global.kernelStart);
+    const double d0 = clock.durationNs(t0.global.kernelStart, t0.global.kernelEnd);
+    EXPECT_GT(d0, 0.0);
+    EXPECT_LT(d0, 10e9); // a 64 Ki-element write does not take 10 s
+    EXPECT_DOUBLE_EQ(ze::timestampToNs(dev(), t0.global.kernelStart), clock.toNs(t0.global.kernelStart));
+}
+
+TEST_F(ZeclDevice, GivenGlobalTimestampWrites_WhenAroundAKernel_ThenTheSecondIsNotEarlier) {
+    ze::DeviceBuffer<uint64_t> stamps(ctx(), dev(), 2);
+    ze::DeviceBuffer<uint32_t> out(ctx(), dev(), 4096);
+    ze::Kernel k(module(), "write_gid");
+    k.setGroupSize(64);
+    k.setArg(0, out);
+    imm().writeGlobalTimestamp(stamps.data());
+    imm().barrier();
+    imm().launch(k, {4096 / 64});
+    imm().barrier();
+    imm().writeGlobalTimestamp(stamps.data() + 1);
+    imm().synchronize();
+    auto t = stamps.download(imm());
+    EXPECT_GT(t[0], 0u);
+    EXPECT_GE(t[1], t[0]);
+}
+
+TEST_F(ZeclDevice, GivenAKernel_WhenQueried_ThenPropertiesAndSuggestionsAreUsable) {
+    ze::Kernel k(module(), "slm_sum");
+    EXPECT_EQ(k.properties().numKernelArgs, 3u);
+    auto g = k.suggestGroupSize(1024);
+    EXPECT_GE(g.x, 1u);
+    EXPECT_EQ(1024 % g.x, 0u);
+    auto names = module().kernelNames();
+    EXPECT_NE(std::find(names.begin(), names.end(), "write_gid"), names.end());
+}
+
+// ------------------------------------------------------------------------------- error paths
+
+TEST_F(ZeclDevice, GivenAnUnknownKernelName_WhenCreated_ThenErrorNamesItAndListsTheModulesKernels) {
+    try {
+        ze::Kernel k(module(), "no_such_kernel");
+        FAIL() << "no throw";
+    } catch (const ze::Error& e) {
+        EXPECT_NE(e.code(), ZE_RESULT_SUCCESS);
+        std::string what = e.what();
+        EXPECT_NE(what.find("no_such_kernel"), std::string::npos) << what;
+        EXPECT_NE(what.find("write_gid"), std::string::npos) << what;
+    }
+}
+
+TEST_F(ZeclDevice, GivenSourceThatDoesNotCompile_WhenBuilt_ThenErrorCarriesTheBuildLog) {
+    auto bad = bundle("kernel void broken(global int* p) { p[0] = undeclared_symbol; }");
+    try {
+        auto m = ze::Module::fromSourceBundle(ctx(), dev(), bad);
+        FAIL() << "no throw";
+    } catch (const ze::Error& e) {
+        EXPECT_EQ(e.code(), ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
+        EXPECT_NE(e.extra().find("undeclared_symbol"), std::string::npos) << e.extra();
+    }
+}
+
+TEST_F(ZeclDevice, GivenAnAllocationLargerThanTheDevice_WhenAllocated_ThenErrorIsThrown) {
+    const size_t huge = std::max<uint64_t>(dev().totalMemory(), dev().props.maxMemAllocSize) * 4;
+    try {
+        ze::DeviceBuffer<uint8_t> b(ctx(), dev(), huge);
+        FAIL() << "allocated " << huge << " bytes";
+    } catch (const ze::Error& e) {
+        EXPECT_NE(e.code(), ZE_RESULT_SUCCESS);
+        EXPECT_NE(std::string(e.what()).find(std::to_string(huge)), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(ZeclDevice, GivenMovedFromAndDestroyedHandles_WhenUsed_ThenTheyThrowNullHandle) {
+    ze::Kernel k(module(), "write_gid");
+    ze::Kernel moved = std::move(k);
+    EXPECT_FALSE(k);
+    EXPECT_TRUE(moved);
+    auto expectNull = [](auto&& f) {
+        try {
+            f();
+            ADD_FAILURE() << "no throw";
+        } catch (const ze::Error& e) {
+            EXPECT_EQ(e.code(), ZE_RESULT_ERROR_INVALID_NULL_HANDLE) << e.what();
+        }
+    };
+    expectNull([&] { k.setArg(0, 1u); });
+    expectNull([&] { imm().launch(k, {1}); });
+
+    ze::DeviceBuffer<uint32_t> buf(ctx(), dev(), 4);
+    buf.destroy();
+    buf.destroy(); // idempotent
+    expectNull([&] { (void)buf.data(); });
+    expectNull([&] { moved.setArg(0, buf); });
+
+    ze::CommandList list(ctx(), dev());
+    ze::CommandList other = std::move(list);
+    expectNull([&] { list.close(); });
+    ze::CommandQueue queue(ctx(), dev());
+    expectNull([&] { queue.execute(list); });
+    other.destroy();
+    expectNull([&] { other.barrier(); });
+
+    ze::Event ev;
+    expectNull([&] { ev.hostSignal(); });
+    expectNull([&] { imm().barrier(nullptr, {&ev}); });
+    ze::Context noCtx;
+    expectNull([&] { ze::DeviceBuffer<int> b(noCtx, dev(), 1); });
+    ze::DeviceInfo noDevice;
+    expectNull([&] { ze::CommandList l(ctx(), noDevice); });
+}
+
+// Guards the ctest wiring: the device tests are meant to run under the validation layer.
+TEST_F(ZeclDevice, GivenTheValidationLayerRequested_WhenInitialised_ThenTheLoaderHasLoadedIt) {
+    const char* requested = std::getenv("ZE_ENABLE_VALIDATION_LAYER");
+    if (!requested || std::string(requested) != "1") GTEST_SKIP() << "ZE_ENABLE_VALIDATION_LAYER is not 1";
+    std::ifstream maps("/proc/self/maps");
+    std::string text((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("libze_validation_layer"), std::string::npos);
+    const char* param = std::getenv("ZE_ENABLE_PARAMETER_VALIDATION");
+    EXPECT_TRUE(param && std::string(param) == "1") << "parameter validation is off";
+}

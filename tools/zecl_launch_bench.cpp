@@ -1,0 +1,210 @@
+// zecl-launch-bench: what zecl + the loader cost per kernel launch over raw OpenCL.
+//
+// On one OpenCL device, an empty kernel is launched N times back to back
+//   (a) through a recorded regular command list via zp::runtime (zecl under the Level Zero loader),
+//   (b) through an immediate command list via zp::runtime (for reference),
+//   (c) through raw OpenCL on the same device (clEnqueueNDRangeKernel on an in-order queue),
+// and the per-launch time (wall clock of submit..completion / N) is printed for each, with the
+// ratio (a)/(c). A program that prints figures, not a test.
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include "zp/runtime/ze.hpp"
+#include "zecl/source_bundle.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char* kSource = "kernel void empty(void) {}\n";
+
+struct Stats {
+    double min = 0, median = 0, max = 0;
+};
+
+Stats stats(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    Stats s;
+    s.min = v.front();
+    s.max = v.back();
+    s.median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    return s;
+}
+
+template <class F>
+std::vector<double> timeRepeats(int repeats, uint32_t launches, F&& once) {
+    once(); // warm-up: first-submit costs (JIT, queue setup) are not launch overhead
+    std::vector<double> perLaunchUs;
+    for (int r = 0; r < repeats; ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        once();
+        auto t1 = std::chrono::steady_clock::now();
+        perLaunchUs.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / launches);
+    }
+    return perLaunchUs;
+}
+
+// ------------------------------------------------------------------------------ OpenCL side
+
+void clCheck(cl_int err, const char* what) {
+    if (err != CL_SUCCESS) throw std::runtime_error(fmt::format("{} failed: OpenCL error {}", what, err));
+}
+
+std::string clDeviceName(cl_device_id d) {
+    size_t size = 0;
+    clCheck(clGetDeviceInfo(d, CL_DEVICE_NAME, 0, nullptr, &size), "clGetDeviceInfo(CL_DEVICE_NAME)");
+    std::string name(size, '\0');
+    clCheck(clGetDeviceInfo(d, CL_DEVICE_NAME, size, name.data(), nullptr), "clGetDeviceInfo(CL_DEVICE_NAME)");
+    while (!name.empty() && name.back() == '\0') name.pop_back();
+    return name;
+}
+
+std::vector<cl_device_id> clAllDevices() {
+    cl_uint np = 0;
+    clCheck(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
+    std::vector<cl_platform_id> platforms(np);
+    clCheck(clGetPlatformIDs(np, platforms.data(), nullptr), "clGetPlatformIDs");
+    std::vector<cl_device_id> all;
+    for (cl_platform_id p : platforms) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
+        std::vector<cl_device_id> devs(nd);
+        clCheck(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devs.data(), nullptr), "clGetDeviceIDs");
+        all.insert(all.end(), devs.begin(), devs.end());
+    }
+    return all;
+}
+
+std::vector<double> benchOpenCL(cl_device_id device, uint32_t launches, int repeats) {
+    cl_int err = CL_SUCCESS;
+    cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
+    clCheck(err, "clCreateContext");
+    cl_command_queue queue = clCreateCommandQueueWithProperties(ctx, device, nullptr, &err);
+    clCheck(err, "clCreateCommandQueueWithProperties");
+    const char* src = kSource;
+    cl_program program = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
+    clCheck(err, "clCreateProgramWithSource");
+    clCheck(clBuildProgram(program, 1, &device, "-cl-std=CL1.2", nullptr, nullptr), "clBuildProgram");
+    cl_kernel kernel = clCreateKernel(program, "empty", &err);
+    clCheck(err, "clCreateKernel");
+
+    const size_t global = 1, local = 1;
+    auto once = [&] {
+        for (uint32_t i = 0; i < launches; ++i)
+            clCheck(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),
+                    "clEnqueueNDRangeKernel");
+        clCheck(clFinish(queue), "clFinish");
+    };
+    auto result = timeRepeats(repeats, launches, once);
+    clReleaseKernel(kernel);
+    clReleaseProgram(program);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(ctx);
+    return result;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Per-launch cost of an empty kernel: zecl regular command list vs raw OpenCL"};
+    uint32_t launches = 10000;
+    int repeats = 5;
+    std::string deviceSpec = "zecl";
+    std::optional<int> clDevice;
+    std::optional<std::string> zeclPath;
+    app.add_option("-n,--launches", launches, "launches per timed run")->check(CLI::Range(1u, 10'000'000u));
+    app.add_option("-r,--repeats", repeats, "timed runs (after one warm-up)")->check(CLI::Range(1, 1000));
+    app.add_option("-d,--device", deviceSpec, "Level Zero device: \"\", intel, zecl or an index (see --list)");
+    app.add_option("--cl-device", clDevice, "OpenCL device index (flat over platforms); default: same name");
+    app.add_option("--zecl", zeclPath, "path of libze_zecl.so (default: $ZP_ZECL_PATH, next to this tool, ...)");
+    bool list = false;
+    app.add_flag("--list", list, "list Level Zero and OpenCL devices and exit");
+    CLI11_PARSE(app, argc, argv);
+
+    try {
+        ze::InitOptions init;
+        init.setAltDriversIfUnset = true;
+        init.zeclPath = zeclPath;
+        ze::init(init);
+
+        std::vector<cl_device_id> clDevices = clAllDevices();
+        if (list) {
+            fmt::print("Level Zero:\n{}OpenCL:\n", ze::formatDeviceList());
+            for (size_t i = 0; i < clDevices.size(); ++i) fmt::print("  [{}] {}\n", i, clDeviceName(clDevices[i]));
+            return 0;
+        }
+
+        ze::DeviceInfo dev = ze::selectDevice(deviceSpec);
+        cl_device_id cl = nullptr;
+        if (clDevice) {
+            if (*clDevice < 0 || size_t(*clDevice) >= clDevices.size())
+                throw std::invalid_argument(fmt::format("--cl-device {}: valid range 0..{} (see --list)", *clDevice,
+                                                        int(clDevices.size()) - 1));
+            cl = clDevices[*clDevice];
+        } else {
+            for (cl_device_id d : clDevices)
+                if (clDeviceName(d) == dev.name()) {
+                    cl = d;
+                    break;
+                }
+            if (!cl)
+                throw std::invalid_argument(fmt::format(
+                    "no OpenCL device named '{}'; pick one with --cl-device (see --list)", dev.name()));
+        }
+        if (!dev.isZecl())
+            fmt::print("note: device {} is driven by '{}', not zecl\n", dev.index, ze::driverKindName(dev.kind));
+
+        // (a) and (b): zp::runtime
+        ze::Context ctx(dev);
+        std::vector<uint8_t> b = zecl::makeSourceBundle("-cl-std=CL1.2", kSource);
+        std::vector<std::byte> bytes(b.size());
+        std::memcpy(bytes.data(), b.data(), b.size());
+        ze::Module module = ze::Module::fromSourceBundle(ctx, dev, bytes);
+        ze::Kernel kernel(module, "empty");
+        kernel.setGroupSize(1);
+        ze::CommandQueue queue(ctx, dev);
+        ze::CommandList regular(ctx, dev);
+        auto r0 = std::chrono::steady_clock::now();
+        for (uint32_t i = 0; i < launches; ++i) regular.launch(kernel, {1, 1, 1});
+        regular.close();
+        auto r1 = std::chrono::steady_clock::now();
+        const double recordUs = std::chrono::duration<double, std::micro>(r1 - r0).count() / launches;
+
+        auto zeRegular = timeRepeats(repeats, launches, [&] {
+            queue.execute(regular);
+            queue.synchronize();
+        });
+        ze::ImmediateCommandList imm(ctx, dev);
+        auto zeImmediate = timeRepeats(repeats, launches, [&] {
+            for (uint32_t i = 0; i < launches; ++i) imm.launch(kernel, {1, 1, 1});
+            imm.synchronize();
+        });
+
+        // (c): raw OpenCL on the same device
+        auto raw = benchOpenCL(cl, launches, repeats);
+
+        Stats a = stats(zeRegular), im = stats(zeImmediate), c = stats(raw);
+        fmt::print("device: [{}] {} ({}), OpenCL: {}\n", dev.index, dev.name(), ze::driverKindName(dev.kind),
+                   clDeviceName(cl));
+        fmt::print("{} launches x {} repeats; per-launch µs (min / median / max)\n", launches, repeats);
+        fmt::print("  ze regular list (replay)   {:8.3f} {:8.3f} {:8.3f}   (recording: {:.3f} µs/launch)\n", a.min,
+                   a.median, a.max, recordUs);
+        fmt::print("  ze immediate list          {:8.3f} {:8.3f} {:8.3f}\n", im.min, im.median, im.max);
+        fmt::print("  raw OpenCL                 {:8.3f} {:8.3f} {:8.3f}\n", c.min, c.median, c.max);
+        fmt::print("ratio ze regular / OpenCL (median): {:.2f}x\n", a.median / c.median);
+        fmt::print("ratio ze immediate / OpenCL (median): {:.2f}x\n", im.median / c.median);
+        return 0;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "zecl-launch-bench: {}\n", e.what());
+        return 1;
+    }
+}
