@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "probe.hpp"
+#include "zp/runtime/ze.hpp"
 #include "zp/scheduler/case_io.hpp"
 #include "zp/scheduler/compare.hpp"
 #include "zp/scheduler/input_error.hpp"
@@ -32,7 +33,12 @@ struct Options {
     std::string routePattern = "six_local";
     std::string outDir = "probe-out";
     std::optional<std::uint64_t> seed;
+    bool listDevices = false;
 };
+
+// The tools (never the library) point the loader at the Intel driver and zecl when the user
+// has not set ZE_ENABLE_ALT_DRIVERS, so a fresh machine finds zecl without any setup.
+void initLevelZero() { ze::init(ze::InitOptions{.flags = 0, .setAltDriversIfUnset = true, .zeclPath = std::nullopt}); }
 
 sched::Config loadSettings(const Options& o) {
     sched::Config cfg = o.configFile.empty() ? sched::Config{} : sched::loadConfig(o.configFile);
@@ -82,6 +88,11 @@ int runOneCase(const Options& o, const sched::Config& cfg, const probe::Executor
 }
 
 int run(const Options& o) {
+    if (o.listDevices) {
+        initLevelZero();
+        fmt::print("{}", ze::formatDeviceList());
+        return kExitOk;
+    }
     const sched::Config cfg = loadSettings(o);
     const sched::Variant variant = sched::parseVariant(o.variant);
     if (o.device != "host")
@@ -137,6 +148,7 @@ int main(int argc, char** argv) {
     app.add_option("--route-pattern", o.routePattern, "route pattern of CONTRACT §6, or all");
     app.add_option("--out", o.outDir, "directory for card<N>.json");
     app.add_option("--seed", o.seed, "base seed of cases and random weights (config key: seed)");
+    app.add_flag("--list-devices", o.listDevices, "list Level Zero drivers and devices (Intel GPUs, zecl) and exit");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -148,6 +160,9 @@ int main(int argc, char** argv) {
     } catch (const sched::InputError& e) {
         fmt::print(stderr, "ze-probe: error: {}\n", e.what());
         return kExitBadInput;
+    } catch (const ze::Error& e) {
+        fmt::print(stderr, "ze-probe: Level Zero error: {}\n", e.what());
+        return kExitCaseFailed;
     } catch (const std::exception& e) {
         fmt::print(stderr, "ze-probe: internal error: {}\n", e.what());
         return kExitCaseFailed;

@@ -1,0 +1,179 @@
+// The device half of the scheduler: the chain variants of DESIGN.md as plans of kernel
+// launches, recorded once into a regular command list and replayed per case.
+//
+// Grids are fixed per configuration (sized for the worst case: M*K routes, min(M*K, E/C)
+// expert groups), so one recorded list serves every route; work-groups beyond the live
+// routes exit at once (all_remote launches everything and does nothing). The shape travels
+// as by-value kernel arguments: the kernel package is shape-independent.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "zp/kernels/package.hpp"
+#include "zp/oracle/chain.hpp"
+#include "zp/runtime/ze.hpp"
+#include "zp/scheduler/variant.hpp"
+
+namespace zp::sched {
+
+// Which module format a device gets: the native binary for its IP version (Intel), else
+// SPIR-V when the device takes SPIR-V, else the zecl source bundle when the device's
+// nativeKernelSupported UUID is zecl's; anything else throws std::runtime_error naming the
+// device and what it offers.
+struct ModuleChoice {
+    kernels::Format format = kernels::Format::Spirv;
+    std::string target;  // native: the ocloc target; spirv: "spirv64"; bundle: "zecl"
+    std::string why;     // one line for reports: "native dg2 binary for IP 12.55.8", ...
+};
+ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package& package);
+
+// The kernel modules of one device, one per kernel file, built on first use and kept.
+// Not thread-safe.
+class KernelModules {
+public:
+    KernelModules(const ze::Context& context, const ze::DeviceInfo& device,
+                  const kernels::Package& package = kernels::Package::instance());
+
+    const ModuleChoice& choice() const noexcept { return choice_; }
+    const ze::DeviceInfo& device() const noexcept { return device_; }
+    // Throws ze::Error with the build log when the module does not build.
+    const ze::Module& module(const std::string& kernelFile);
+    // A fresh kernel object (arguments and group size are per-object state).
+    ze::Kernel kernel(const std::string& kernelFile, const std::string& name);
+
+private:
+    const ze::Context* context_;
+    ze::DeviceInfo device_;
+    const kernels::Package* package_;
+    ModuleChoice choice_;
+    std::map<std::string, ze::Module> modules_;
+};
+
+// This card's local experts (E/C of them) in device memory, laid out as oracle::LocalWeights.
+// Shared by every chain of the device.
+class DeviceWeights {
+public:
+    DeviceWeights(const ze::Context& context, const ze::DeviceInfo& device, const oracle::ChainShape& shape);
+
+    // Copies these local experts' W1/W2 blocks and scales (all of them when `localExperts` is
+    // empty). Experts never uploaded hold garbage: upload every expert a case touches.
+    void upload(const oracle::LocalWeights& weights, std::span<const int> localExperts = {});
+
+    const oracle::ChainShape& shape() const noexcept { return shape_; }
+    const ze::DeviceBuffer<std::uint8_t>& w1Blocks() const noexcept { return w1Blocks_; }
+    const ze::DeviceBuffer<std::uint8_t>& w1Scales() const noexcept { return w1Scales_; }
+    const ze::DeviceBuffer<std::uint8_t>& w2Blocks() const noexcept { return w2Blocks_; }
+    const ze::DeviceBuffer<std::uint8_t>& w2Scales() const noexcept { return w2Scales_; }
+
+private:
+    oracle::ChainShape shape_;
+    ze::ImmediateCommandList copies_;
+    ze::DeviceBuffer<std::uint8_t> w1Blocks_, w1Scales_, w2Blocks_, w2Scales_;
+};
+
+// One kernel launch of a plan. Arguments in kernel order: a device pointer, an int32, a
+// float, or local memory of N bytes.
+using KernelArg = std::variant<const void*, std::int32_t, float, ze::LocalMem>;
+struct PlannedLaunch {
+    std::string file;    // kernel file stem in the package, e.g. "gemm1_mxfp4_m2"
+    std::string kernel;  // entry point
+    ze::GroupSize group;
+    ze::GroupCount groups;
+    std::vector<KernelArg> args;
+};
+struct ChainPlan {
+    std::vector<PlannedLaunch> launches;
+};
+
+// The device buffers a plan reads and writes (device pointers; sizes in elements).
+struct ChainBuffers {
+    const void* hidden = nullptr;       // bf16 [M, H]
+    const void* topkIds = nullptr;      // i32 [M, K]
+    const void* topkWeights = nullptr;  // f32 [M, K]
+    const void* silu = nullptr;         // bf16 [65536]
+    const void* w1Blocks = nullptr;
+    const void* w1Scales = nullptr;
+    const void* w2Blocks = nullptr;
+    const void* w2Scales = nullptr;
+    void* routeInfo = nullptr;    // i32 [ZP_INFO_WORDS]: R, G, invalid ids, first invalid route
+    void* compactRows = nullptr;  // i32 [M*K, 2] (le, m)
+    void* routeRow = nullptr;     // i32 [M, K] cr(m, k) or -1
+    void* groups = nullptr;       // i32 [M*K, 3] (le, first row, rows)
+    void* a = nullptr;            // bf16 [M*K, H] remapped rows
+    void* gateUp = nullptr;       // bf16 [M*K, 2I]
+    void* act = nullptr;          // bf16 [M*K, I]
+    void* y = nullptr;            // bf16 [M*K, H]
+    void* out = nullptr;          // bf16 [M, H]
+};
+
+// The launches of `variant` (DESIGN.md "Chain variants"). Pure: no device calls.
+ChainPlan planChain(Variant variant, const oracle::ChainShape& shape, const ChainBuffers& buffers);
+
+struct KernelTiming {
+    std::string kernel;  // entry point
+    double ns = 0;       // kernel timestamp end - start of the last execute()
+};
+
+struct DeviceResults {
+    int routes = 0;  // R; -1 for m1_oracle (no compaction)
+    std::vector<oracle::CompactRoutes::Row> compactRows;  // [R]
+    std::vector<std::int32_t> routeRow;                   // [M, K] cr(m, k) or -1; empty for m1_oracle
+    // In compact-row order [R, ·], where the variant materialises them (materialised()).
+    std::vector<oracle::bf16_t> gateUp, act, y;
+    // m1_oracle only: one row per route (m, k), route order [M*K, ·]; non-local routes' rows are +0.
+    std::vector<oracle::bf16_t> routeGateUp, routeAct, routeY;
+    std::vector<oracle::bf16_t> out;  // [M, H]
+    int invalidIds = 0;               // CONTRACT §5.1 device error flag: ids outside [0, E)
+    int firstInvalidRoute = -1;       // m*K + k of the first one
+};
+
+// One chain per (device, shape, variant): buffers sized for the worst case, the plan recorded
+// once into a regular command list (kernel timestamps on every launch, a barrier between
+// launches). Not thread-safe; move-only.
+class DeviceChain {
+public:
+    DeviceChain(const ze::Context& context, const ze::DeviceInfo& device, KernelModules& modules,
+                const oracle::ChainShape& shape, Variant variant, const DeviceWeights& weights,
+                std::span<const oracle::bf16_t> siluTable);
+    DeviceChain(DeviceChain&&) noexcept = default;
+    DeviceChain& operator=(DeviceChain&&) noexcept = default;
+
+    // Uploads hidden, topk_ids and topk_weights (sizes checked against the shape; ids are not:
+    // the device flags those outside [0, E)).
+    void setInputs(const oracle::ChainInputs& inputs);
+    // Replays the recorded list on `queue` and waits for it.
+    void execute(ze::CommandQueue& queue);
+    // Appends the same launches (no timestamps) to another list, e.g. an immediate one.
+    void appendTo(ze::CommandListBase& list);
+
+    DeviceResults results();
+    // Per launch, in plan order, from the kernel timestamps of the last execute().
+    std::vector<KernelTiming> kernelTimings() const;
+
+    Variant variant() const noexcept { return variant_; }
+    const ChainPlan& plan() const noexcept { return plan_; }
+
+private:
+    void record(ze::CommandListBase& list, bool timestamps);
+
+    ze::DeviceInfo device_;
+    oracle::ChainShape shape_;
+    Variant variant_;
+    ze::ImmediateCommandList copies_;
+    ze::DeviceBuffer<std::uint16_t> hidden_, silu_, a_, gateUp_, act_, y_, out_;
+    ze::DeviceBuffer<std::int32_t> topkIds_, routeInfo_, compactRows_, routeRow_, groups_;
+    ze::DeviceBuffer<float> topkWeights_;
+    ChainPlan plan_;
+    std::vector<ze::Kernel> kernels_;  // one per launch
+    ze::EventPool timestampPool_;
+    std::vector<ze::Event> events_;    // one per launch
+    ze::CommandList list_;
+    std::vector<std::int32_t> lastIds_;  // host copy of the ids of the last setInputs
+};
+
+}  // namespace zp::sched

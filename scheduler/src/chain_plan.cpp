@@ -1,0 +1,365 @@
+#include "zp/scheduler/chain_plan.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+// Tile sizes and buffer layouts shared with the kernels (kernels_cl/common).
+#include "zp_kernel_config.h"
+
+namespace zp::sched {
+namespace {
+
+using kernels::Format;
+
+// The UUID zecl devices report in nativeKernelSupported (driver/src/driver.cpp): their
+// ZE_MODULE_FORMAT_NATIVE is the source bundle.
+constexpr char kZeclBundleUuid[16] = {'z', 'e', 'c', 'l', '-', 's', 'r', 'c', '-', 'b', 'u', 'n', 'd', 'l', 'e', '1'};
+
+std::string ipText(std::uint32_t ip) {
+    return std::to_string(ip >> 22) + "." + std::to_string((ip >> 14) & 0xFF) + "." + std::to_string(ip & 0x3FFF);
+}
+
+std::uint32_t ceilDiv(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+
+// A native binary only counts when every kernel file has one for this device.
+const kernels::Artifact* nativeFor(const ze::DeviceInfo& device, const kernels::Package& package) {
+    if (!device.isIntel() || !device.ipVersion) return nullptr;
+    const kernels::Artifact* first = nullptr;
+    for (const auto& file : package.kernelFiles()) {
+        const auto* a = package.findNative(file, *device.ipVersion);
+        if (!a) return nullptr;
+        if (!first) first = a;
+    }
+    return first;
+}
+
+}  // namespace
+
+// ----------------------------------------------------------------------------- modules
+
+ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package& package) {
+    if (const auto* native = nativeFor(device, package))
+        return {Format::Native, native->target, "native " + native->target + " binary for IP " + ipText(*device.ipVersion)};
+    if (device.supportsSpirv())
+        return {Format::Spirv, "spirv64",
+                "SPIR-V (device takes SPIR-V" +
+                    std::string(device.ipVersion ? ", no native binary for IP " + ipText(*device.ipVersion) : "") + ")"};
+    if (std::memcmp(device.module.nativeKernelSupported.id, kZeclBundleUuid, sizeof kZeclBundleUuid) == 0)
+        return {Format::Bundle, "zecl", "zecl source bundle (built by the OpenCL driver at module creation)"};
+    std::string offers = device.ipVersion ? "IP " + ipText(*device.ipVersion) : "no IP version";
+    throw std::runtime_error("device '" + device.name() + "' (" + ze::driverKindName(device.kind) +
+                             " driver) cannot run the kernel package: no native binary for " + offers +
+                             " (package has: " + [&] {
+                                 std::string t;
+                                 for (const auto& n : package.nativeTargets()) t += (t.empty() ? "" : ", ") + n;
+                                 return t.empty() ? std::string("none") : t;
+                             }() + "), no SPIR-V support, and its native kernel format is not zecl's source bundle");
+}
+
+KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& device, const kernels::Package& package)
+    : context_(&context), device_(device), package_(&package), choice_(chooseModules(device, package)) {}
+
+const ze::Module& KernelModules::module(const std::string& kernelFile) {
+    if (auto it = modules_.find(kernelFile); it != modules_.end()) return it->second;
+    const kernels::Artifact* a = choice_.format == Format::Native ? package_->findNative(kernelFile, *device_.ipVersion)
+                                                                  : package_->find(kernelFile, choice_.format, choice_.target);
+    if (!a)
+        throw std::runtime_error("kernel package (" + package_->origin() + ") has no " +
+                                 std::string(kernels::formatName(choice_.format)) + " artifact of '" + kernelFile + "'");
+    const ze_module_format_t format = choice_.format == Format::Spirv ? ZE_MODULE_FORMAT_IL_SPIRV : ZE_MODULE_FORMAT_NATIVE;
+    // No build flags: the bundle carries its options, SPIR-V and native binaries need none
+    // (and -cl-mad-enable / -cl-fast-relaxed-math are forbidden by CONTRACT §2).
+    return modules_.emplace(kernelFile, ze::Module::create(*context_, device_, format, a->bytes, {})).first->second;
+}
+
+ze::Kernel KernelModules::kernel(const std::string& kernelFile, const std::string& name) {
+    return ze::Kernel(module(kernelFile), name);
+}
+
+// ----------------------------------------------------------------------------- weights
+
+DeviceWeights::DeviceWeights(const ze::Context& context, const ze::DeviceInfo& device, const oracle::ChainShape& shape)
+    : shape_(shape), copies_(context, device) {
+    oracle::validateShape(shape);
+    const std::size_t e = shape.localExperts();
+    w1Blocks_ = ze::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w1BlocksPerExpert(shape));
+    w1Scales_ = ze::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w1ScalesPerExpert(shape));
+    w2Blocks_ = ze::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w2BlocksPerExpert(shape));
+    w2Scales_ = ze::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w2ScalesPerExpert(shape));
+}
+
+void DeviceWeights::upload(const oracle::LocalWeights& w, std::span<const int> localExperts) {
+    const int e = shape_.localExperts();
+    if (w.w1Blocks.size() != w1Blocks_.size() || w.w1Scales.size() != w1Scales_.size() ||
+        w.w2Blocks.size() != w2Blocks_.size() || w.w2Scales.size() != w2Scales_.size())
+        throw std::invalid_argument("DeviceWeights::upload: the weights do not match the shape's E/C, 2I, H, I");
+    std::vector<int> all;
+    if (localExperts.empty()) {
+        all.resize(e);
+        for (int i = 0; i < e; ++i) all[i] = i;
+        localExperts = all;
+    }
+    auto copy = [&](ze::DeviceBuffer<std::uint8_t>& dst, const std::vector<std::uint8_t>& src, std::size_t perExpert,
+                    int le) {
+        dst.upload(copies_, std::span<const std::uint8_t>(src).subspan(perExpert * le, perExpert), perExpert * le);
+    };
+    for (int le : localExperts) {
+        if (le < 0 || le >= e)
+            throw std::invalid_argument("DeviceWeights::upload: local expert " + std::to_string(le) + " is not in [0, " +
+                                        std::to_string(e) + ")");
+        copy(w1Blocks_, w.w1Blocks, oracle::LocalWeights::w1BlocksPerExpert(shape_), le);
+        copy(w1Scales_, w.w1Scales, oracle::LocalWeights::w1ScalesPerExpert(shape_), le);
+        copy(w2Blocks_, w.w2Blocks, oracle::LocalWeights::w2BlocksPerExpert(shape_), le);
+        copy(w2Scales_, w.w2Scales, oracle::LocalWeights::w2ScalesPerExpert(shape_), le);
+    }
+}
+
+// ----------------------------------------------------------------------------- the plan
+
+ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuffers& b) {
+    oracle::validateShape(s);
+    const std::uint32_t H = s.hidden, I = s.intermediate, M = s.rows, K = s.topK;
+    const std::uint32_t routes = M * K;
+    // Expert groups: at most one per route and one per local expert.
+    const std::uint32_t groupSlots = std::min<std::uint32_t>(routes, s.localExperts());
+    const std::int32_t layout = s.layout == oracle::GateUpLayout::Interleaved ? 1 : 0;
+    const ze::GroupSize gemm{ZP_LANES, ZP_GEMM_COLS_PER_WG, 1};
+    const ze::GroupSize elem{ZP_ELEMWISE_WG, 1, 1};
+    const std::int32_t h = s.hidden, i = s.intermediate, k = s.topK, m = s.rows;
+    const std::int32_t e = s.experts, c = s.cards, card = s.card;
+    const float L = s.swigluLimit, beta = s.swigluUpBias;
+
+    ChainPlan p;
+    auto add = [&](std::string file, std::string kernel, ze::GroupSize g, ze::GroupCount n, std::vector<KernelArg> args) {
+        p.launches.push_back({std::move(file), std::move(kernel), g, n, std::move(args)});
+    };
+    auto routeCompact = [&] {
+        add("route_compact", "route_compact", {ZP_ROUTE_COMPACT_WG, 1, 1}, {1, 1, 1},
+            {b.topkIds, m, k, e, c, card, ze::LocalMem{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_WORDS * routes},
+             b.routeInfo, b.compactRows, b.routeRow, b.groups});
+    };
+    auto remap = [&] {
+        add("remap_rows_bf16", "remap_rows_bf16", elem, {ceilDiv(H / 8, ZP_ELEMWISE_WG), routes, 1},
+            {b.hidden, b.routeInfo, b.compactRows, b.a, h});
+    };
+    auto swiglu = [&] {
+        add("swiglu_bf16", "swiglu_bf16", elem, {ceilDiv(I, ZP_ELEMWISE_WG), routes, 1},
+            {b.gateUp, b.silu, b.routeInfo, b.act, i, L, beta, layout});
+    };
+    const ze::GroupCount gemm1Grid{ceilDiv(2 * I, ZP_GEMM_COLS_PER_WG), groupSlots, 1};
+    const ze::GroupCount pairedGrid{ceilDiv(I, ZP_GEMM_PAIRS_PER_WG), groupSlots, 1};
+    const ze::GroupCount gemm2Grid{ceilDiv(H, ZP_GEMM_COLS_PER_WG), groupSlots, 1};
+    auto gemm1 = [&] {
+        add("gemm1_mxfp4_m2", "gemm1_mxfp4_m2", gemm, gemm1Grid,
+            {b.a, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.gateUp, h, i});
+    };
+    auto gemm2 = [&] {
+        add("gemm2_mxfp4_m2", "gemm2_mxfp4_m2", gemm, gemm2Grid,
+            {b.act, b.w2Blocks, b.w2Scales, b.routeInfo, b.groups, b.y, h, i});
+    };
+    auto gather = [&] {
+        add("gather_bf16", "gather_bf16", elem, {ceilDiv(H, ZP_ELEMWISE_WG), M, 1},
+            {b.y, b.routeRow, b.topkWeights, b.out, k, h});
+    };
+
+    switch (variant) {
+    case Variant::Baseline:
+        routeCompact(), remap(), gemm1(), swiglu(), gemm2(), gather();
+        break;
+    case Variant::Gemm2LoaderFused:
+        routeCompact(), remap(), gemm1();
+        add("gemm2_mxfp4_m2_loader_fused", "gemm2_mxfp4_m2_loader_fused", gemm, gemm2Grid,
+            {b.gateUp, b.silu, b.w2Blocks, b.w2Scales, b.routeInfo, b.groups, b.y, h, i, L, beta, layout,
+             ze::LocalMem{sizeof(std::uint16_t) * ZP_GEMM_ROWS_PER_PASS * I}});
+        gather();
+        break;
+    case Variant::SourceDirect:
+        routeCompact();
+        add("gemm1_mxfp4_m2_source_direct", "gemm1_mxfp4_m2_source_direct", gemm, gemm1Grid,
+            {b.hidden, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.compactRows, b.gateUp, h, i});
+        swiglu(), gemm2(), gather();
+        break;
+    case Variant::PairedEpilogue:
+        routeCompact(), remap();
+        add("gemm1_mxfp4_m2_paired", "gemm1_mxfp4_m2_paired", gemm, pairedGrid,
+            {b.a, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.silu, b.act, h, i, L, beta, layout});
+        gemm2(), gather();
+        break;
+    case Variant::PairedDirect:
+        routeCompact();
+        add("gemm1_mxfp4_m2_paired_direct", "gemm1_mxfp4_m2_paired_direct", gemm, pairedGrid,
+            {b.hidden, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.compactRows, b.silu, b.act, h, i, L, beta,
+             layout});
+        gemm2(), gather();
+        break;
+    case Variant::M1Oracle: {
+        // One route per work-group row: y = M*K regardless of the experts (no dedup).
+        const std::string f = "m1_oracle_mxfp4";
+        add(f, "m1_gemm1", gemm, {ceilDiv(2 * I, ZP_GEMM_COLS_PER_WG), routes, 1},
+            {b.hidden, b.topkIds, b.w1Blocks, b.w1Scales, b.gateUp, k, h, i, e, c, card});
+        add(f, "m1_swiglu", elem, {ceilDiv(I, ZP_ELEMWISE_WG), routes, 1},
+            {b.gateUp, b.silu, b.topkIds, b.act, i, L, beta, layout, e, c, card});
+        add(f, "m1_gemm2", gemm, {ceilDiv(H, ZP_GEMM_COLS_PER_WG), routes, 1},
+            {b.act, b.topkIds, b.w2Blocks, b.w2Scales, b.y, h, i, e, c, card});
+        add(f, "m1_gather", elem, {ceilDiv(H, ZP_ELEMWISE_WG), M, 1},
+            {b.y, b.topkIds, b.topkWeights, b.out, b.routeInfo, m, k, h, e, c, card});
+        break;
+    }
+    }
+    return p;
+}
+
+// ----------------------------------------------------------------------------- the chain
+
+DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& device, KernelModules& modules,
+                         const oracle::ChainShape& shape, Variant variant, const DeviceWeights& weights,
+                         std::span<const oracle::bf16_t> siluTable)
+    : device_(device), shape_(shape), variant_(variant), copies_(context, device) {
+    oracle::validateShape(shape);
+    const auto& ws = weights.shape();
+    if (ws.hidden != shape.hidden || ws.intermediate != shape.intermediate || ws.experts != shape.experts ||
+        ws.cards != shape.cards)
+        throw std::invalid_argument("DeviceChain: the device weights were made for another shape");
+    if (siluTable.size() != 65536) throw std::invalid_argument("DeviceChain: the SiLU table must have 65536 entries");
+
+    const std::size_t H = shape.hidden, I = shape.intermediate, M = shape.rows, routes = std::size_t(shape.maxRoutes());
+    auto u16 = [&](std::size_t n) { return ze::DeviceBuffer<std::uint16_t>(context, device, n); };
+    auto i32 = [&](std::size_t n) { return ze::DeviceBuffer<std::int32_t>(context, device, n); };
+    hidden_ = u16(M * H);
+    silu_ = u16(65536);
+    a_ = u16(routes * H);
+    gateUp_ = u16(routes * 2 * I);
+    act_ = u16(routes * I);
+    y_ = u16(routes * H);
+    out_ = u16(M * H);
+    topkIds_ = i32(routes);
+    routeInfo_ = i32(ZP_INFO_WORDS);
+    compactRows_ = i32(routes * ZP_ROW_WORDS);
+    routeRow_ = i32(routes);
+    groups_ = i32(routes * ZP_GROUP_WORDS);
+    topkWeights_ = ze::DeviceBuffer<float>(context, device, routes);
+    silu_.upload(copies_, siluTable);
+
+    ChainBuffers b;
+    b.hidden = hidden_.data();
+    b.topkIds = topkIds_.data();
+    b.topkWeights = topkWeights_.data();
+    b.silu = silu_.data();
+    b.w1Blocks = weights.w1Blocks().data();
+    b.w1Scales = weights.w1Scales().data();
+    b.w2Blocks = weights.w2Blocks().data();
+    b.w2Scales = weights.w2Scales().data();
+    b.routeInfo = routeInfo_.data();
+    b.compactRows = compactRows_.data();
+    b.routeRow = routeRow_.data();
+    b.groups = groups_.data();
+    b.a = a_.data();
+    b.gateUp = gateUp_.data();
+    b.act = act_.data();
+    b.y = y_.data();
+    b.out = out_.data();
+    plan_ = planChain(variant, shape, b);
+
+    for (const auto& l : plan_.launches) {
+        ze::Kernel kernel = modules.kernel(l.file, l.kernel);
+        for (std::uint32_t a = 0; a < l.args.size(); ++a)
+            std::visit([&](const auto& v) { kernel.setArg(a, v); }, l.args[a]);
+        kernel.setGroupSize(l.group);
+        kernels_.push_back(std::move(kernel));
+    }
+    timestampPool_ = ze::EventPool(context, device, static_cast<std::uint32_t>(plan_.launches.size()),
+                                   ze::EventPoolOptions{.hostVisible = true, .kernelTimestamps = true});
+    for (std::uint32_t n = 0; n < plan_.launches.size(); ++n) events_.emplace_back(timestampPool_, n);
+    list_ = ze::CommandList(context, device);
+    record(list_, true);
+    list_.close();
+}
+
+void DeviceChain::record(ze::CommandListBase& list, bool timestamps) {
+    for (std::size_t n = 0; n < kernels_.size(); ++n) {
+        // Every launch reads what the previous one wrote: Level Zero orders nothing inside a
+        // list without a barrier.
+        if (n > 0) list.barrier();
+        list.launch(kernels_[n], plan_.launches[n].groups, timestamps ? &events_[n] : nullptr);
+    }
+}
+
+void DeviceChain::appendTo(ze::CommandListBase& list) { record(list, false); }
+
+void DeviceChain::setInputs(const oracle::ChainInputs& in) {
+    const std::size_t M = shape_.rows, H = shape_.hidden, routes = std::size_t(shape_.maxRoutes());
+    if (in.hidden.size() != M * H || in.topkIds.size() != routes || in.topkWeights.size() != routes)
+        throw std::invalid_argument("DeviceChain::setInputs: expected hidden [" + std::to_string(M) + ", " +
+                                    std::to_string(H) + "], topk_ids and topk_weights [" + std::to_string(M) + ", " +
+                                    std::to_string(shape_.topK) + "]; got " + std::to_string(in.hidden.size()) + ", " +
+                                    std::to_string(in.topkIds.size()) + ", " + std::to_string(in.topkWeights.size()) +
+                                    " values");
+    hidden_.upload(copies_, std::span<const std::uint16_t>(in.hidden));
+    topkIds_.upload(copies_, std::span<const std::int32_t>(in.topkIds));
+    topkWeights_.upload(copies_, std::span<const float>(in.topkWeights));
+    lastIds_ = in.topkIds;
+}
+
+void DeviceChain::execute(ze::CommandQueue& queue) {
+    for (auto& e : events_) e.hostReset();
+    queue.execute(list_);
+    queue.synchronize();
+}
+
+DeviceResults DeviceChain::results() {
+    DeviceResults r;
+    const std::size_t H = shape_.hidden, I = shape_.intermediate, routes = std::size_t(shape_.maxRoutes());
+    const auto info = routeInfo_.download(copies_);
+    r.invalidIds = info[ZP_INFO_INVALID];
+    r.firstInvalidRoute = info[ZP_INFO_FIRST_INVALID];
+    r.out = out_.download(copies_);
+    if (variant_ == Variant::M1Oracle) {
+        r.routes = -1;
+        r.routeGateUp = gateUp_.download(copies_);
+        r.routeAct = act_.download(copies_);
+        r.routeY = y_.download(copies_);
+        // The kernels leave rows of non-local routes untouched: clear them (stale otherwise).
+        const int perCard = shape_.localExperts(), first = shape_.firstLocalExpert();
+        for (std::size_t q = 0; q < routes && q < lastIds_.size(); ++q) {
+            const int id = lastIds_[q];
+            if (id >= first && id < first + perCard && id < shape_.experts) continue;
+            std::fill_n(r.routeGateUp.begin() + q * 2 * I, 2 * I, 0);
+            std::fill_n(r.routeAct.begin() + q * I, I, 0);
+            std::fill_n(r.routeY.begin() + q * H, H, 0);
+        }
+        return r;
+    }
+    r.routes = info[ZP_INFO_ROUTES];
+    if (r.routes < 0 || std::size_t(r.routes) > routes)
+        throw std::runtime_error("route_compact reported R = " + std::to_string(r.routes) + " (expected 0.." +
+                                 std::to_string(routes) + ")");
+    const std::size_t R = std::size_t(r.routes);
+    std::vector<std::int32_t> rows(R * ZP_ROW_WORDS);
+    compactRows_.download(copies_, std::span<std::int32_t>(rows));
+    for (std::size_t q = 0; q < R; ++q) r.compactRows.push_back({rows[q * ZP_ROW_WORDS], rows[q * ZP_ROW_WORDS + 1]});
+    r.routeRow = routeRow_.download(copies_);
+    auto head = [&](const ze::DeviceBuffer<std::uint16_t>& buf, std::size_t cols) {
+        std::vector<std::uint16_t> v(R * cols);
+        buf.download(copies_, std::span<std::uint16_t>(v));
+        return v;
+    };
+    const Materialised mat = materialised(variant_);
+    if (mat.gateUp) r.gateUp = head(gateUp_, 2 * I);
+    if (mat.act) r.act = head(act_, I);
+    r.y = head(y_, H);
+    return r;
+}
+
+std::vector<KernelTiming> DeviceChain::kernelTimings() const {
+    std::vector<KernelTiming> t;
+    const auto clock = device_.kernelClock();
+    for (std::size_t n = 0; n < events_.size(); ++n) {
+        const auto ts = events_[n].kernelTimestamp();
+        t.push_back({plan_.launches[n].kernel, clock.durationNs(ts.context.kernelStart, ts.context.kernelEnd)});
+    }
+    return t;
+}
+
+}  // namespace zp::sched
