@@ -9,6 +9,11 @@
 #include "zp_kernel_config.h"
 
 namespace zp::sched {
+
+static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG && KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
+                  KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE,
+              "KernelTuning's defaults must be the packaged kernels' (kernels_cl/common/zp_kernel_config.h)");
+
 namespace {
 
 using kernels::Format;
@@ -35,7 +40,67 @@ const kernels::Artifact* nativeFor(const ze::DeviceInfo& device, const kernels::
     return first;
 }
 
+struct TuningKey {
+    const char* name;
+    int KernelTuning::*field;
+    const char* macro;
+};
+constexpr TuningKey kTuningKeys[] = {
+    {"cols_per_wg", &KernelTuning::colsPerWorkGroup, "ZP_GEMM_COLS_PER_WG"},
+    {"cols_per_item", &KernelTuning::colsPerItem, "ZP_GEMM_COLS_PER_ITEM"},
+    {"rows_per_pass", &KernelTuning::rowsPerPass, "ZP_GEMM_ROWS_PER_PASS"},
+    {"e2m1_decode", &KernelTuning::e2m1Decode, "ZP_E2M1_DECODE"},
+};
+
 }  // namespace
+
+// ----------------------------------------------------------------------------- tuning
+
+KernelTuning KernelTuning::parse(std::string_view text) {
+    KernelTuning t;
+    while (!text.empty()) {
+        const std::size_t comma = text.find(',');
+        const std::string_view item = text.substr(0, comma);
+        text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+        if (item.empty()) continue;
+        const std::size_t eq = item.find('=');
+        const std::string key(item.substr(0, eq));
+        const std::string value(eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1));
+        const auto* k = std::find_if(std::begin(kTuningKeys), std::end(kTuningKeys),
+                                     [&](const TuningKey& tk) { return key == tk.name; });
+        if (k == std::end(kTuningKeys))
+            throw std::invalid_argument("kernel tuning: unknown key '" + key +
+                                        "' (valid: cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode)");
+        std::size_t used = 0;
+        int v = 0;
+        try {
+            v = std::stoi(value, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != value.size())
+            throw std::invalid_argument("kernel tuning: " + key + " = '" + value + "' is not an integer");
+        t.*(k->field) = v;
+    }
+    auto bad = [&](const std::string& why) { throw std::invalid_argument("kernel tuning " + t.describe() + ": " + why); };
+    if (t.colsPerItem < 2 || t.colsPerItem % 2) bad("cols_per_item must be even and at least 2");
+    if (t.colsPerWorkGroup < 1 || t.colsPerWorkGroup % t.colsPerItem) bad("cols_per_item must divide cols_per_wg");
+    if (t.rowsPerPass < 1) bad("rows_per_pass must be at least 1");
+    if (t.e2m1Decode != 0 && t.e2m1Decode != 1) bad("e2m1_decode must be 0 or 1");
+    return t;
+}
+
+std::string KernelTuning::describe() const {
+    std::string s;
+    for (const auto& k : kTuningKeys) s += (s.empty() ? "" : ",") + std::string(k.name) + "=" + std::to_string(this->*(k.field));
+    return s;
+}
+
+std::string KernelTuning::buildOptions() const {
+    std::string s;
+    for (const auto& k : kTuningKeys) s += (s.empty() ? "-D" : " -D") + std::string(k.macro) + "=" + std::to_string(this->*(k.field));
+    return s;
+}
 
 // ----------------------------------------------------------------------------- modules
 
@@ -58,8 +123,14 @@ ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package&
                              }() + "), no SPIR-V support, and its native kernel format is not zecl's source bundle");
 }
 
-KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& device, const kernels::Package& package)
-    : context_(&context), device_(device), package_(&package), choice_(chooseModules(device, package)) {}
+KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& device, const kernels::Package& package,
+                             KernelTuning tuning)
+    : context_(&context), device_(device), package_(&package), choice_(chooseModules(device, package)), tuning_(tuning) {
+    if (!tuning_.isPackaged() && choice_.format != Format::Bundle)
+        throw std::runtime_error("kernel tuning " + tuning_.describe() + " needs the zecl source bundle, but device '" +
+                                 device.name() + "' gets " + choice_.why +
+                                 ", built with the packaged defaults (" + KernelTuning{}.describe() + ")");
+}
 
 const ze::Module& KernelModules::module(const std::string& kernelFile) {
     if (auto it = modules_.find(kernelFile); it != modules_.end()) return it->second;
@@ -69,9 +140,11 @@ const ze::Module& KernelModules::module(const std::string& kernelFile) {
         throw std::runtime_error("kernel package (" + package_->origin() + ") has no " +
                                  std::string(kernels::formatName(choice_.format)) + " artifact of '" + kernelFile + "'");
     const ze_module_format_t format = choice_.format == Format::Spirv ? ZE_MODULE_FORMAT_IL_SPIRV : ZE_MODULE_FORMAT_NATIVE;
-    // No build flags: the bundle carries its options, SPIR-V and native binaries need none
-    // (and -cl-mad-enable / -cl-fast-relaxed-math are forbidden by CONTRACT §2).
-    return modules_.emplace(kernelFile, ze::Module::create(*context_, device_, format, a->bytes, {})).first->second;
+    // SPIR-V and native binaries need no build flags; a bundle gets the tile options only when
+    // they differ from the packaged ones (zecl appends them to the bundle's own options).
+    // Never -cl-mad-enable / -cl-fast-relaxed-math (CONTRACT §2).
+    const std::string flags = tuning_.isPackaged() ? std::string() : tuning_.buildOptions();
+    return modules_.emplace(kernelFile, ze::Module::create(*context_, device_, format, a->bytes, flags)).first->second;
 }
 
 ze::Kernel KernelModules::kernel(const std::string& kernelFile, const std::string& name) {
@@ -118,14 +191,15 @@ void DeviceWeights::upload(const oracle::LocalWeights& w, std::span<const int> l
 
 // ----------------------------------------------------------------------------- the plan
 
-ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuffers& b) {
+ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuffers& b, const KernelTuning& t) {
     oracle::validateShape(s);
     const std::uint32_t H = s.hidden, I = s.intermediate, M = s.rows, K = s.topK;
     const std::uint32_t routes = M * K;
     // Expert groups: at most one per route and one per local expert.
     const std::uint32_t groupSlots = std::min<std::uint32_t>(routes, s.localExperts());
     const std::int32_t layout = s.layout == oracle::GateUpLayout::Interleaved ? 1 : 0;
-    const ze::GroupSize gemm{ZP_LANES, ZP_GEMM_COLS_PER_WG, 1};
+    const std::uint32_t cols = t.colsPerWorkGroup, pairs = cols / 2;
+    const ze::GroupSize gemm{ZP_LANES, cols / std::uint32_t(t.colsPerItem), 1};
     const ze::GroupSize elem{ZP_ELEMWISE_WG, 1, 1};
     const std::int32_t h = s.hidden, i = s.intermediate, k = s.topK, m = s.rows;
     const std::int32_t e = s.experts, c = s.cards, card = s.card;
@@ -148,9 +222,9 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
         add("swiglu_bf16", "swiglu_bf16", elem, {ceilDiv(I, ZP_ELEMWISE_WG), routes, 1},
             {b.gateUp, b.silu, b.routeInfo, b.act, i, L, beta, layout});
     };
-    const ze::GroupCount gemm1Grid{ceilDiv(2 * I, ZP_GEMM_COLS_PER_WG), groupSlots, 1};
-    const ze::GroupCount pairedGrid{ceilDiv(I, ZP_GEMM_PAIRS_PER_WG), groupSlots, 1};
-    const ze::GroupCount gemm2Grid{ceilDiv(H, ZP_GEMM_COLS_PER_WG), groupSlots, 1};
+    const ze::GroupCount gemm1Grid{ceilDiv(2 * I, cols), groupSlots, 1};
+    const ze::GroupCount pairedGrid{ceilDiv(I, pairs), groupSlots, 1};
+    const ze::GroupCount gemm2Grid{ceilDiv(H, cols), groupSlots, 1};
     auto gemm1 = [&] {
         add("gemm1_mxfp4_m2", "gemm1_mxfp4_m2", gemm, gemm1Grid,
             {b.a, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.gateUp, h, i});
@@ -172,7 +246,7 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
         routeCompact(), remap(), gemm1();
         add("gemm2_mxfp4_m2_loader_fused", "gemm2_mxfp4_m2_loader_fused", gemm, gemm2Grid,
             {b.gateUp, b.silu, b.w2Blocks, b.w2Scales, b.routeInfo, b.groups, b.y, h, i, L, beta, layout,
-             ze::LocalMem{sizeof(std::uint16_t) * ZP_GEMM_ROWS_PER_PASS * I}});
+             ze::LocalMem{sizeof(std::uint16_t) * std::size_t(t.rowsPerPass) * I}});
         gather();
         break;
     case Variant::SourceDirect:
@@ -197,11 +271,11 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
     case Variant::M1Oracle: {
         // One route per work-group row: y = M*K regardless of the experts (no dedup).
         const std::string f = "m1_oracle_mxfp4";
-        add(f, "m1_gemm1", gemm, {ceilDiv(2 * I, ZP_GEMM_COLS_PER_WG), routes, 1},
+        add(f, "m1_gemm1", gemm, {ceilDiv(2 * I, cols), routes, 1},
             {b.hidden, b.topkIds, b.w1Blocks, b.w1Scales, b.gateUp, k, h, i, e, c, card});
         add(f, "m1_swiglu", elem, {ceilDiv(I, ZP_ELEMWISE_WG), routes, 1},
             {b.gateUp, b.silu, b.topkIds, b.act, i, L, beta, layout, e, c, card});
-        add(f, "m1_gemm2", gemm, {ceilDiv(H, ZP_GEMM_COLS_PER_WG), routes, 1},
+        add(f, "m1_gemm2", gemm, {ceilDiv(H, cols), routes, 1},
             {b.act, b.topkIds, b.w2Blocks, b.w2Scales, b.y, h, i, e, c, card});
         add(f, "m1_gather", elem, {ceilDiv(H, ZP_ELEMWISE_WG), M, 1},
             {b.y, b.topkIds, b.topkWeights, b.out, b.routeInfo, m, k, h, e, c, card});
@@ -260,7 +334,7 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     b.act = act_.data();
     b.y = y_.data();
     b.out = out_.data();
-    plan_ = planChain(variant, shape, b);
+    plan_ = planChain(variant, shape, b, modules.tuning());
 
     for (const auto& l : plan_.launches) {
         ze::Kernel kernel = modules.kernel(l.file, l.kernel);

@@ -11,6 +11,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -20,6 +21,25 @@
 #include "zp/scheduler/variant.hpp"
 
 namespace zp::sched {
+
+// Build-time knobs of the GEMM kernels (kernels_cl/common/zp_kernel_config.h). The packaged
+// SPIR-V and native binaries are built with the defaults below; other values need the zecl
+// source bundle, which KernelModules then builds with the matching -D options (tuning
+// sweeps on zecl devices need no rebuild).
+struct KernelTuning {
+    int colsPerWorkGroup = 8;  // ZP_GEMM_COLS_PER_WG: output columns per work-group
+    int colsPerItem = 2;       // ZP_GEMM_COLS_PER_ITEM: columns one work-item walks (even, divides the above)
+    int rowsPerPass = 2;       // ZP_GEMM_ROWS_PER_PASS: activation rows per weight-tile pass (M2 tiling)
+    int e2m1Decode = 1;        // ZP_E2M1_DECODE: 0 = __constant table, 1 = bit arithmetic
+
+    // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0"; keys left out keep the
+    // defaults. Throws std::invalid_argument naming the key and the value.
+    static KernelTuning parse(std::string_view text);
+    std::string describe() const;      // the same form
+    std::string buildOptions() const;  // "-DZP_GEMM_COLS_PER_WG=8 ..."
+    bool isPackaged() const { return *this == KernelTuning{}; }
+    bool operator==(const KernelTuning&) const = default;
+};
 
 // Which module format a device gets: the native binary for its IP version (Intel), else
 // SPIR-V when the device takes SPIR-V, else the zecl source bundle when the device's
@@ -33,13 +53,15 @@ struct ModuleChoice {
 ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package& package);
 
 // The kernel modules of one device, one per kernel file, built on first use and kept.
-// Not thread-safe.
+// A non-packaged tuning needs the source bundle (throws std::runtime_error otherwise).
+// Must outlive the chains made from it. Not thread-safe.
 class KernelModules {
 public:
     KernelModules(const ze::Context& context, const ze::DeviceInfo& device,
-                  const kernels::Package& package = kernels::Package::instance());
+                  const kernels::Package& package = kernels::Package::instance(), KernelTuning tuning = {});
 
     const ModuleChoice& choice() const noexcept { return choice_; }
+    const KernelTuning& tuning() const noexcept { return tuning_; }
     const ze::DeviceInfo& device() const noexcept { return device_; }
     // Throws ze::Error with the build log when the module does not build.
     const ze::Module& module(const std::string& kernelFile);
@@ -51,6 +73,7 @@ private:
     ze::DeviceInfo device_;
     const kernels::Package* package_;
     ModuleChoice choice_;
+    KernelTuning tuning_;
     std::map<std::string, ze::Module> modules_;
 };
 
@@ -111,8 +134,10 @@ struct ChainBuffers {
     void* out = nullptr;          // bf16 [M, H]
 };
 
-// The launches of `variant` (DESIGN.md "Chain variants"). Pure: no device calls.
-ChainPlan planChain(Variant variant, const oracle::ChainShape& shape, const ChainBuffers& buffers);
+// The launches of `variant` (DESIGN.md "Chain variants") for kernels built with `tuning`.
+// Pure: no device calls.
+ChainPlan planChain(Variant variant, const oracle::ChainShape& shape, const ChainBuffers& buffers,
+                    const KernelTuning& tuning = {});
 
 struct KernelTiming {
     std::string kernel;  // entry point

@@ -1,0 +1,72 @@
+/* The grouped MXFP4 GEMV tile shared by gemm1 / gemm2 / source_direct / m1_oracle.
+ * Work-group = ZP_LANES x ZP_GEMM_COLS_PER_WG work-items: local id 0 is the §4 lane,
+ * local id 1 the column inside the tile. */
+#ifndef ZP_GEMM_H
+#define ZP_GEMM_H
+
+#include "zp_platform.h"
+#include "zp_dot.h"
+#include "zp_routes.h"
+
+/* Activation offsets (in elements) of the rows of one pass: row r of the group reads
+ * a + a_row(r) * k, with a_row(r) = src_rows[r'].m (source-direct: through the compact row
+ * table) or r' itself (compact rows / the M1 route's token row), r' = a_first + r. */
+ZP_FN void zp_pass_offsets(int* aoff, const global int* src_rows, int a_first, int r0, int rows,
+                            int k) {
+    for (int i = 0; i < ZP_GEMM_ROWS_PER_PASS; ++i) {
+        const int r = a_first + r0 + min(i, rows - 1);
+        aoff[i] = (src_rows ? src_rows[ZP_ROW_WORDS * r + 1] : r) * k;
+    }
+}
+
+/* Weight row n of expert le in a stacked [E/C, n_total, k/32, 16] / [E/C, n_total, k/32] pair. */
+ZP_FN const global uchar* zp_weight_codes(const global uchar* blocks, int le, int n_total, int n, int k) {
+    return blocks + ((size_t)le * n_total + n) * (size_t)(k / 32) * 16;
+}
+ZP_FN const global uchar* zp_weight_scales(const global uchar* scales, int le, int n_total, int n, int k) {
+    return scales + ((size_t)le * n_total + n) * (size_t)(k / 32);
+}
+
+/* The first of this work-item's ZP_GEMM_COLS_PER_ITEM columns in column tile `tile`. */
+ZP_FN int zp_item_first_col(int tile) {
+    return tile * ZP_GEMM_COLS_PER_WG + (int)get_local_id(1) * ZP_GEMM_COLS_PER_ITEM;
+}
+
+/* out[out_first + r][n] = bf16(dot(row r's activations, W[le] row n)) for r < nrows and the
+ * work-item's columns n = n0 .. n0 + ZP_GEMM_COLS_PER_ITEM - 1 (columns >= n_total compute
+ * on row 0 but write nothing; every work-item joins the barriers). The weight tile is read
+ * once per pass of ZP_GEMM_ROWS_PER_PASS rows (once for M <= 2).
+ * `red`: the kernel's local float[ZP_GEMM_RED_FLOATS]. */
+ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_scales, int le,
+                         int n_total, int k, int n0, const global ushort* a,
+                         const global int* src_rows, int a_first, int nrows, global ushort* out,
+                         int out_first, local float* red) {
+    const uint lane = get_local_id(0);
+    const global uchar* wc[ZP_GEMM_COLS_PER_ITEM];
+    const global uchar* ws[ZP_GEMM_COLS_PER_ITEM];
+    for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c) {
+        const int n = n0 + c < n_total ? n0 + c : 0;
+        wc[c] = zp_weight_codes(w_blocks, le, n_total, n, k);
+        ws[c] = zp_weight_scales(w_scales, le, n_total, n, k);
+    }
+    const uint kb = n0 < n_total ? (uint)k / 32u : 0u;
+    local float* red_item = red + get_local_id(1) * (ZP_GEMM_ACC * ZP_LANES);
+    for (int r0 = 0; r0 < nrows; r0 += ZP_GEMM_ROWS_PER_PASS) {
+        const int rows = min(nrows - r0, ZP_GEMM_ROWS_PER_PASS);
+        int aoff[ZP_GEMM_ROWS_PER_PASS];
+        zp_pass_offsets(aoff, src_rows, a_first, r0, rows, k);
+        float acc[ZP_GEMM_ACC];
+        zp_lane_dot_global(wc, ws, kb, lane, a, aoff, rows, acc);
+        zp_reduce_lanes(red_item, lane, acc);
+        if (lane == 0)
+            for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c)
+                if (n0 + c < n_total)
+                    for (int i = 0; i < rows; ++i)
+                        out[(size_t)(out_first + r0 + i) * n_total + n0 + c] =
+                            zp_f32_to_bf16(acc[c * ZP_GEMM_ROWS_PER_PASS + i]);
+    }
+}
+
+#define ZP_GEMM_RED_FLOATS (ZP_GEMM_COLS_PER_WG * ZP_GEMM_ROWS_PER_PASS * ZP_LANES)
+
+#endif

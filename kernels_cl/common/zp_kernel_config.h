@@ -1,0 +1,67 @@
+/* Tile sizes and buffer layouts shared by the OpenCL C kernels and their host plans
+ * (scheduler/src/chain_plan.cpp includes this file too): plain macros, no OpenCL types.
+ *
+ * The ZP_GEMM_* tile sizes and ZP_E2M1_DECODE are build options. The defaults here are what
+ * the packaged SPIR-V and native binaries are built with; the host plan (zp::sched::
+ * KernelTuning) may pick others at run time for the zecl source bundle, which it then
+ * builds with the matching -D options. The kernels carry reqd_work_group_size, so a
+ * mismatch fails at launch instead of computing garbage. Shapes are NOT build options:
+ * every shape key travels as a by-value kernel argument, so one package serves every
+ * configuration (CONTRACT §1). */
+#ifndef ZP_KERNEL_CONFIG_H
+#define ZP_KERNEL_CONFIG_H
+
+/* CONTRACT §4: 16 logical lanes. A GEMM work-group is ZP_LANES x ZP_GEMM_ITEMS_Y work-items:
+ * lane = local id 0; local id 1 picks ZP_GEMM_COLS_PER_ITEM consecutive columns of the
+ * tile of ZP_GEMM_COLS_PER_WG columns (one Intel sub-group per local id 1). */
+#define ZP_LANES 16
+
+#ifndef ZP_GEMM_COLS_PER_WG
+#define ZP_GEMM_COLS_PER_WG 8
+#endif
+/* Columns one work-item walks in lockstep: its activations are loaded once for all of them.
+ * Must divide ZP_GEMM_COLS_PER_WG and be even (paired_epilogue gives an item whole pairs). */
+#ifndef ZP_GEMM_COLS_PER_ITEM
+#define ZP_GEMM_COLS_PER_ITEM 2
+#endif
+#define ZP_GEMM_ITEMS_Y (ZP_GEMM_COLS_PER_WG / ZP_GEMM_COLS_PER_ITEM)
+/* Activation rows one work-group pushes through a weight tile per pass: the M2 tiling.
+ * An expert group with more rows than this (M > 2) takes several passes. */
+#ifndef ZP_GEMM_ROWS_PER_PASS
+#define ZP_GEMM_ROWS_PER_PASS 2
+#endif
+/* How E2M1 codes are decoded (both exact): 0 = a __constant table, 1 = bit arithmetic. */
+#ifndef ZP_E2M1_DECODE
+#define ZP_E2M1_DECODE 1
+#endif
+
+/* Running sums per work-item: one per (column, row of the pass). */
+#define ZP_GEMM_ACC (ZP_GEMM_COLS_PER_ITEM * ZP_GEMM_ROWS_PER_PASS)
+/* paired_epilogue: gate/up column pairs per work-group (2 columns each). */
+#define ZP_GEMM_PAIRS_PER_WG (ZP_GEMM_COLS_PER_WG / 2)
+
+/* Element-wise kernels (remap_rows, swiglu, gather, m1_swiglu, m1_gather). */
+#ifndef ZP_ELEMWISE_WG
+#define ZP_ELEMWISE_WG 64
+#endif
+/* route_compact runs as ONE work-group of this size (CONTRACT §5.2, deterministic, no atomics). */
+#ifndef ZP_ROUTE_COMPACT_WG
+#define ZP_ROUTE_COMPACT_WG 64
+#endif
+
+/* route_info[ZP_INFO_WORDS] int32, written by route_compact (and by m1_gather for m1_oracle). */
+#define ZP_INFO_ROUTES 0        /* R: compact rows */
+#define ZP_INFO_GROUPS 1        /* G: expert groups (distinct local experts) */
+#define ZP_INFO_INVALID 2       /* number of ids outside [0, E) (CONTRACT §5.1 error flag) */
+#define ZP_INFO_FIRST_INVALID 3 /* route index m*K+k of the first one, -1 if none */
+#define ZP_INFO_WORDS 4
+
+/* compact_rows[MK][ZP_ROW_WORDS]: (local expert, token row), ordered by le then m. */
+#define ZP_ROW_WORDS 2
+/* groups[MK][ZP_GROUP_WORDS]: (local expert, first compact row, row count). */
+#define ZP_GROUP_WORDS 3
+
+/* route_compact's local scratch: ints per route. */
+#define ZP_ROUTE_SCRATCH_WORDS 3
+
+#endif
