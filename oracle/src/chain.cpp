@@ -1,6 +1,7 @@
 #include "zp/oracle/chain.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -92,6 +93,9 @@ void validateShape(const ChainShape& s) {
         reject("experts", str(s.experts), "must be a positive multiple of cards (" + str(s.cards) + ")");
     if (s.topK < 1) reject("top_k", str(s.topK), "must be at least 1");
     if (s.rows < 1) reject("rows", str(s.rows), "must be at least 1");
+    // routes (m, k) and compact rows are indexed by int / I32 (maxRoutes(), routeRow, §5.2).
+    if (std::int64_t(s.rows) * s.topK > std::numeric_limits<std::int32_t>::max())
+        reject("rows", str(s.rows), "times top_k (" + str(s.topK) + ") must be at most 2147483647 routes");
     if (s.card < 0 || s.card >= s.cards)
         reject("card", str(s.card), "must be in [0, cards) = [0, " + str(s.cards) + ")");
     // SILU is indexed by g's BF16 bits and g may be L itself (§5.5), so L must be a BF16 value.

@@ -1,5 +1,7 @@
 #include "zp/scheduler/config.hpp"
 
+#include "yaml_document.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -38,7 +40,10 @@ std::string where(const Ctx& c, const YAML::Node& n) {
     throw InputError(where(c, n) + ": " + path + ": " + what);
 }
 
-std::string jsonQuoted(std::string_view s) { return nlohmann::json(std::string(s)).dump(); }
+// a scalar that is not UTF-8 (yaml-cpp passes the bytes through) would make dump() throw json type_error 316.
+std::string jsonQuoted(std::string_view s) {
+    return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::string kindName(const YAML::Node& n) {
     switch (n.Type()) {
@@ -176,7 +181,14 @@ const std::vector<Leaf>& leaves() {
          }},
         {"weights.prefix",
          [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) {
-             cfg.weightsPrefix = n.IsNull() ? std::string() : scalar(c, n, p, "a string (tensor name prefix)");
+             // tensor names are JSON strings (UTF-8), and toYaml/toJson could not write other bytes.
+             const std::string v = n.IsNull() ? std::string() : scalar(c, n, p, "a string (tensor name prefix)");
+             try {
+                 (void)nlohmann::json(v).dump();
+             } catch (const nlohmann::json::type_error&) {
+                 fail(c, n, p, jsonQuoted(v) + ": not valid UTF-8 (tensor names are UTF-8)");
+             }
+             cfg.weightsPrefix = v;
          }},
         {"gate.min_saving_ms",
          [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) {
@@ -258,19 +270,9 @@ void applyConfigNode(Config& cfg, const YAML::Node& root, const std::string& nam
 }
 
 Config parseConfig(const std::string& yamlText, const std::string& nameForErrors) {
-    std::vector<YAML::Node> docs;
-    try {
-        docs = YAML::LoadAll(yamlText);
-    } catch (const YAML::ParserException& e) {
-        throw InputError(nameForErrors + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                         ": malformed YAML: " + e.msg);
-    } catch (const YAML::Exception& e) {
-        throw InputError(nameForErrors + ": malformed YAML: " + e.what());
-    }
-    if (docs.size() > 1)
-        throw InputError(nameForErrors + ": holds " + std::to_string(docs.size()) + " YAML documents, expected one");
+    const YAML::Node root = loadSingleDocument(yamlText, nameForErrors);
     Config cfg;
-    if (!docs.empty()) applyConfigNode(cfg, docs.front(), nameForErrors);
+    if (root.IsDefined() && !root.IsNull()) applyConfigNode(cfg, root, nameForErrors);
     try {
         validate(cfg);
     } catch (const InputError& e) {

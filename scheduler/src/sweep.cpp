@@ -1,5 +1,7 @@
 #include "zp/scheduler/sweep.hpp"
 
+#include "yaml_document.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -25,6 +27,11 @@ namespace {
 
 // ---------------------------------------------------------------- parsing
 
+// YAML scalars may hold bytes that are not UTF-8; plain dump() throws on them.
+std::string jsonText(const std::string& s) {
+    return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string where(const std::string& file, const YAML::Node& n) {
     if (!n.IsDefined()) return file;
     const YAML::Mark m = n.Mark();
@@ -41,7 +48,7 @@ std::string kindName(const YAML::Node& n) {
         case YAML::NodeType::Map: return "a map";
         case YAML::NodeType::Sequence: return "a sequence";
         case YAML::NodeType::Null: return "no value";
-        case YAML::NodeType::Scalar: return "the scalar " + nlohmann::json(n.Scalar()).dump();
+        case YAML::NodeType::Scalar: return "the scalar " + jsonText(n.Scalar());
         default: return "nothing";
     }
 }
@@ -54,7 +61,7 @@ int readInt(const std::string& file, const YAML::Node& n, const std::string& pat
     int v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (isQuoted(n) || s.empty() || end != s.data() + s.size() || ec != std::errc())
-        fail(file, n, path, nlohmann::json(s).dump() + ": not an integer");
+        fail(file, n, path, jsonText(s) + ": not an integer");
     if (v < least) fail(file, n, path, fmt::format("{}: must be at least {}", v, least));
     return v;
 }
@@ -199,7 +206,7 @@ SweepAxis parseAxis(const std::string& file, const std::string& key, const YAML:
             applyKey(scratch, key, item, file, "sweep.axes");
             text = *leafText(scratch, key);
             if (text.find_first_of(",=") != std::string::npos)
-                fail(file, item, ipath, nlohmann::json(text).dump() + ": an axis value may not contain ',' or '=' (they separate point ids)");
+                fail(file, item, ipath, jsonText(text) + ": an axis value may not contain ',' or '=' (they separate point ids)");
         }
         if (!seen.insert(text).second) fail(file, item, ipath, text + ": duplicate value");
         axis.values.push_back(text);
@@ -377,15 +384,8 @@ std::string duration(double s) {
 // ---------------------------------------------------------------- spec and plan
 
 SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const std::filesystem::path& baseDir) {
-    std::vector<YAML::Node> docs;
-    try {
-        docs = YAML::LoadAll(yamlText);
-    } catch (const YAML::ParserException& e) {
-        throw InputError(fmt::format("{}:{}:{}: malformed YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
-    }
-    if (docs.size() > 1) throw InputError(fmt::format("{}: holds {} YAML documents, expected one", file, docs.size()));
     // const: a non-const operator[] would insert the keys it looks up.
-    const YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
+    const YAML::Node root = loadSingleDocument(yamlText, file);
     if (!root.IsDefined() || !root.IsMap() || root.size() != 1 || !root["sweep"])
         throw InputError(file + ": expected one top-level key, sweep: {name, base_config, set, axes, repeats, warmup}" +
                          (root.IsMap() && root.size() ? "" : " (the file is empty or not a map)"));
@@ -407,7 +407,7 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
             spec.name = readString(file, s["name"], "sweep.name");
             if (spec.name.empty() || spec.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
                                          std::string::npos)
-                fail(file, s["name"], "sweep.name", nlohmann::json(spec.name).dump() + ": use letters, digits, '_', '.', '-'");
+                fail(file, s["name"], "sweep.name", jsonText(spec.name) + ": use letters, digits, '_', '.', '-'");
         }
         if (s["base_config"] && !s["base_config"].IsNull()) {
             const YAML::Node n = s["base_config"];
@@ -634,7 +634,8 @@ std::vector<nlohmann::json> SweepRunner::run(const Measure& measure) {
         nlohmann::json point = nlohmann::json::object();
         for (const auto& [k, v] : p.keys) {
             const auto flat = flatConfig(p.config);
-            auto it = std::find_if(flat.begin(), flat.end(), [&](const auto& kv) { return kv.first == k; });
+            // clang 14 cannot capture a structured binding in a lambda.
+            auto it = std::find_if(flat.begin(), flat.end(), [&key = k](const auto& kv) { return kv.first == key; });
             point[k] = it != flat.end() ? it->second : nlohmann::json(v);
         }
         nlohmann::json row = {{"sweep", plan_.name}, {"id", p.id}, {"index", p.index}, {"point", point},

@@ -1,0 +1,141 @@
+// Findings of the fuzz targets (tests/fuzz/fuzz_*.cpp) as plain tests, and a check that the
+// seed corpus is what its file names say (valid_* accepted, bad_* rejected with InputError).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "zp/oracle/chain.hpp"
+#include "zp/scheduler/config.hpp"
+#include "zp/scheduler/safetensors.hpp"
+
+namespace fs = std::filesystem;
+using namespace zp::sched;
+
+namespace {
+
+const fs::path kCorpus = fs::path(ZP_FUZZ_CORPUS_DIR);
+
+std::vector<std::uint8_t> readBytes(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<fs::path> corpusFiles(const std::string& target, const std::string& prefix) {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(kCorpus / target))
+        if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
+    return out;
+}
+
+TEST(FuzzCorpus, GivenSafetensorsSeeds_WhenParsed_ThenValidOnesParseAndBadOnesThrowInputError) {
+    const auto valid = corpusFiles("safetensors", "valid_"), bad = corpusFiles("safetensors", "bad_");
+    ASSERT_GE(valid.size(), 3u);
+    ASSERT_GE(bad.size(), 3u);
+    for (const auto& p : valid) EXPECT_NO_THROW(parseSafetensors(readBytes(p), p.string())) << p;
+    for (const auto& p : bad) EXPECT_THROW(parseSafetensors(readBytes(p), p.string()), InputError) << p;
+}
+
+TEST(FuzzCorpus, GivenConfigSeeds_WhenParsed_ThenValidOnesParseAndBadOnesThrowInputError) {
+    const auto valid = corpusFiles("config", "valid_"), bad = corpusFiles("config", "bad_");
+    ASSERT_GE(valid.size(), 3u);
+    ASSERT_GE(bad.size(), 3u);
+    for (const auto& p : valid) {
+        const auto b = readBytes(p);
+        EXPECT_NO_THROW(parseConfig(std::string(b.begin(), b.end()), p.string())) << p;
+    }
+    for (const auto& p : bad) {
+        const auto b = readBytes(p);
+        EXPECT_THROW(parseConfig(std::string(b.begin(), b.end()), p.string()), InputError) << p;
+    }
+}
+
+// ---- findings (docs/reliability.md "Findings"); each input is also in tests/fuzz/corpus/config/crash-* ----
+
+// What parseConfig(text) did: "ok", "InputError: ...", or another exception type.
+std::string parseOutcome(const std::string& text) {
+    try {
+        parseConfig(text, "fuzz.yaml");
+        return "ok";
+    } catch (const InputError& e) {
+        return std::string("InputError: ") + e.what();
+    } catch (const std::exception& e) {
+        return std::string("other exception (a bug: tools exit 1): ") + e.what();
+    }
+}
+
+// parseOutcome in a child process that is killed after `seconds`: a parser that loops forever
+// (allocating as it goes) fails the test instead of hanging the suite and eating the memory.
+std::string parseOutcomeWithin(const std::string& text, unsigned seconds) {
+    int fds[2];
+    if (::pipe(fds) != 0) return "pipe failed";
+    const pid_t pid = ::fork();
+    if (pid < 0) return "fork failed";
+    if (pid == 0) {
+        ::close(fds[0]);
+        ::alarm(seconds);
+        const std::string out = parseOutcome(text);
+        (void)!::write(fds[1], out.data(), out.size());
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buf[512];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, std::size_t(n));
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status))
+        return "killed by signal " + std::to_string(WTERMSIG(status)) +
+               (WTERMSIG(status) == SIGALRM ? " (still parsing after " + std::to_string(seconds) + " s: a hang)" : "");
+    return out;
+}
+
+// fuzz_config, finding 1: an error message quoting a scalar that is not UTF-8 went through
+// nlohmann::json::dump(), which throws type_error 316, so a non-InputError escaped parseConfig.
+TEST(FuzzRegression, GivenAKeyThatIsNotUtf8_WhenTheConfigIsParsed_ThenInputError) {
+    const std::string outcome = parseOutcome("-- ro \x93ws\n 2\n");
+    EXPECT_EQ(outcome.rfind("InputError: fuzz.yaml", 0), 0u) << outcome;
+}
+
+// fuzz_config, finding 2: yaml-cpp 0.7's LoadAll never returns on a stray ',' (allocating a
+// null document per turn; jbeder/yaml-cpp#1040), so ze-probe hung on such a config.
+TEST(FuzzRegression, GivenAStrayComma_WhenTheConfigIsParsed_ThenInputErrorWithoutHanging) {
+    for (const std::string text : {",", "\n,-- 2\n", "rows: 2\n,\n"}) {
+        const std::string outcome = parseOutcomeWithin(text, 3);
+        EXPECT_EQ(outcome.rfind("InputError: fuzz.yaml:", 0), 0u) << "input " << ::testing::PrintToString(text) << ": " << outcome;
+    }
+}
+
+// fuzz_config, finding 3: weights.prefix took any bytes; toYaml/toJson (the card JSON) then
+// threw nlohmann type_error 316 on a prefix that is not UTF-8, or wrote a different prefix.
+TEST(FuzzRegression, GivenAWeightsPrefixThatIsNotUtf8_WhenTheConfigIsParsed_ThenInputErrorNamingTheKey) {
+    const std::string outcome = parseOutcome("weights: {prefix: \"model.layers.3.ml\x90\xd1\x9a\xcdpert+.\"}\n");
+    EXPECT_EQ(outcome.rfind("InputError: fuzz.yaml", 0), 0u) << outcome;
+    EXPECT_NE(outcome.find("weights.prefix"), std::string::npos) << outcome;
+    Config cfg;
+    EXPECT_THROW(applySet(cfg, "weights.prefix=a\xff" "b"), InputError);
+}
+
+// fuzz_config, finding 4: rows × top_k beyond INT32_MAX validated, and ChainShape::maxRoutes()
+// (int rows * topK) then overflowed: undefined behaviour in every plan sized by it.
+TEST(FuzzRegression, GivenRowsTimesTopKBeyondInt32_WhenTheConfigIsParsed_ThenInputErrorNamingRows) {
+    const std::string outcome = parseOutcome("rows: 1600880343\n");  // × the default top_k 6
+    EXPECT_EQ(outcome.rfind("InputError: fuzz.yaml", 0), 0u) << outcome;
+    EXPECT_NE(outcome.find("rows"), std::string::npos) << outcome;
+    Config cfg;
+    applySet(cfg, "rows=1073741824");
+    applySet(cfg, "top_k=2");
+    EXPECT_THROW(validate(cfg), InputError);
+    applySet(cfg, "top_k=1");
+    EXPECT_NO_THROW(validate(cfg));
+    EXPECT_EQ(cfg.shape.maxRoutes(), 1073741824);
+}
+
+}  // namespace
