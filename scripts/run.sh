@@ -6,4 +6,4 @@ cd "$(dirname "$0")/.."
 bash scripts/build.sh
 build=${ZP_BUILD_DIR:-build}
 if [[ $# -eq 0 ]]; then set -- --route-pattern six_local; fi
-exec "$build/tools/ze-probe/ze-probe" --device host "$@"
+exec "$build/tools/ze-probe/ze-probe" "$@"

@@ -7,9 +7,12 @@
 #include <fstream>
 #include <iostream>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "device_session.hpp"
 #include "probe.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/scheduler/case_io.hpp"
@@ -28,8 +31,8 @@ struct Options {
     std::string configFile;
     std::vector<std::string> sets;
     std::string weightsFile, inputsFile, dumpFile;
-    std::string variant = "baseline";
-    std::string device = "host";
+    std::string variant;  // empty: every variant (with --inputs: baseline)
+    std::string device;   // empty: the best device (first Intel GPU, else first zecl device)
     std::string routePattern = "six_local";
     std::string outDir = "probe-out";
     std::optional<std::uint64_t> seed;
@@ -65,20 +68,52 @@ void writeJson(const fs::path& file, const nlohmann::json& j) {
     fs::rename(tmp, file);
 }
 
-// --inputs: exactly that one case, optionally dumped.
-int runOneCase(const Options& o, const sched::Config& cfg, const probe::Executor& exec, sched::Variant variant) {
+// The variants a run covers: the on-device M1 oracle first (every other variant's `out` is
+// checked against it too), then the chosen one or all of them.
+std::vector<sched::Variant> chooseVariants(const std::string& name) {
+    if (name.empty()) {
+        std::vector<sched::Variant> all{sched::Variant::M1Oracle};
+        for (sched::Variant v : sched::kAllVariants)
+            if (v != sched::Variant::M1Oracle) all.push_back(v);
+        return all;
+    }
+    const sched::Variant v = sched::parseVariant(name);
+    if (v == sched::Variant::M1Oracle) return {v};
+    return {sched::Variant::M1Oracle, v};
+}
+
+// --inputs: exactly that one case, optionally dumped with the tensors the executor produced.
+int runOneCase(const Options& o, const sched::Config& cfg) {
     const auto& s = cfg.shape;
+    const sched::Variant variant = o.variant.empty() ? sched::Variant::Baseline : sched::parseVariant(o.variant);
     const auto in = sched::loadInputs(o.inputsFile, s);
     const auto weights = o.weightsFile.empty() ? sched::makeRandomWeights(s, cfg.seed)
                                                : sched::loadWeights(o.weightsFile, s, cfg.weightsPrefix);
     const auto silu = oracle::buildSiluTable(s.swigluAlpha);
     const auto want = oracle::runChain(s, weights, in, silu);
-    const auto got = exec.run(probe::CaseRun{s, weights, in, silu, nullptr});
+
+    std::unique_ptr<probe::DeviceSession> session;
+    probe::Executor exec = probe::Executor::hostM1();
+    probe::ExecutorResult got;
+    if (o.device == "host") {
+        got = exec.run(probe::CaseRun{s, weights, in, silu, nullptr});
+        // The host oracle's tensors, limited to what the variant materialises.
+        got.outputs = want;
+        got.materialised = sched::materialised(variant);
+    } else {
+        initLevelZero();
+        session = std::make_unique<probe::DeviceSession>(o.device, s, std::vector<sched::Variant>{variant});
+        session->uploadWeights(weights, {});
+        got = session->executors().front().run(probe::CaseRun{s, weights, in, silu, nullptr});
+        fmt::print("device: {} ({})\n", session->device().name(), session->moduleChoice().why);
+    }
     const auto mismatch = probe::compareWithOracle(s, want, got);
     if (!o.dumpFile.empty()) {
-        // The host oracle's tensors, limited to what the variant materialises.
-        sched::writeSafetensors(o.dumpFile, sched::dumpTensors(s, in, want, sched::materialised(variant)),
-                                {{"variant", std::string(sched::variantName(variant))}, {"device", o.device},
+        oracle::ChainOutputs dumped = got.outputs;
+        if (variant == sched::Variant::M1Oracle) dumped.routes = want.routes;  // M1 does not compact
+        sched::writeSafetensors(o.dumpFile, sched::dumpTensors(s, in, dumped, got.materialised),
+                                {{"variant", std::string(sched::variantName(variant))},
+                                 {"device", session ? session->device().name() : "host"},
                                  {"contract", "1"}});
         fmt::print("wrote {}\n", o.dumpFile);
     }
@@ -94,26 +129,44 @@ int run(const Options& o) {
         return kExitOk;
     }
     const sched::Config cfg = loadSettings(o);
-    const sched::Variant variant = sched::parseVariant(o.variant);
-    if (o.device != "host")
-        throw sched::InputError("--device " + o.device + ": this build runs only the host oracle (--device host)");
-    const probe::Executor exec = probe::Executor::hostM1();
-
-    if (!o.inputsFile.empty()) return runOneCase(o, cfg, exec, variant);
+    if (!o.variant.empty()) sched::parseVariant(o.variant);  // bad names fail before any work
+    if (!o.inputsFile.empty()) return runOneCase(o, cfg);
     if (!o.dumpFile.empty()) throw sched::InputError("--dump needs --inputs (it dumps exactly that one case)");
 
     probe::RunSettings rs;
     rs.config = cfg;
     rs.patterns = choosePatterns(o.routePattern);
-    if (!o.weightsFile.empty()) rs.weightsFile = o.weightsFile;
+    if (!o.weightsFile.empty()) rs.fixedWeights = sched::loadWeights(o.weightsFile, cfg.shape, cfg.weightsPrefix);
     const auto t0 = std::chrono::steady_clock::now();
+    const bool tty = ::isatty(STDERR_FILENO);
     rs.progress = [&](const std::string& caseName) {
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        fmt::print(stderr, "\r  {:<30} {:6.1f} s", caseName, s);
+        // A terminal gets one line rewritten in place; a log gets one line per case.
+        if (tty) fmt::print(stderr, "\r  {:<30} {:6.1f} s", caseName, s);
+        else fmt::print(stderr, "  {:<30} {:6.1f} s\n", caseName, s);
         std::fflush(stderr);
     };
-    const probe::Correctness c = probe::runCases(rs, {exec});
-    fmt::print(stderr, "\n");
+    std::unique_ptr<probe::DeviceSession> session;
+    std::vector<probe::Executor> executors;
+    nlohmann::json deviceJson = {{"name", "host oracle"}, {"type", "host"}};
+    if (o.device == "host") {
+        executors.push_back(probe::Executor::hostM1());
+    } else {
+        initLevelZero();
+        session = std::make_unique<probe::DeviceSession>(o.device, cfg.shape, chooseVariants(o.variant));
+        executors = session->executors();
+        deviceJson = session->describe();
+        rs.deviceFlushesSubnormals = session->flushesSubnormals();
+        // Weights from a file are uploaded once; random ones change with each case (§7).
+        if (rs.fixedWeights) session->uploadWeights(*rs.fixedWeights, {});
+        else rs.prepare = [&](const sched::Case& c, const oracle::LocalWeights& w) {
+            session->uploadWeights(w, c.touchedLocalExperts);
+        };
+        fmt::print("device: {} [{}], {}\n", session->device().name(), ze::driverKindName(session->device().kind),
+                   session->moduleChoice().why);
+    }
+    const probe::Correctness c = probe::runCases(rs, executors);
+    if (tty) fmt::print(stderr, "\n");
     fmt::print("{}", probe::formatTable(c));
     for (const auto& f : c.failures) fmt::print("FAILED {} [{}]: {}\n", f.caseName, f.variant, f.message);
 
@@ -121,7 +174,7 @@ int run(const Options& o) {
         {"schema", kCardSchema},
         {"contract", cfg.contract},
         {"card", cfg.shape.card},
-        {"device", {{"name", "host oracle"}, {"type", "host"}}},
+        {"device", deviceJson},
         {"config", sched::toJson(cfg)},
         {"correctness", probe::correctnessJson(c)},
     };
@@ -143,8 +196,12 @@ int main(int argc, char** argv) {
     app.add_option("--inputs", o.inputsFile, "safetensors case: hidden, topk_ids, topk_weights (runs that one case)")
         ->check(CLI::ExistingFile);
     app.add_option("--dump", o.dumpFile, "write the case's inputs and tensors to this safetensors file");
-    app.add_option("--variant", o.variant, "chain variant (baseline, gemm2_loader_fused, source_direct, ...)");
-    app.add_option("--device", o.device, "host (the host oracle)");
+    app.add_option("--variant", o.variant,
+                   "chain variant: baseline, gemm2_loader_fused, source_direct, paired_epilogue, paired_direct, "
+                   "m1_oracle (default: all; with --inputs: baseline)");
+    app.add_option("--device", o.device,
+                   "host (the host oracle), intel, zecl, or an index from --list-devices (default: first Intel GPU, "
+                   "else first zecl device)");
     app.add_option("--route-pattern", o.routePattern, "route pattern of CONTRACT §6, or all");
     app.add_option("--out", o.outDir, "directory for card<N>.json");
     app.add_option("--seed", o.seed, "base seed of cases and random weights (config key: seed)");

@@ -41,6 +41,20 @@ std::optional<std::string> compareWithOracle(const oracle::ChainShape& s, const 
         if (!it.on) continue;
         if (auto mm = sched::firstMismatch(it.name, it.got, it.want, it.cols)) return mm->describe(it.want.size());
     }
+    if (!got.routeY.empty()) {
+        // The M1 chain's y of every local route (m, k) equals y of its compact row cr(m, k).
+        const std::size_t H = std::size_t(s.hidden);
+        if (got.routeY.size() != std::size_t(s.rows) * s.topK * H)
+            return fmt::format("y per route: got {} values, want {}", got.routeY.size(), std::size_t(s.rows) * s.topK * H);
+        for (int route = 0; route < s.rows * s.topK; ++route) {
+            const std::int32_t r = want.routes.routeRow[std::size_t(route)];
+            if (r < 0) continue;
+            const std::span<const oracle::bf16_t> g(got.routeY.data() + std::size_t(route) * H, H);
+            const std::span<const oracle::bf16_t> w(want.y.data() + std::size_t(r) * H, H);
+            if (auto mm = sched::firstMismatch(fmt::format("y(route m={}, k={})", route / s.topK, route % s.topK), g, w, H))
+                return mm->describe(H);
+        }
+    }
     return std::nullopt;
 }
 
@@ -53,18 +67,20 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
         c.table.emplace_back(e.name, std::move(rows));
     }
     const auto silu = oracle::buildSiluTable(s.swigluAlpha);
-    oracle::LocalWeights weights = rs.weightsFile
-                                       ? sched::loadWeights(*rs.weightsFile, s, rs.config.weightsPrefix)
-                                       : oracle::LocalWeights::zeros(s);
+    const bool drawWeights = !rs.fixedWeights;
+    oracle::LocalWeights drawn = drawWeights ? oracle::LocalWeights::zeros(s) : oracle::LocalWeights{};
+    const oracle::LocalWeights& weights = drawWeights ? drawn : *rs.fixedWeights;
 
     for (std::size_t pi = 0; pi < rs.patterns.size(); ++pi) {
         const auto pattern = rs.patterns[pi];
         if (sched::patternInvalidReason(s, pattern)) continue;
         for (int v : rs.inputVariants) {
             const sched::Case kase =
-                sched::makeCase(s, pattern, v, rs.config.seed, rs.weightsFile ? nullptr : &weights);
+                sched::makeCase(s, pattern, v, rs.config.seed, drawWeights ? &drawn : nullptr);
             const std::string caseName = kase.name();
             const oracle::ChainOutputs want = oracle::runChain(s, weights, kase.inputs, silu);
+            if (rs.prepare) rs.prepare(kase, weights);
+            std::optional<std::vector<oracle::bf16_t>> m1Out;  // the on-device M1 oracle's out
             for (std::size_t ei = 0; ei < executors.size(); ++ei) {
                 PatternCounts& counts = c.table[ei].second[pi];
                 const std::string& variant = executors[ei].name;
@@ -81,7 +97,12 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
                     continue;
                 }
                 const ExecutorResult got = executors[ei].run(CaseRun{s, weights, kase.inputs, silu, &kase});
-                if (auto why = compareWithOracle(s, want, got)) {
+                if (variant == "m1_oracle") m1Out = got.outputs.out;
+                std::optional<std::string> why = compareWithOracle(s, want, got);
+                if (!why && m1Out && variant != "m1_oracle")
+                    if (auto mm = sched::firstMismatch("out", got.outputs.out, *m1Out, std::size_t(s.hidden)))
+                        why = "against the on-device m1_oracle: " + mm->describe(m1Out->size());
+                if (why) {
                     fail(*why);
                 } else {
                     ++counts.passed;

@@ -23,6 +23,8 @@ namespace zp::probe {
 struct ExecutorResult {
     oracle::ChainOutputs outputs;
     sched::Materialised materialised;
+    // The fixed-M1 chain's y per route (m, k), route order [M*K, H]; empty for other executors.
+    std::vector<oracle::bf16_t> routeY;
     std::optional<std::string> error;  // e.g. the device's invalid-id flag
 };
 
@@ -69,13 +71,18 @@ struct RunSettings {
     sched::Config config;
     std::vector<sched::RoutePattern> patterns;
     std::vector<int> inputVariants = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
-    std::optional<std::filesystem::path> weightsFile;  // else per-case random weights
+    // Weights from a file, used by every case as they are; else each case draws the weights
+    // of the experts it touches (§7).
+    std::optional<oracle::LocalWeights> fixedWeights;
     bool deviceFlushesSubnormals = false;
+    // Called once per case before the executors run, e.g. to upload the touched experts.
+    std::function<void(const sched::Case&, const oracle::LocalWeights&)> prepare;
     std::function<void(const std::string&)> progress;  // one line per case, may be empty
 };
 
 // Runs every case of the chosen patterns through each executor and compares with the host
-// oracle (runChain), bit for bit.
+// oracle (runChain), bit for bit; when an executor is named "m1_oracle" (the on-device
+// fixed-M1 chain) it runs first and every other executor's `out` must equal its `out` too.
 Correctness runCases(const RunSettings&, const std::vector<Executor>&);
 
 // Compares one executor's outputs with the oracle; empty when equal.

@@ -1,0 +1,90 @@
+#include "device_session.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace zp::probe {
+
+struct DeviceSession::State {
+    // Declaration order is destruction order reversed: the context outlives everything.
+    ze::Context context;
+    ze::CommandQueue queue;
+    std::unique_ptr<sched::KernelModules> modules;
+    std::unique_ptr<sched::DeviceWeights> weights;
+    std::vector<oracle::bf16_t> silu;
+    std::vector<std::pair<sched::Variant, std::unique_ptr<sched::DeviceChain>>> chains;
+};
+
+DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& shape,
+                             const std::vector<sched::Variant>& variants)
+    : device_(ze::selectDevice(spec)), state_(std::make_unique<State>()) {
+    State& s = *state_;
+    s.context = ze::Context(device_);
+    s.queue = ze::CommandQueue(s.context, device_);
+    s.modules = std::make_unique<sched::KernelModules>(s.context, device_);
+    s.weights = std::make_unique<sched::DeviceWeights>(s.context, device_, shape);
+    s.silu = oracle::buildSiluTable(shape.swigluAlpha);
+    for (sched::Variant v : variants)
+        s.chains.emplace_back(v, std::make_unique<sched::DeviceChain>(s.context, device_, *s.modules, shape, v, *s.weights, s.silu));
+}
+
+DeviceSession::~DeviceSession() = default;
+
+const sched::ModuleChoice& DeviceSession::moduleChoice() const { return state_->modules->choice(); }
+
+void DeviceSession::uploadWeights(const oracle::LocalWeights& weights, std::span<const int> localExperts) {
+    state_->weights->upload(weights, localExperts);
+}
+
+sched::DeviceChain& DeviceSession::chain(sched::Variant v) {
+    for (auto& [variant, chain] : state_->chains)
+        if (variant == v) return *chain;
+    throw std::logic_error(fmt::format("no chain for variant {}", sched::variantName(v)));
+}
+
+ze::CommandQueue& DeviceSession::queue() { return state_->queue; }
+
+std::vector<Executor> DeviceSession::executors() {
+    std::vector<Executor> out;
+    for (auto& [variant, chain] : state_->chains) {
+        sched::DeviceChain* c = chain.get();
+        const sched::Variant v = variant;
+        out.push_back({std::string(sched::variantName(v)), [this, c, v](const CaseRun& run) {
+                           c->setInputs(run.inputs);
+                           c->execute(state_->queue);
+                           return toExecutorResult(run.shape, v, c->results());
+                       }});
+    }
+    return out;
+}
+
+nlohmann::json DeviceSession::describe() const {
+    const auto& d = device_;
+    return {{"name", d.name()},
+            {"type", d.isGpu() ? "gpu" : "cpu"},
+            {"driver", ze::driverKindName(d.kind)},
+            {"driver_version", d.driverProps.driverVersion},
+            {"compute_units", d.computeUnits()},
+            {"memory_bytes", d.totalMemory()},
+            {"fp32_denorm", d.supportsFp32Denorm()},
+            {"modules", state_->modules->choice().why}};
+}
+
+ExecutorResult toExecutorResult(const oracle::ChainShape& s, sched::Variant v, const sched::DeviceResults& d) {
+    ExecutorResult r;
+    r.materialised = sched::materialised(v);
+    r.outputs.routes.rows = d.compactRows;
+    r.outputs.routes.routeRow = d.routeRow;
+    r.outputs.gateUp = d.gateUp;
+    r.outputs.act = d.act;
+    r.outputs.y = d.y;
+    r.outputs.out = d.out;
+    r.routeY = d.routeY;
+    if (d.invalidIds > 0)
+        r.error = fmt::format("device flagged {} expert id(s) outside [0, {}); first at route (m, k) = ({}, {})",
+                              d.invalidIds, s.experts, d.firstInvalidRoute / s.topK, d.firstInvalidRoute % s.topK);
+    return r;
+}
+
+}  // namespace zp::probe
