@@ -12,6 +12,7 @@ packages=(
   libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  libcpp-httplib-dev
 )
 # Optional extras for the fuzz/sanitizer jobs; installed only on request.
 if [[ "${ZP_BOOTSTRAP_FUZZ:-0}" == 1 ]]; then

@@ -1,0 +1,49 @@
+# Install rules of the embeddable package; the top-level CMakeLists.txt includes this file last.
+#
+#   <prefix>/include/zeprobe/zeprobe.hpp
+#   <prefix>/<libdir>/libzeprobe.so*            facade with oracle, scheduler, runtime and the kernel
+#                                              package linked in (their symbols hidden)
+#   <prefix>/<libdir>/libze_zecl.so             zecl; libzeprobe finds it next to itself
+#   <prefix>/<libdir>/cmake/zeprobe/            zeprobeConfig.cmake, ...ConfigVersion.cmake, zeprobeTargets*.cmake
+#   <prefix>/<libdir>/pkgconfig/zeprobe.pc
+#
+# zeprobe's link interface is its header only, so zeprobeConfig.cmake finds no other package;
+# the shared libraries it needs at run time (libze_loader, libyaml-cpp, libfmt, libstdc++) are
+# the distribution's. Everything here is relocatable: `cmake --install build --prefix DIR` works.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(ZEPROBE_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/zeprobe" CACHE STRING
+    "Where zeprobeConfig.cmake is installed (relative to the prefix)")
+mark_as_advanced(ZEPROBE_INSTALL_CMAKEDIR)
+
+install(TARGETS zeprobe EXPORT zeprobeTargets
+  LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+  ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+  RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
+  FILE_SET HEADERS DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+
+# The driver is loaded by the Level Zero loader (ZE_ENABLE_ALT_DRIVERS), never linked: a plain
+# library, not an exported target. zeprobeConfig.cmake names its path in zeprobe_ZECL_LIBRARY.
+if(TARGET ze_zecl)
+  install(TARGETS ze_zecl LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+endif()
+
+install(EXPORT zeprobeTargets NAMESPACE zeprobe:: DESTINATION "${ZEPROBE_INSTALL_CMAKEDIR}")
+
+configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/zeprobeConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/zeprobe-package/zeprobeConfig.cmake"
+  INSTALL_DESTINATION "${ZEPROBE_INSTALL_CMAKEDIR}")
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/zeprobe-package/zeprobeConfigVersion.cmake"
+  VERSION "${PROJECT_VERSION}"
+  # 0.x: a minor release may change the API.
+  COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/zeprobe-package/zeprobeConfig.cmake"
+              "${PROJECT_BINARY_DIR}/zeprobe-package/zeprobeConfigVersion.cmake"
+  DESTINATION "${ZEPROBE_INSTALL_CMAKEDIR}")
+
+# pkg-config: prefix relative to the .pc file (${pcfiledir}), so a moved prefix still works.
+file(RELATIVE_PATH ZEPROBE_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" ZEPROBE_PC_TO_PREFIX "${ZEPROBE_PC_TO_PREFIX}")
+configure_file("${CMAKE_CURRENT_LIST_DIR}/zeprobe.pc.in" "${PROJECT_BINARY_DIR}/zeprobe-package/zeprobe.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/zeprobe-package/zeprobe.pc" DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
