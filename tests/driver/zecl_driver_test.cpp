@@ -99,13 +99,20 @@ struct Zecl {
     }
 };
 
-// OpenCL's view of zecl's devices (one PoCL platform here, same order).
+// OpenCL's view of zecl's first driver: the first platform with devices that ZECL_PLATFORM
+// (a name substring, as zecl reads it) keeps.
 std::vector<cl_device_id> clDevices() {
     cl_uint np = 0;
     clGetPlatformIDs(0, nullptr, &np);
     std::vector<cl_platform_id> ps(np);
     clGetPlatformIDs(np, ps.data(), nullptr);
+    const char* only = std::getenv("ZECL_PLATFORM");
     for (auto p : ps) {
+        if (only && *only) {
+            char name[256] = {};
+            clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof(name) - 1, name, nullptr);
+            if (std::string(name).find(only) == std::string::npos) continue;
+        }
         cl_uint nd = 0;
         if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0)
             continue;
