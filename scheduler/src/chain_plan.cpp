@@ -436,4 +436,22 @@ std::vector<KernelTiming> DeviceChain::kernelTimings() const {
     return t;
 }
 
+std::vector<KernelSpan> DeviceChain::kernelSpans() const {
+    std::vector<KernelSpan> spans;
+    if (events_.empty()) return spans;
+    const auto clock = device_.kernelClock();
+    const std::uint64_t firstTicks = events_.front().kernelTimestamp().context.kernelStart;
+    // NOTE: absolute device times (~1e18 ns on some drivers) do not fit a double exactly:
+    // the base stays an integer when a tick is 1 ns, and offsets from it are small.
+    const std::uint64_t base = clock.nsPerTick == 1.0 ? (firstTicks & clock.mask)
+                                                      : std::uint64_t(clock.toNs(firstTicks));
+    for (std::size_t n = 0; n < events_.size(); ++n) {
+        const auto ts = events_[n].kernelTimestamp();
+        const std::uint64_t start = base + std::uint64_t(clock.durationNs(firstTicks, ts.context.kernelStart));
+        const std::uint64_t end = start + std::uint64_t(clock.durationNs(ts.context.kernelStart, ts.context.kernelEnd));
+        spans.push_back({plan_.launches[n].kernel, start, end});
+    }
+    return spans;
+}
+
 }  // namespace zp::sched

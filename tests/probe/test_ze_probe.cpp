@@ -108,7 +108,9 @@ TEST_F(ZeProbe, GivenAPattern_WhenRun_ThenTableAndCardJsonCountTwelveCases) {
     EXPECT_NE(r.output.find("all_duplicate           12/12"), std::string::npos) << r.output;
     std::ifstream f(path("out/card0.json"));
     const auto j = nlohmann::json::parse(f);
-    EXPECT_EQ(j["schema"], 1);
+    EXPECT_EQ(j["schema"], 2);
+    EXPECT_TRUE(j["timings"].is_null());  // the host oracle has no device timestamps
+    EXPECT_TRUE(j["gate"].is_null());
     EXPECT_EQ(j["contract"], 1);
     EXPECT_EQ(j["correctness"]["passed"], 12);
     EXPECT_EQ(j["correctness"]["failed"], 0);
@@ -153,7 +155,12 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{"--config /nonexistent.yaml", 2, "/nonexistent.yaml"},
                       BadInput{"--dump x.safetensors --device host", 2, "--dump needs --inputs"},
                       BadInput{"--set card=4 --device host", 2, "card"},
-                      BadInput{"--seed notanumber", 2, "--seed"}));
+                      BadInput{"--seed notanumber", 2, "--seed"},
+                      BadInput{"--device host --trace t.json", 2, "--trace needs the timing"},
+                      BadInput{"--no-timing --report r.svg", 2, "--report needs the timing"},
+                      BadInput{"--repeats 0 --device host", 2, "--repeats"},
+                      BadInput{"--resume --device host", 2, "--resume and --overwrite go with --sweep"},
+                      BadInput{"--sweep /nonexistent.yaml", 2, "/nonexistent.yaml"}));
 
 TEST_F(ZeProbe, GivenOutOfRangeExpertId_WhenRun_ThenRejectedNamingTheRoute) {
     const auto s = reducedShape();

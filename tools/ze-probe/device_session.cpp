@@ -1,10 +1,23 @@
 #include "device_session.hpp"
 
+#include "zp/scheduler/input_error.hpp"
+
 #include <fmt/format.h>
 
+#include <chrono>
 #include <map>
 
 namespace zp::probe {
+
+ze::DeviceInfo selectDeviceOrInputError(const std::string& spec) {
+    try {
+        return ze::selectDevice(spec);
+    } catch (const ze::Error& e) {
+        // A --device value that names no device is bad input (exit 2), not a device fault.
+        if (e.code() == ZE_RESULT_ERROR_INVALID_ARGUMENT) throw sched::InputError(std::string("--device: ") + e.what());
+        throw;
+    }
+}
 
 struct DeviceSession::State {
     // Declaration order is destruction order reversed: the context outlives everything.
@@ -14,11 +27,12 @@ struct DeviceSession::State {
     std::unique_ptr<sched::DeviceWeights> weights;
     std::vector<oracle::bf16_t> silu;
     std::vector<std::pair<sched::Variant, std::unique_ptr<sched::DeviceChain>>> chains;
+    ExecutionSink sink;
 };
 
 DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& shape,
                              const std::vector<sched::Variant>& variants)
-    : device_(ze::selectDevice(spec)), state_(std::make_unique<State>()) {
+    : device_(selectDeviceOrInputError(spec)), state_(std::make_unique<State>()) {
     State& s = *state_;
     s.context = ze::Context(device_);
     s.queue = ze::CommandQueue(s.context, device_);
@@ -29,7 +43,14 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
         s.chains.emplace_back(v, std::make_unique<sched::DeviceChain>(s.context, device_, *s.modules, shape, v, *s.weights, s.silu));
 }
 
-DeviceSession::~DeviceSession() = default;
+DeviceSession::~DeviceSession() {
+    // A run that failed part-way (an enqueue error, say) can leave earlier commands in flight:
+    // wait for them before the chains' buffers are freed.
+    try {
+        if (state_ && state_->queue) state_->queue.synchronize();
+    } catch (...) {
+    }
+}
 
 const sched::ModuleChoice& DeviceSession::moduleChoice() const { return state_->modules->choice(); }
 
@@ -44,6 +65,15 @@ sched::DeviceChain& DeviceSession::chain(sched::Variant v) {
 }
 
 ze::CommandQueue& DeviceSession::queue() { return state_->queue; }
+ze::Context& DeviceSession::context() { return state_->context; }
+
+void DeviceSession::setExecutionSink(ExecutionSink sink) { state_->sink = std::move(sink); }
+
+std::vector<sched::Variant> DeviceSession::variants() const {
+    std::vector<sched::Variant> out;
+    for (const auto& c : state_->chains) out.push_back(c.first);
+    return out;
+}
 
 std::vector<Executor> DeviceSession::executors() {
     std::vector<Executor> out;
@@ -52,7 +82,11 @@ std::vector<Executor> DeviceSession::executors() {
         const sched::Variant v = variant;
         out.push_back({std::string(sched::variantName(v)), [this, c, v](const CaseRun& run) {
                            c->setInputs(run.inputs);
+                           const auto t0 = std::chrono::steady_clock::now();
                            c->execute(state_->queue);
+                           const double hostNs =
+                               std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+                           if (state_->sink) state_->sink(v, run, hostNs, c->kernelSpans());
                            return toExecutorResult(run.shape, v, c->results());
                        }});
     }

@@ -2,6 +2,7 @@
 // turned into probe::Executors. Owns every device object; destroyed before the context.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,8 +29,15 @@ public:
     void uploadWeights(const oracle::LocalWeights& weights, std::span<const int> localExperts);
     // One executor per variant given at construction, in that order.
     std::vector<Executor> executors();
+    // Called after every execute of an executor with the wall time of execute + synchronize
+    // and the launches' kernel timestamps, e.g. to time the case set's own executions.
+    using ExecutionSink = std::function<void(sched::Variant, const CaseRun&, double hostNs,
+                                             const std::vector<sched::KernelSpan>&)>;
+    void setExecutionSink(ExecutionSink);
     sched::DeviceChain& chain(sched::Variant);
     ze::CommandQueue& queue();
+    ze::Context& context();
+    std::vector<sched::Variant> variants() const;  // in construction order
     nlohmann::json describe() const;  // device and driver for card JSON
 
 private:
@@ -37,6 +45,9 @@ private:
     ze::DeviceInfo device_;
     std::unique_ptr<State> state_;
 };
+
+// ze::selectDevice, with a spec that names no device turned into an InputError (exit 2).
+ze::DeviceInfo selectDeviceOrInputError(const std::string& spec);
 
 // A device's results as the executor result the comparison reads.
 ExecutorResult toExecutorResult(const oracle::ChainShape&, sched::Variant, const sched::DeviceResults&);

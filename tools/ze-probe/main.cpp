@@ -1,10 +1,13 @@
-// ze-probe: runs the MoE expert-FFN chain's cases on a device (or the host oracle) and
-// checks them bit for bit against CONTRACT.md. Exit codes: 0 all good, 1 a case failed,
-// 2 bad input or usage (message on stderr).
+// ze-probe: runs the MoE expert-FFN chain's cases on a device (or the host oracle), checks
+// them bit for bit against CONTRACT.md, then times the variants and reports the gate of
+// CONTRACT §8. Exit codes: 0 all good, 1 a case failed, 2 bad input or usage (message on
+// stderr). A failing gate verdict is a measurement, not an error: it does not change the code.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 
 #include <unistd.h>
@@ -14,6 +17,10 @@
 
 #include "device_session.hpp"
 #include "probe.hpp"
+#include "report_svg.hpp"
+#include "sweep_run.hpp"
+#include "timing.hpp"
+#include "trace_json.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/scheduler/case_io.hpp"
 #include "zp/scheduler/compare.hpp"
@@ -25,7 +32,7 @@ using namespace zp;
 namespace fs = std::filesystem;
 
 constexpr int kExitOk = 0, kExitCaseFailed = 1, kExitBadInput = 2;
-constexpr int kCardSchema = 1;
+constexpr int kCardSchema = 2;  // 2: timings, projections, launch_floor, gate
 
 struct Options {
     std::string configFile;
@@ -37,6 +44,14 @@ struct Options {
     std::string outDir = "probe-out";
     std::optional<std::uint64_t> seed;
     bool listDevices = false;
+    // timing
+    std::optional<int> repeats, warmup;
+    bool noTiming = false;
+    std::vector<int> cards;
+    std::string traceFile, reportFile;
+    // sweeps
+    std::string sweepFile;
+    bool resume = false, overwrite = false;
 };
 
 // The tools (never the library) point the loader at the Intel driver and zecl when the user
@@ -122,66 +137,289 @@ int runOneCase(const Options& o, const sched::Config& cfg) {
     return mismatch ? kExitCaseFailed : kExitOk;
 }
 
-int run(const Options& o) {
-    if (o.listDevices) {
-        initLevelZero();
-        fmt::print("{}", ze::formatDeviceList());
-        return kExitOk;
-    }
-    const sched::Config cfg = loadSettings(o);
-    if (!o.variant.empty()) sched::parseVariant(o.variant);  // bad names fail before any work
-    if (!o.inputsFile.empty()) return runOneCase(o, cfg);
-    if (!o.dumpFile.empty()) throw sched::InputError("--dump needs --inputs (it dumps exactly that one case)");
+// Everything one card's run produces; printed and written by the caller, so cards played
+// at once on several devices do not interleave their output.
+struct CardOutcome {
+    int card = 0;
+    bool failed = false;
+    std::string text;
+    nlohmann::json json;
+    std::vector<sched::CandidateGate> gates;
+    std::vector<probe::TraceSpan> spans;
+    std::string deviceName;
+};
 
+sched::CaseCounts countsOf(const probe::Correctness& c, const std::string& variant) {
+    sched::CaseCounts n;
+    for (const auto& [v, rows] : c.table)
+        if (v == variant)
+            for (const auto& r : rows) {
+                n.passed += r.passed;
+                n.failed += r.failed;
+                n.skipped += r.skipped;
+            }
+    return n;
+}
+
+bool wantsTiming(const Options& o) { return !o.noTiming && o.device != "host"; }
+
+// Correctness of the case set, then (on a device, unless --no-timing) the timing, the
+// projections and the gate of one card. `progressTag`: empty for a lone card (a line
+// rewritten in place on a terminal), "[card N] " when several play at once.
+CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::string& deviceSpec,
+                     const std::string& progressTag, bool collectTrace, const std::string& trackPrefix) {
+    CardOutcome out;
+    out.card = cfg.shape.card;
+    std::string& text = out.text;
     probe::RunSettings rs;
     rs.config = cfg;
     rs.patterns = choosePatterns(o.routePattern);
     if (!o.weightsFile.empty()) rs.fixedWeights = sched::loadWeights(o.weightsFile, cfg.shape, cfg.weightsPrefix);
     const auto t0 = std::chrono::steady_clock::now();
-    const bool tty = ::isatty(STDERR_FILENO);
-    rs.progress = [&](const std::string& caseName) {
+    const bool tty = progressTag.empty() && ::isatty(STDERR_FILENO);
+    auto progress = [&, t0](const std::string& what) {
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        // A terminal gets one line rewritten in place; a log gets one line per case.
-        if (tty) fmt::print(stderr, "\r  {:<30} {:6.1f} s", caseName, s);
-        else fmt::print(stderr, "  {:<30} {:6.1f} s\n", caseName, s);
+        // A terminal gets one line rewritten in place; a log gets one line per step.
+        if (tty) fmt::print(stderr, "\r  {:<30} {:6.1f} s", what, s);
+        else fmt::print(stderr, "{}  {:<30} {:6.1f} s\n", progressTag, what, s);
         std::fflush(stderr);
     };
+    rs.progress = progress;
     std::unique_ptr<probe::DeviceSession> session;
     std::vector<probe::Executor> executors;
     nlohmann::json deviceJson = {{"name", "host oracle"}, {"type", "host"}};
+    const bool timing = wantsTiming(o);
     if (o.device == "host") {
         executors.push_back(probe::Executor::hostM1());
+        out.deviceName = "host oracle";
     } else {
-        initLevelZero();
-        session = std::make_unique<probe::DeviceSession>(o.device, cfg.shape, chooseVariants(o.variant));
+        std::vector<sched::Variant> variants = chooseVariants(o.variant);
+        // The gate compares against baseline: a lone candidate brings it along.
+        if (timing && std::find(variants.begin(), variants.end(), sched::Variant::Baseline) == variants.end() &&
+            variants.back() != sched::Variant::M1Oracle)
+            variants.insert(variants.begin() + 1, sched::Variant::Baseline);
+        session = std::make_unique<probe::DeviceSession>(deviceSpec, cfg.shape, variants);
         executors = session->executors();
         deviceJson = session->describe();
+        out.deviceName = session->device().name();
         rs.deviceFlushesSubnormals = session->flushesSubnormals();
         // Weights from a file are uploaded once; random ones change with each case (§7).
         if (rs.fixedWeights) session->uploadWeights(*rs.fixedWeights, {});
         else rs.prepare = [&](const sched::Case& c, const oracle::LocalWeights& w) {
             session->uploadWeights(w, c.touchedLocalExperts);
         };
-        fmt::print("device: {} [{}], {}\n", session->device().name(), ze::driverKindName(session->device().kind),
-                   session->moduleChoice().why);
+        text += fmt::format("device: {} [{}], {}\n", session->device().name(), ze::driverKindName(session->device().kind),
+                            session->moduleChoice().why);
+    }
+    probe::TimingSettings ts;
+    const bool defaults = !o.repeats && !o.warmup;
+    std::unique_ptr<probe::CaseSetRecorder> recorder;
+    if (timing) {
+        ts = probe::TimingSettings::defaultsFor(session->device());
+        if (!defaults) ts = {o.repeats.value_or(ts.caseSet ? 3 : ts.repeats), o.warmup.value_or(ts.caseSet ? 1 : ts.warmup), false};
+        if (ts.caseSet) {
+            recorder = std::make_unique<probe::CaseSetRecorder>(cfg.shape, collectTrace ? &out.spans : nullptr, trackPrefix);
+            session->setExecutionSink([&](sched::Variant v, const probe::CaseRun& run, double hostNs,
+                                          const std::vector<sched::KernelSpan>& spans) {
+                if (run.kase) recorder->record(std::string(sched::variantName(v)), *run.kase, hostNs, spans);
+            });
+        }
     }
     const probe::Correctness c = probe::runCases(rs, executors);
+    if (session) session->setExecutionSink(nullptr);
     if (tty) fmt::print(stderr, "\n");
-    fmt::print("{}", probe::formatTable(c));
-    for (const auto& f : c.failures) fmt::print("FAILED {} [{}]: {}\n", f.caseName, f.variant, f.message);
+    text += probe::formatTable(c);
+    for (const auto& f : c.failures) text += fmt::format("FAILED {} [{}]: {}\n", f.caseName, f.variant, f.message);
+    out.failed = c.failed > 0;
 
-    nlohmann::json card = {
+    out.json = {
         {"schema", kCardSchema},
         {"contract", cfg.contract},
         {"card", cfg.shape.card},
         {"device", deviceJson},
         {"config", sched::toJson(cfg)},
         {"correctness", probe::correctnessJson(c)},
+        {"timings", nullptr},
+        {"projections", nullptr},
+        {"launch_floor", nullptr},
+        {"gate", nullptr},
     };
-    const fs::path cardFile = fs::path(o.outDir) / fmt::format("card{}.json", cfg.shape.card);
-    writeJson(cardFile, card);
-    fmt::print("wrote {}\n", cardFile.string());
-    return c.failed ? kExitCaseFailed : kExitOk;
+    if (!timing) {
+        const std::string why = o.device == "host" ? "the host oracle has no device timestamps" : "--no-timing";
+        text += fmt::format("timing: skipped ({}); no gate verdicts\n", why);
+        out.json["timing_skipped"] = why;
+        return out;
+    }
+
+    // Baseline first (the tables and the pairs read it there), then the others.
+    std::vector<sched::Variant> order = session->variants();
+    std::stable_partition(order.begin(), order.end(), [](sched::Variant v) { return v == sched::Variant::Baseline; });
+    std::vector<probe::PatternTiming> timings;
+    std::vector<sched::NotValidPattern> notValid;
+    for (auto p : rs.patterns)
+        if (auto why = sched::patternInvalidReason(cfg.shape, p)) notValid.push_back({std::string(sched::patternName(p)), *why});
+    if (ts.caseSet) {
+        std::vector<std::string> names;
+        for (auto v : order) names.emplace_back(sched::variantName(v));
+        timings = recorder->result(names);
+    } else {
+        std::unique_ptr<oracle::LocalWeights> scratch;
+        if (!rs.fixedWeights) scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
+        for (auto p : rs.patterns) {
+            if (sched::patternInvalidReason(cfg.shape, p)) continue;
+            progress(fmt::format("timing {}", sched::patternName(p)));
+            timings.push_back(probe::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
+                                                 scratch.get(), ts, collectTrace ? &out.spans : nullptr, trackPrefix));
+        }
+    }
+    progress("bandwidth");
+    const probe::Bandwidth bw = probe::deviceBandwidth(*session);
+    if (tty) fmt::print(stderr, "\n");
+    if (defaults && ts.caseSet)
+        text += "timing: CPU device: no dedicated rounds by default (the case set alone takes most of the main job's "
+                "time); the case set's executions were timed. For dedicated rounds of one case: --repeats N [--warmup N]\n";
+    else if (defaults)
+        text += fmt::format("timing: {} rounds after {} warm-up(s), the default for a GPU (--repeats, --warmup to change)\n",
+                            ts.repeats, ts.warmup);
+    text += probe::formatTimings(timings, ts, bw);
+
+    out.gates = probe::evaluateCandidates(
+        timings, cfg, [&](const std::string& v) { return countsOf(c, v); }, notValid);
+    text += fmt::format("gate (CONTRACT §8): saving = baseline - candidate device time per layer x {} layers; 95% CI = "
+                        "percentile bootstrap ({} resamples) of the median paired difference over the interleaved pairs\n",
+                        cfg.layers, sched::BootstrapOptions{}.resamples);
+    nlohmann::json gates = nlohmann::json::array();
+    for (const auto& g : out.gates) {
+        text += sched::formatGateTable(g);
+        gates.push_back(sched::gateJson(g));
+    }
+    text += "verdicts:\n";
+    if (out.gates.empty()) text += "  (no candidate variant was run: the gate needs one besides baseline and m1_oracle)\n";
+    for (const auto& g : out.gates) text += fmt::format("  {:<20} {}\n", g.candidate, g.verdict.line);
+    text += "(a failing gate verdict is a measurement, not an error: the exit code reports correctness only)\n";
+
+    out.json["timings"] = probe::timingsJson(timings, ts, bw);
+    out.json["projections"] = probe::projectionsJson(timings, cfg);
+    out.json["launch_floor"] = probe::launchFloorJson(timings);
+    out.json["gate"] = {{"min_saving_ms", cfg.gateMinSavingMs},
+                        {"layers", cfg.layers},
+                        {"time", "device"},
+                        {"ci", fmt::format("95% percentile bootstrap, {} resamples of the interleaved pairs, fixed seed",
+                                           sched::BootstrapOptions{}.resamples)},
+                        {"candidates", gates}};
+    return out;
+}
+
+// Which device each card plays on: its own where the chosen kind has enough devices (and
+// the cards then play at once), else all on the one device, one after another.
+std::vector<std::string> cardDevices(const Options& o, std::size_t cards) {
+    std::vector<std::string> specs(cards, o.device);
+    if (cards < 2 || o.device == "host") return specs;
+    if (!o.device.empty() && o.device != "intel" && o.device != "zecl") return specs;  // an index: that one device
+    const auto all = ze::listDevices();
+    std::string kind = o.device;
+    if (kind.empty()) {
+        const ze::DeviceInfo best = probe::selectDeviceOrInputError("");
+        kind = best.isIntel() ? "intel" : best.isZecl() ? "zecl" : "";
+    }
+    std::vector<std::string> same;
+    for (const auto& d : all)
+        if ((kind == "intel" && d.isIntel() && d.isGpu()) || (kind == "zecl" && d.isZecl()))
+            same.push_back(std::to_string(d.index));
+    if (same.size() < cards) return specs;
+    for (std::size_t i = 0; i < cards; ++i) specs[i] = same[i];
+    return specs;
+}
+
+int run(const Options& o) {
+    if (o.listDevices) {
+        initLevelZero();
+        fmt::print("{}", ze::formatDeviceList());
+        return kExitOk;
+    }
+    if (!o.sweepFile.empty()) {
+        if (o.device == "host") throw sched::InputError("--sweep times the chain on a device: not with --device host");
+        return probe::runSweep({o.sweepFile, o.device, o.outDir, o.resume, o.overwrite, o.repeats, o.warmup, initLevelZero});
+    }
+    if (o.resume || o.overwrite) throw sched::InputError("--resume and --overwrite go with --sweep");
+    const sched::Config base = loadSettings(o);
+    if (!o.variant.empty()) sched::parseVariant(o.variant);  // bad names fail before any work
+    if (!o.inputsFile.empty()) return runOneCase(o, base);
+    if (!o.dumpFile.empty()) throw sched::InputError("--dump needs --inputs (it dumps exactly that one case)");
+    if (!wantsTiming(o) && (!o.traceFile.empty() || !o.reportFile.empty()))
+        throw sched::InputError(std::string(o.traceFile.empty() ? "--report" : "--trace") +
+                                " needs the timing: not with --no-timing or --device host");
+
+    std::vector<sched::Config> configs;
+    if (o.cards.empty()) configs.push_back(base);
+    for (std::size_t i = 0; i < o.cards.size(); ++i) {
+        const int card = o.cards[i];
+        if (std::find(o.cards.begin(), o.cards.begin() + std::ptrdiff_t(i), card) != o.cards.begin() + std::ptrdiff_t(i))
+            throw sched::InputError(fmt::format("--cards: card {} is listed twice", card));
+        sched::Config c = base;
+        sched::applySet(c, fmt::format("card={}", card));
+        sched::validate(c);
+        configs.push_back(c);
+    }
+    if (o.device != "host") initLevelZero();
+    const std::vector<std::string> specs = cardDevices(o, configs.size());
+    const bool together = configs.size() > 1 && specs.front() != specs.back();
+    const bool collectTrace = !o.traceFile.empty();
+    auto trackPrefix = [&](const sched::Config& c) {
+        return configs.size() > 1 ? fmt::format("card{} ", c.shape.card) : std::string();
+    };
+
+    std::vector<CardOutcome> outcomes;
+    if (together) {
+        fmt::print("{} cards on {} devices at once\n", configs.size(), configs.size());
+        std::fflush(stdout);
+        std::vector<std::future<CardOutcome>> running;
+        for (std::size_t i = 0; i < configs.size(); ++i)
+            running.push_back(std::async(std::launch::async, playCard, std::cref(o), std::cref(configs[i]),
+                                         std::cref(specs[i]), fmt::format("[card {}] ", configs[i].shape.card),
+                                         collectTrace, trackPrefix(configs[i])));
+        for (auto& f : running) outcomes.push_back(f.get());
+    } else {
+        for (std::size_t i = 0; i < configs.size(); ++i) {
+            if (configs.size() > 1) {
+                fmt::print("== card {} ({} of {}, one after another on one device)\n", configs[i].shape.card, i + 1,
+                           configs.size());
+                std::fflush(stdout);
+            }
+            outcomes.push_back(playCard(o, configs[i], specs[i], configs.size() > 1 ? fmt::format("[card {}] ", configs[i].shape.card) : "",
+                                        collectTrace, trackPrefix(configs[i])));
+            if (configs.size() > 1) {
+                fmt::print("{}", outcomes.back().text);
+                outcomes.back().text.clear();
+            }
+        }
+    }
+    bool failed = false;
+    std::vector<probe::TraceSpan> spans;
+    probe::ReportInput report;
+    for (auto& out : outcomes) {
+        if (together) fmt::print("== card {}\n", out.card);
+        fmt::print("{}", out.text);
+        const fs::path cardFile = fs::path(o.outDir) / fmt::format("card{}.json", out.card);
+        writeJson(cardFile, out.json);
+        fmt::print("wrote {}\n", cardFile.string());
+        failed = failed || out.failed;
+        spans.insert(spans.end(), out.spans.begin(), out.spans.end());
+        report.device = out.deviceName;
+        for (auto g : out.gates) {
+            if (outcomes.size() > 1) g.candidate = fmt::format("card{} {}", out.card, g.candidate);
+            report.candidates.push_back(std::move(g));
+        }
+    }
+    if (!o.traceFile.empty()) {
+        probe::writeTrace(o.traceFile, spans);
+        fmt::print("wrote {} ({} kernel spans; open in ui.perfetto.dev)\n", o.traceFile, spans.size());
+    }
+    if (!o.reportFile.empty()) {
+        probe::writeReport(o.reportFile, report);
+        fmt::print("wrote {}\n", o.reportFile);
+    }
+    return failed ? kExitCaseFailed : kExitOk;
 }
 
 }  // namespace
@@ -206,6 +444,23 @@ int main(int argc, char** argv) {
     app.add_option("--out", o.outDir, "directory for card<N>.json");
     app.add_option("--seed", o.seed, "base seed of cases and random weights (config key: seed)");
     app.add_flag("--list-devices", o.listDevices, "list Level Zero drivers and devices (Intel GPUs, zecl) and exit");
+    app.add_option("--repeats", o.repeats, "dedicated timed rounds per pattern, each variant once a round (default: 50 on a GPU; on a CPU the "
+                   "case set's own executions are timed instead, and --warmup alone gives 3)")
+        ->check(CLI::Range(1, 100000));
+    app.add_option("--warmup", o.warmup, "untimed rounds before the dedicated ones (default: 5 on a GPU, 1 on a CPU)")->check(CLI::Range(0, 100000));
+    app.add_flag("--no-timing", o.noTiming, "check the cases only: no timing, no gate");
+    app.add_option("--cards", o.cards, "play these cards (config key card), e.g. 0,1,2,3: card<N>.json each")
+        ->delimiter(',')
+        ->check(CLI::Range(0, 1023));
+    app.add_option("--trace", o.traceFile, "write the timed kernels as a Chrome trace (ui.perfetto.dev), one track per variant");
+    app.add_option("--report", o.reportFile, "write the gate as a picture: FILE.svg, or FILE.html with the tables");
+    auto* sweep = app.add_option("--sweep", o.sweepFile, "run a sweep file (configs/sweeps/*.yaml): <out>/<name>.jsonl and .csv")
+                      ->check(CLI::ExistingFile);
+    app.add_flag("--resume", o.resume, "with --sweep: continue the sweep's JSONL under --out");
+    app.add_flag("--overwrite", o.overwrite, "with --sweep: start afresh over an existing JSONL");
+    for (const char* name : {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--route-pattern", "--seed",
+                             "--no-timing", "--cards", "--trace", "--report"})
+        sweep->excludes(app.get_option(name));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

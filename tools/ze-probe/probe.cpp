@@ -71,6 +71,7 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
     oracle::LocalWeights drawn = drawWeights ? oracle::LocalWeights::zeros(s) : oracle::LocalWeights{};
     const oracle::LocalWeights& weights = drawWeights ? drawn : *rs.fixedWeights;
 
+    std::size_t caseNumber = 0;
     for (std::size_t pi = 0; pi < rs.patterns.size(); ++pi) {
         const auto pattern = rs.patterns[pi];
         if (sched::patternInvalidReason(s, pattern)) continue;
@@ -81,7 +82,15 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
             const oracle::ChainOutputs want = oracle::runChain(s, weights, kase.inputs, silu);
             if (rs.prepare) rs.prepare(kase, weights);
             std::optional<std::vector<oracle::bf16_t>> m1Out;  // the on-device M1 oracle's out
-            for (std::size_t ei = 0; ei < executors.size(); ++ei) {
+            // The M1 oracle first (the others are checked against it), the rest rotated by
+            // one each case, so their executions interleave in every order (timing, §8).
+            const std::size_t fixed = !executors.empty() && executors.front().name == "m1_oracle" ? 1 : 0;
+            std::vector<std::size_t> order;
+            for (std::size_t i = 0; i < fixed; ++i) order.push_back(i);
+            const std::size_t rest = executors.size() - fixed;
+            for (std::size_t i = 0; i < rest; ++i) order.push_back(fixed + (i + caseNumber) % rest);
+            ++caseNumber;
+            for (std::size_t ei : order) {
                 PatternCounts& counts = c.table[ei].second[pi];
                 const std::string& variant = executors[ei].name;
                 auto fail = [&](const std::string& msg) {

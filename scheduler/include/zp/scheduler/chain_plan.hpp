@@ -144,6 +144,15 @@ struct KernelTiming {
     double ns = 0;       // kernel timestamp end - start of the last execute()
 };
 
+// One launch's kernel timestamps in ns on the device's kernel clock. Launches of one
+// execute() share a base: startNs of launch n is the first launch's start plus the ticks
+// from it (so one wrap of a narrow counter is handled), so last endNs - first startNs is the
+// chain's device time.
+struct KernelSpan {
+    std::string kernel;  // entry point
+    std::uint64_t startNs = 0, endNs = 0;
+};
+
 struct DeviceResults {
     int routes = 0;  // R; -1 for m1_oracle (no compaction)
     std::vector<oracle::CompactRoutes::Row> compactRows;  // [R]
@@ -179,6 +188,8 @@ public:
     DeviceResults results();
     // Per launch, in plan order, from the kernel timestamps of the last execute().
     std::vector<KernelTiming> kernelTimings() const;
+    // Per launch, in plan order, the absolute start and end of the last execute().
+    std::vector<KernelSpan> kernelSpans() const;
 
     Variant variant() const noexcept { return variant_; }
     const ChainPlan& plan() const noexcept { return plan_; }

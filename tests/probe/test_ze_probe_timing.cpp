@@ -1,0 +1,363 @@
+// ze-probe's timing, gate, outputs and sweeps end to end on a device (zecl over PoCL in CI:
+// ZE_ENABLE_ALT_DRIVERS names the built libze_zecl.so), at a reduced shape.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct ProbeRun {
+    int exitCode;
+    std::string output;  // stdout and stderr
+};
+
+ProbeRun runProbe(const std::string& args) {
+    const std::string cmd = std::string(ZE_PROBE_EXE) + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return {-1, "popen failed"};
+    std::string out;
+    std::array<char, 4096> buf;
+    while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+    const int status = pclose(p);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+const std::string kShape = "--set hidden=128 --set intermediate=64 --set experts=48";
+
+json readJson(const fs::path& p) {
+    std::ifstream f(p);
+    return json::parse(f);
+}
+
+std::vector<std::string> lines(const fs::path& p) {
+    std::ifstream f(p);
+    std::vector<std::string> out;
+    for (std::string l; std::getline(f, l);)
+        if (!l.empty()) out.push_back(l);
+    return out;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream f(p);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+}
+
+void expectSummary(const json& s, const std::string& what) {
+    SCOPED_TRACE(what);
+    ASSERT_TRUE(s.is_object()) << s;
+    for (const char* k : {"median", "p05", "p95", "min", "max", "mean", "stddev"}) {
+        ASSERT_TRUE(s.contains(k)) << k;
+        EXPECT_TRUE(s[k].is_number()) << k;
+    }
+    EXPECT_GT(s["median"].get<double>(), 0.0);
+    EXPECT_LE(s["p05"].get<double>(), s["median"].get<double>());
+    EXPECT_LE(s["median"].get<double>(), s["p95"].get<double>());
+}
+
+class ZeProbeTiming : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir = fs::temp_directory_path() / ("zp-timing-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+    }
+    void TearDown() override { fs::remove_all(dir); }
+    std::string path(const std::string& name) const { return (dir / name).string(); }
+    fs::path dir;
+};
+
+// One dedicated-timing run of every pattern, shared by the tests that read its files.
+class ZeProbeTimedRun : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir = fs::temp_directory_path() / ("zp-timed-" + std::to_string(::getpid()));
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        run = runProbe(kShape + " --route-pattern all --repeats 2 --warmup 1 --out " + dir.string() + " --trace " +
+                       (dir / "trace.json").string() + " --report " + (dir / "report.svg").string());
+    }
+    static void TearDownTestSuite() { fs::remove_all(dir); }
+    static inline fs::path dir;
+    static inline ProbeRun run;
+};
+
+}  // namespace
+
+TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenExitZeroAndGateTablePrinted) {
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    EXPECT_NE(run.output.find("1 warm-up + 2 timed rounds, every variant once per round in an order rotated"), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("paired_epilogue vs baseline: gate = 95% CI lower end >= 0.50 ms"), std::string::npos);
+    EXPECT_NE(run.output.find("verdicts:"), std::string::npos);
+    EXPECT_NE(run.output.find("launch floor (all_remote"), std::string::npos);
+    EXPECT_NE(run.output.find("roofline: bandwidth"), std::string::npos);
+}
+
+TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldTyped) {
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    const json j = readJson(dir / "card0.json");
+    EXPECT_EQ(j["schema"], 2);
+    EXPECT_EQ(j["contract"], 1);
+    EXPECT_TRUE(j["device"]["name"].is_string());
+    EXPECT_TRUE(j["device"]["driver"].is_string());
+    EXPECT_EQ(j["config"]["hidden"], 128);
+    EXPECT_EQ(j["correctness"]["failed"], 0);
+
+    const json& t = j["timings"];
+    EXPECT_EQ(t["mode"], "dedicated");
+    EXPECT_EQ(t["repeats"], 2);
+    EXPECT_EQ(t["warmup"], 1);
+    EXPECT_GT(t["bandwidth"]["bytes_per_s"].get<double>(), 0.0);
+    EXPECT_TRUE(t["bandwidth"]["source"].is_string());
+    ASSERT_EQ(t["patterns"].size(), 7u);
+    for (const auto& [pattern, p] : t["patterns"].items()) {
+        SCOPED_TRACE(pattern);
+        EXPECT_EQ(p["case"], pattern + "/v0");
+        EXPECT_TRUE(p["bytes"].is_number_unsigned());
+        EXPECT_TRUE(p["touched_experts"].is_number_integer());
+        ASSERT_EQ(p["variants"].size(), 6u);
+        for (const auto& [variant, v] : p["variants"].items()) {
+            SCOPED_TRACE(variant);
+            EXPECT_GE(v["launches"].get<int>(), 1);
+            expectSummary(v["device_ns"], "device_ns");
+            expectSummary(v["host_ns"], "host_ns");
+            // Host wall time of execute + synchronize includes the device time.
+            EXPECT_GE(v["host_ns"]["median"].get<double>(), v["device_ns"]["median"].get<double>() * 0.99);
+            for (const char* k : {"device_ns", "host_ns"}) {
+                ASSERT_EQ(v["samples"][k].size(), 2u) << k;
+                for (const auto& x : v["samples"][k]) EXPECT_TRUE(x.is_number()) << k;
+            }
+            ASSERT_EQ(v["kernels"].size(), v["launches"].get<std::size_t>());
+            for (const auto& k : v["kernels"]) {
+                EXPECT_TRUE(k["kernel"].is_string());
+                EXPECT_TRUE(k["median_ns"].is_number());
+            }
+            EXPECT_TRUE(v["roofline_fraction"].is_number());
+        }
+    }
+    // source_direct removes remap_rows: one launch fewer than baseline.
+    const json& floor = j["launch_floor"];
+    EXPECT_EQ(floor["pattern"], "all_remote");
+    EXPECT_EQ(floor["variants"]["source_direct"]["launches_removed"], 1);
+    EXPECT_TRUE(floor["variants"]["baseline"]["device_us_per_launch"].is_number());
+    EXPECT_TRUE(floor["variants"]["source_direct"]["saving_device_us"].is_number());
+
+    const json& proj = j["projections"];
+    for (const char* c : {"gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct"}) {
+        SCOPED_TRACE(c);
+        ASSERT_EQ(proj[c].size(), 7u);
+        EXPECT_TRUE(proj[c]["six_local"]["device"]["ci_low_ms"].is_number());
+        EXPECT_TRUE(proj[c]["six_local"]["host"]["median_ms"].is_number());
+        EXPECT_EQ(proj[c]["six_local"]["pairs"], 2);
+    }
+    EXPECT_FALSE(proj.contains("baseline"));
+    EXPECT_FALSE(proj.contains("m1_oracle"));
+
+    const json& gate = j["gate"];
+    EXPECT_EQ(gate["layers"], 43);
+    EXPECT_EQ(gate["min_saving_ms"], 0.5);
+    ASSERT_EQ(gate["candidates"].size(), 4u);
+    for (const auto& c : gate["candidates"]) {
+        SCOPED_TRACE(c["candidate"].get<std::string>());
+        EXPECT_TRUE(c["verdict"]["pass"].is_boolean());
+        EXPECT_TRUE(c["verdict"]["worst_pattern"].is_string());
+        EXPECT_TRUE(c["verdict"]["line"].is_string());
+        EXPECT_EQ(c["correctness"]["passed"], 84);
+        ASSERT_EQ(c["projections"].size(), 7u);
+        for (const auto& p : c["projections"]) {
+            EXPECT_LE(p["ci_low_ms"].get<double>(), p["ci_high_ms"].get<double>());
+            EXPECT_EQ(p["passes"], p["ci_low_ms"].get<double>() >= 0.5);
+        }
+    }
+}
+
+TEST_F(ZeProbeTimedRun, GivenTraceOption_WhenRun_ThenTraceParsesWithOneTrackPerVariant) {
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    const json t = readJson(dir / "trace.json");
+    std::map<int, std::string> tracks;
+    std::size_t complete = 0;
+    for (const auto& e : t["traceEvents"]) {
+        if (e["ph"] == "M" && e["name"] == "thread_name") tracks[e["tid"].get<int>()] = e["args"]["name"];
+        if (e["ph"] == "X") {
+            ++complete;
+            EXPECT_GE(e["dur"].get<double>(), 0.0);
+            EXPECT_GE(e["ts"].get<double>(), 0.0);
+            EXPECT_TRUE(e["args"]["pattern"].is_string());
+        }
+    }
+    EXPECT_EQ(tracks.size(), 6u);
+    // 7 patterns x 2 rounds x (sum of launches of the 6 variants).
+    const json card = readJson(dir / "card0.json");
+    std::size_t launches = 0;
+    for (const auto& [v, x] : card["timings"]["patterns"]["six_local"]["variants"].items()) launches += x["launches"].get<std::size_t>();
+    EXPECT_EQ(complete, 7u * 2u * launches);
+}
+
+TEST_F(ZeProbeTimedRun, GivenReportOption_WhenRun_ThenSvgIsWellFormedAndNamesEveryCandidate) {
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    const std::string svg = slurp(dir / "report.svg");
+    ASSERT_NE(svg.find("<svg"), std::string::npos);
+    EXPECT_NE(svg.rfind("</svg>"), std::string::npos);
+    EXPECT_EQ(std::count(svg.begin(), svg.end(), '<'), std::count(svg.begin(), svg.end(), '>'));
+    for (const char* c : {"gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct"})
+        EXPECT_NE(svg.find(c), std::string::npos) << c;
+}
+
+TEST_F(ZeProbeTiming, GivenCpuDeviceAndNoRepeats_WhenRun_ThenTheCaseSetIsTimedWithFirstCaseDropped) {
+    const ProbeRun r = runProbe(kShape + " --route-pattern six_local --out " + path("out"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const json j = readJson(dir / "out/card0.json");
+    if (j["device"]["type"] == "gpu") GTEST_SKIP() << "a GPU gets dedicated rounds by default";
+    EXPECT_EQ(j["timings"]["mode"], "case_set");
+    EXPECT_EQ(j["timings"]["patterns"]["six_local"]["variants"]["baseline"]["samples"]["device_ns"].size(), 11u);
+    EXPECT_EQ(j["gate"]["candidates"].size(), 4u);
+    EXPECT_NE(r.output.find("the case set's executions were timed"), std::string::npos) << r.output;
+}
+
+TEST_F(ZeProbeTiming, GivenNoTiming_WhenRun_ThenNoGateAndSaysSo) {
+    const ProbeRun r = runProbe(kShape + " --route-pattern all_duplicate --no-timing --out " + path("out"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("timing: skipped (--no-timing)"), std::string::npos) << r.output;
+    const json j = readJson(dir / "out/card0.json");
+    EXPECT_TRUE(j["timings"].is_null());
+    EXPECT_TRUE(j["gate"].is_null());
+}
+
+TEST_F(ZeProbeTiming, GivenTwoCards_WhenRun_ThenOneCardFileEach) {
+    const ProbeRun r =
+        runProbe(kShape + " --route-pattern all_duplicate --no-timing --cards 1,3 --out " + path("out"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "out/card0.json"));
+    EXPECT_EQ(readJson(dir / "out/card1.json")["card"], 1);
+    EXPECT_EQ(readJson(dir / "out/card3.json")["config"]["card"], 3);
+}
+
+namespace {
+
+void writeSweep(const fs::path& file, int repeats) {
+    std::ofstream f(file);
+    f << "sweep:\n"
+         "  name: tiny\n"
+         "  set: {hidden: 128, intermediate: 64, experts: 48}\n"
+         "  axes:\n"
+         "    pattern: [six_local]\n"
+         "    variant: [baseline, source_direct, paired_epilogue, paired_direct]\n"
+         "  repeats: "
+      << repeats << "\n  warmup: 1\n";
+}
+
+}  // namespace
+
+TEST_F(ZeProbeTiming, GivenASweepKilledAfterItsFirstRow_WhenResumed_ThenEveryPointAppearsOnce) {
+    writeSweep(dir / "tiny.yaml", 150);
+    const std::string exe = ZE_PROBE_EXE, sweep = path("tiny.yaml"), out = path("out"), log = path("first.log");
+    std::vector<std::string> args = {exe, "--sweep", sweep, "--out", out};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+
+    const fs::path jsonl = dir / "out/tiny.jsonl";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    bool sawRow = false;
+    while (!sawRow && std::chrono::steady_clock::now() < deadline) {
+        if (fs::exists(jsonl) && !lines(jsonl).empty()) sawRow = true;
+        else std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(sawRow) << slurp(log);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "finished before the kill; make the points slower\n" << slurp(log);
+    const std::size_t before = lines(jsonl).size();
+    ASSERT_GE(before, 1u);
+    ASSERT_LT(before, 4u);
+
+    const ProbeRun again = runProbe("--sweep " + sweep + " --out " + out + " --resume");
+    ASSERT_EQ(again.exitCode, 0) << again.output;
+    EXPECT_NE(again.output.find("(resuming)"), std::string::npos);
+    std::map<std::string, int> seen;
+    for (const auto& l : lines(jsonl)) {
+        const json row = json::parse(l);
+        ++seen[row["id"].get<std::string>()];
+        EXPECT_EQ(row["status"], "ok");
+        EXPECT_TRUE(row["result"]["baseline_median_ns"].is_number());
+        EXPECT_TRUE(row["result"]["saving_ci_low_ms"].is_number());
+        EXPECT_EQ(row["result"]["correctness"], "passed");
+        EXPECT_EQ(row["result"]["pairs"], 150);
+    }
+    EXPECT_EQ(seen.size(), 4u);
+    for (const auto& [id, n] : seen) EXPECT_EQ(n, 1) << id;
+    EXPECT_EQ(lines(dir / "out/tiny.csv").size(), 5u);  // header + 4 rows
+    EXPECT_NE(again.output.find("4 measured, 0 not valid, 0 not run"), std::string::npos) << again.output;
+}
+
+TEST_F(ZeProbeTiming, GivenAFinishedSweep_WhenRunAgainWithoutResume_ThenRefusedNamingTheWayOut) {
+    writeSweep(dir / "tiny.yaml", 1);
+    ASSERT_EQ(runProbe("--sweep " + path("tiny.yaml") + " --out " + path("out")).exitCode, 0);
+    const ProbeRun r = runProbe("--sweep " + path("tiny.yaml") + " --out " + path("out"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("resume it, overwrite it"), std::string::npos) << r.output;
+}
+
+struct BadSweep {
+    const char* yaml;
+    const char* fragment;
+};
+
+class ZeProbeBadSweep : public ZeProbeTiming, public ::testing::WithParamInterface<BadSweep> {};
+
+TEST_P(ZeProbeBadSweep, GivenABadSweepFile_WhenRun_ThenExitTwoNamingTheKey) {
+    {
+        std::ofstream f(dir / "bad.yaml");
+        f << GetParam().yaml;
+    }
+    const ProbeRun r = runProbe("--sweep " + path("bad.yaml") + " --out " + path("out"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find(GetParam().fragment), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "out")) << "nothing may be written for a bad sweep";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ZeProbeBadSweep,
+    ::testing::Values(BadSweep{"sweep:\n  axes:\n    hiden: [128]\n", "hiden"},
+                      BadSweep{"sweep:\n  axes:\n    hidden: [100]\n", "hidden"},
+                      BadSweep{"sweep:\n  axes:\n    pattern: [six-local]\n", "six-local"},
+                      BadSweep{"sweep:\n  axes:\n    variant: [fastest]\n", "fastest"},
+                      BadSweep{"sweep:\n  axes:\n    hidden: [128]\n  repeats: lots\n", "repeats"},
+                      BadSweep{"sweep:\n  axes:\n    hidden: [128]\n  warmpu: 3\n", "warmpu"},
+                      BadSweep{"sweep:\n  name: x\n", "sweep.axes"}));
+
+TEST_F(ZeProbeTiming, GivenSweepWithSet_WhenRun_ThenRejectedAsExclusive) {
+    writeSweep(dir / "tiny.yaml", 1);
+    const ProbeRun r = runProbe("--sweep " + path("tiny.yaml") + " --set hidden=256");
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("--set"), std::string::npos) << r.output;
+}
