@@ -215,6 +215,15 @@ struct ChainState {
     zp::oracle::ChainInputs inputs;   // staging, reused between calls: [M, ·] with padded rows
     std::int32_t paddingId = 0;       // expert id of padded routes: another card's when C > 1
     bool ran = false;
+
+    // A forward() that failed part-way (e.g. an enqueue error) can leave earlier commands in
+    // flight: wait for them before the chain's buffers are freed.
+    ~ChainState() {
+        try {
+            if (queue) queue.synchronize();
+        } catch (...) {
+        }
+    }
 };
 
 }  // namespace detail
