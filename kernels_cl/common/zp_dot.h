@@ -76,11 +76,13 @@ ZP_FN void zp_reduce_lanes(local float* red, uint lane, float* acc) {
     (void)red;
     for (int j = 0; j < ZP_GEMM_ACC; ++j) {
         float v = acc[j];
-        /* lane l < o receives lane l + o's value: acc[l] + acc[l + o] */
-        v = v + intel_sub_group_shuffle_down(v, v, 8u);
-        v = v + intel_sub_group_shuffle_down(v, v, 4u);
-        v = v + intel_sub_group_shuffle_down(v, v, 2u);
-        v = v + intel_sub_group_shuffle_down(v, v, 1u);
+        /* lane l < o receives lane l ^ o = l + o: acc[l] + acc[l + o]. Lanes >= o compute
+         * sums nobody reads. xor, not shuffle_down: PoCL's cl_intel_subgroups has no float
+         * intel_sub_group_shuffle_down (the build fails to link there). */
+        v = v + intel_sub_group_shuffle_xor(v, 8u);
+        v = v + intel_sub_group_shuffle_xor(v, 4u);
+        v = v + intel_sub_group_shuffle_xor(v, 2u);
+        v = v + intel_sub_group_shuffle_xor(v, 1u);
         acc[j] = v;
     }
 #else
