@@ -261,7 +261,21 @@ namespace {
 
 cl_command_queue createClQueue(Context *ctx, Device *dev, cl_int &err) {
     cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-    return clCreateCommandQueueWithProperties(ctx->cl, dev->cl, props, &err);
+    cl_command_queue q = clCreateCommandQueueWithProperties(ctx->cl, dev->cl, props, &err);
+    if (q) {
+        std::lock_guard lock(ctx->queuesMutex);
+        ctx->queues.push_back(q);
+    }
+    return q;
+}
+
+void releaseClQueue(Context *ctx, cl_command_queue q) {
+    {
+        std::lock_guard lock(ctx->queuesMutex);
+        std::erase(ctx->queues, q);
+    }
+    clFinish(q);
+    clReleaseCommandQueue(q);
 }
 
 // A cl_kernel private to a recorded launch, holding the kernel's current arguments.
@@ -404,8 +418,7 @@ ze_result_t CommandQueueDestroy(ze_command_queue_handle_t hQueue) {
     if (!q)
         return err;
     retire(q);
-    clFinish(q->cl);
-    clReleaseCommandQueue(q->cl);
+    releaseClQueue(q->context, q->cl);
     delete q;
     return ZE_RESULT_SUCCESS;
 }
@@ -542,10 +555,8 @@ ze_result_t CommandListDestroy(ze_command_list_handle_t hList) {
     retire(l);
     for (Command &c : l->commands)
         releaseCommand(c);
-    if (l->cl) {
-        clFinish(l->cl);
-        clReleaseCommandQueue(l->cl);
-    }
+    if (l->cl)
+        releaseClQueue(l->context, l->cl);
     delete l;
     return ZE_RESULT_SUCCESS;
 }

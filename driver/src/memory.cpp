@@ -245,6 +245,13 @@ ze_result_t MemFree(ze_context_handle_t hContext, void *ptr) {
         base = it->second.clBase;
         ctx->allocs.erase(it);
     }
+    {
+        // The spec makes freeing memory in use undefined; zecl waits instead of crashing (an
+        // application unwinding after a failed append may still have earlier work in flight).
+        std::lock_guard lock(ctx->queuesMutex);
+        for (cl_command_queue q : ctx->queues)
+            clFinish(q);
+    }
     clSVMFree(ctx->cl, base);
     return ZE_RESULT_SUCCESS;
 }

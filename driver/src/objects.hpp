@@ -124,6 +124,10 @@ struct Context {
     std::vector<Device *> devices;
     std::mutex allocMutex;
     std::map<uintptr_t, Allocation> allocs; // keyed by user begin address
+    // Every cl queue of this context (L0 queues and immediate lists): zeMemFree waits for them,
+    // so memory freed after a failed submission is never still in use by work in flight.
+    std::mutex queuesMutex;
+    std::vector<cl_command_queue> queues;
 
     bool hasDevice(const Device *d) const;
     // The allocation containing ptr (interior pointers included); allocMutex held by the caller.
