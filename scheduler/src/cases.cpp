@@ -60,9 +60,14 @@ private:
     std::set<std::int32_t> usedLocal_;
 };
 
-std::vector<std::int32_t> concat(std::vector<std::int32_t> a, const std::vector<std::int32_t>& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
+// A row of `local` fresh local experts followed by `remote` remote ones, drawn in that order
+// (one draw per statement: argument evaluation order differs between compilers).
+std::vector<std::int32_t> drawRow(RouteDrawer& d, std::vector<std::int32_t> row, int local, int remote) {
+    const auto l = d.local(local);
+    row.insert(row.end(), l.begin(), l.end());
+    const auto r = d.remote(remote);
+    row.insert(row.end(), r.begin(), r.end());
+    return row;
 }
 
 bool isLocal(const ChainShape& s, std::int32_t id) {
@@ -125,14 +130,20 @@ void fillExpert(const ChainShape& s, oracle::LocalWeights& w, int le, std::uint6
 
 // A magnitude 2^e * (1 + u), u in [0, 1), with a random sign: log-uniform over [2^lo, 2^(hi+1)).
 float logUniform(SplitMix64& rng, int lo, int hi) {
-    const float mag = std::ldexp(1.0f + rng.unit(), rng.between(lo, hi));
+    // One draw per statement: the order of evaluation of function arguments is unspecified
+    // (gcc and clang differ), and the bytes must not depend on the compiler.
+    const float mantissa = 1.0f + rng.unit();
+    const float mag = std::ldexp(mantissa, rng.between(lo, hi));
     return (rng.next() & 1) ? -mag : mag;
 }
 
 float hiddenValue(SplitMix64& rng, int v) {
     switch (v) {
         case 1: return 32.0f * rng.normal();
-        case 2: return std::ldexp(rng.normal(), -rng.between(118, 134));
+        case 2: {
+            const float x = rng.normal();
+            return std::ldexp(x, -rng.between(118, 134));
+        }
         case 3: return (rng.next() & 1) ? -0.0f : 0.0f;
         case 4: return -(std::fabs(rng.normal()) + 0x1p-10f);
         case 7: {
@@ -152,7 +163,10 @@ std::vector<float> routingWeights(SplitMix64& rng, const ChainShape& s, int v) {
     if (v == 8) {
         // Zero, negative, huge, subnormal: every weight finite, products may still overflow.
         static constexpr float kOdd[] = {0.0f, -0.0f, -1.5f, 1.0e38f, -2.0e30f, 1.0e-40f, 65504.0f, 0.25f};
-        for (float& x : w) x = kOdd[rng.below(8)] * (1.0f + rng.unit());
+        for (float& x : w) {
+            const float odd = kOdd[rng.below(8)];
+            x = odd * (1.0f + rng.unit());
+        }
         return w;
     }
     for (int m = 0; m < M; ++m) {
@@ -229,14 +243,14 @@ std::vector<std::int32_t> makeRoutes(const ChainShape& s, RoutePattern p, std::u
     };
     switch (p) {
         case RoutePattern::SameTypical: {
-            auto row = concat(d.local(T), d.remote(K - T));
+            auto row = drawRow(d, {}, T, K - T);
             d.shuffle(row);
             for (int m = 0; m < M; ++m) ids.insert(ids.end(), row.begin(), row.end());
             break;
         }
         case RoutePattern::DisjointTypical:
         case RoutePattern::WithinRowDuplicate:
-            for (int m = 0; m < M; ++m) appendRow(concat(d.local(T), d.remote(K - T)));
+            for (int m = 0; m < M; ++m) appendRow(drawRow(d, {}, T, K - T));
             if (p == RoutePattern::WithinRowDuplicate) {
                 // One remote route of row 0 names one of row 0's local experts again.
                 std::vector<int> remotePos, localPos;
@@ -247,7 +261,7 @@ std::vector<std::int32_t> makeRoutes(const ChainShape& s, RoutePattern p, std::u
             break;
         case RoutePattern::CrossRowOverlap: {
             const std::int32_t shared = d.local(1)[0];
-            for (int m = 0; m < M; ++m) appendRow(concat(concat({shared}, d.local(T - 1)), d.remote(K - T)));
+            for (int m = 0; m < M; ++m) appendRow(drawRow(d, {shared}, T - 1, K - T));
             break;
         }
         case RoutePattern::AllDuplicate:

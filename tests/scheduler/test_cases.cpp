@@ -136,8 +136,9 @@ TEST(Cases, GivenFixedSeed_WhenAllCasesGenerated_ThenBytesPinnedByHash) {
         }
     for (const auto* part : {&weights.w1Blocks, &weights.w1Scales, &weights.w2Blocks, &weights.w2Scales})
         h = fnv1a(h, part->data(), part->size());
-    // Pinned: a change here changes every case on every machine; bump it only on purpose.
-    EXPECT_EQ(h, 0x7abaad416e9ea0eull) << std::hex << h;
+    // Pinned: the same with gcc and clang (CI checks both); a change here changes every case
+    // on every machine: bump it only on purpose.
+    EXPECT_EQ(h, 0xc97d39cf2c567efaull) << std::hex << h;
 }
 
 TEST(Cases, GivenTheSameCase_WhenGeneratedTwice_ThenIdentical) {
