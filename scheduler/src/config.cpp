@@ -40,17 +40,12 @@ std::string where(const Ctx& c, const YAML::Node& n) {
     throw InputError(where(c, n) + ": " + path + ": " + what);
 }
 
-// a scalar that is not UTF-8 (yaml-cpp passes the bytes through) would make dump() throw json type_error 316.
-std::string jsonQuoted(std::string_view s) {
-    return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 std::string kindName(const YAML::Node& n) {
     switch (n.Type()) {
         case YAML::NodeType::Map: return "a map";
         case YAML::NodeType::Sequence: return "a sequence";
         case YAML::NodeType::Null: return "no value";
-        case YAML::NodeType::Scalar: return "the scalar " + jsonQuoted(n.Scalar());
+        case YAML::NodeType::Scalar: return "the scalar " + quotedForMessage(n.Scalar());
         default: return "nothing";
     }
 }
@@ -81,7 +76,7 @@ Int readInt(const Ctx& c, const YAML::Node& n, const std::string& path) {
     const bool digits = !t.empty() && (std::isdigit(static_cast<unsigned char>(t.front())) ||
                                        (t.size() > 1 && t.front() == '-' && std::isdigit(static_cast<unsigned char>(t[1]))));
     if (isQuoted(n) || !digits || end != t.data() + t.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
-        fail(c, n, path, jsonQuoted(s) + ": not an integer");
+        fail(c, n, path, quotedForMessage(s) + ": not an integer");
     if (ec == std::errc::result_out_of_range)
         fail(c, n, path, s + ": out of range [" + std::to_string(std::numeric_limits<Int>::min()) + ", " +
                              std::to_string(std::numeric_limits<Int>::max()) + "]");
@@ -114,7 +109,7 @@ double readDouble(const Ctx& c, const YAML::Node& n, const std::string& path) {
     const auto [end, ec] = std::from_chars(u.data(), u.data() + u.size(), v);
     const bool starts = !u.empty() && (std::isdigit(static_cast<unsigned char>(u.front())) || u.front() == '.' || u.front() == '-');
     if (isQuoted(n) || !starts || end != u.data() + u.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
-        fail(c, n, path, jsonQuoted(s) + ": not a number");
+        fail(c, n, path, quotedForMessage(s) + ": not a number");
     if (ec == std::errc::result_out_of_range || !std::isfinite(v)) fail(c, n, path, s + ": out of range (must be finite)");
     return v;
 }
@@ -177,7 +172,7 @@ const std::vector<Leaf>& leaves() {
              const std::string& s = scalar(c, n, p, "split or interleaved");
              if (s == "split") cfg.shape.layout = oracle::GateUpLayout::Split;
              else if (s == "interleaved") cfg.shape.layout = oracle::GateUpLayout::Interleaved;
-             else fail(c, n, p, jsonQuoted(s) + ": must be split or interleaved");
+             else fail(c, n, p, quotedForMessage(s) + ": must be split or interleaved");
          }},
         {"weights.prefix",
          [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) {
@@ -186,7 +181,7 @@ const std::vector<Leaf>& leaves() {
              try {
                  (void)nlohmann::json(v).dump();
              } catch (const nlohmann::json::type_error&) {
-                 fail(c, n, p, jsonQuoted(v) + ": not valid UTF-8 (tensor names are UTF-8)");
+                 fail(c, n, p, quotedForMessage(v) + ": not valid UTF-8 (tensor names are UTF-8)");
              }
              cfg.weightsPrefix = v;
          }},
@@ -294,14 +289,14 @@ void applySet(Config& cfg, std::string_view keyEqualsValue) {
     const Ctx c{"--set", false};
     const auto eq = keyEqualsValue.find('=');
     if (eq == std::string_view::npos || eq == 0)
-        throw InputError("--set " + jsonQuoted(keyEqualsValue) + ": expected key=value, e.g. --set swiglu.limit=7");
+        throw InputError("--set " + quotedForMessage(keyEqualsValue) + ": expected key=value, e.g. --set swiglu.limit=7");
     const std::string key(keyEqualsValue.substr(0, eq));
     const std::string valueText(keyEqualsValue.substr(eq + 1));
     YAML::Node value;
     try {
         value = YAML::Load(valueText);
     } catch (const YAML::Exception& e) {
-        throw InputError("--set " + key + ": " + jsonQuoted(valueText) + ": malformed YAML value: " +
+        throw InputError("--set " + key + ": " + quotedForMessage(valueText) + ": malformed YAML value: " +
                          (dynamic_cast<const YAML::ParserException*>(&e) ? static_cast<const YAML::ParserException&>(e).msg
                                                                          : std::string(e.what())));
     }
@@ -362,7 +357,7 @@ std::string toYaml(const Config& cfg) {
     y += "  up_bias: " + floatText(s.swigluUpBias) + "\n";
     y += std::string("gate_up_layout: ") + (s.layout == oracle::GateUpLayout::Split ? "split" : "interleaved") + "\n";
     y += "weights:\n";
-    y += "  prefix: " + jsonQuoted(cfg.weightsPrefix) + "\n";  // a JSON string is a valid YAML double-quoted scalar
+    y += "  prefix: " + quotedForMessage(cfg.weightsPrefix) + "\n";  // a JSON string is a valid YAML double-quoted scalar
     y += "gate:\n";
     y += "  min_saving_ms: " + doubleText(cfg.gateMinSavingMs) + "\n";
     return y;

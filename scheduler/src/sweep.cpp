@@ -27,10 +27,6 @@ namespace {
 
 // ---------------------------------------------------------------- parsing
 
-// YAML scalars may hold bytes that are not UTF-8; plain dump() throws on them.
-std::string jsonText(const std::string& s) {
-    return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 std::string where(const std::string& file, const YAML::Node& n) {
     if (!n.IsDefined()) return file;
@@ -48,7 +44,7 @@ std::string kindName(const YAML::Node& n) {
         case YAML::NodeType::Map: return "a map";
         case YAML::NodeType::Sequence: return "a sequence";
         case YAML::NodeType::Null: return "no value";
-        case YAML::NodeType::Scalar: return "the scalar " + jsonText(n.Scalar());
+        case YAML::NodeType::Scalar: return "the scalar " + quotedForMessage(n.Scalar());
         default: return "nothing";
     }
 }
@@ -61,7 +57,7 @@ int readInt(const std::string& file, const YAML::Node& n, const std::string& pat
     int v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (isQuoted(n) || s.empty() || end != s.data() + s.size() || ec != std::errc())
-        fail(file, n, path, jsonText(s) + ": not an integer");
+        fail(file, n, path, quotedForMessage(s) + ": not an integer");
     if (v < least) fail(file, n, path, fmt::format("{}: must be at least {}", v, least));
     return v;
 }
@@ -206,7 +202,7 @@ SweepAxis parseAxis(const std::string& file, const std::string& key, const YAML:
             applyKey(scratch, key, item, file, "sweep.axes");
             text = *leafText(scratch, key);
             if (text.find_first_of(",=") != std::string::npos)
-                fail(file, item, ipath, jsonText(text) + ": an axis value may not contain ',' or '=' (they separate point ids)");
+                fail(file, item, ipath, quotedForMessage(text) + ": an axis value may not contain ',' or '=' (they separate point ids)");
         }
         if (!seen.insert(text).second) fail(file, item, ipath, text + ": duplicate value");
         axis.values.push_back(text);
@@ -407,7 +403,7 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
             spec.name = readString(file, s["name"], "sweep.name");
             if (spec.name.empty() || spec.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
                                          std::string::npos)
-                fail(file, s["name"], "sweep.name", jsonText(spec.name) + ": use letters, digits, '_', '.', '-'");
+                fail(file, s["name"], "sweep.name", quotedForMessage(spec.name) + ": use letters, digits, '_', '.', '-'");
         }
         if (s["base_config"] && !s["base_config"].IsNull()) {
             const YAML::Node n = s["base_config"];

@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include <nlohmann/json.hpp>
+
 #include <sstream>
 #include <vector>
 
@@ -33,6 +35,10 @@ std::string at(const std::string& name, const YAML::Mark& m) {
 }
 
 }  // namespace
+
+std::string quotedForMessage(std::string_view s) {
+    return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 YAML::Node loadSingleDocument(const std::string& yamlText, const std::string& nameForErrors) {
     std::size_t documents = 0;
