@@ -294,6 +294,18 @@ ze_result_t snapshotKernel(Kernel *k, cl_kernel &out) {
             k->device->cloneWorks = false; // pre-2.1 platform: rebuild from recorded values
             fresh = nullptr;
         }
+        // NOTE: PoCL's clCloneKernel (3.1, unchanged upstream) points __local arguments at its
+        // argument storage, so each launch then copies `size` bytes from there: a heap
+        // over-read (ASan). Setting them again gives them no value, as clSetKernelArg does.
+        for (cl_uint i = 0; fresh && i < k->args.size(); ++i) {
+            if (k->args[i].kind != ArgKind::Local || !k->args[i].set)
+                continue;
+            e = clSetKernelArg(fresh, i, k->args[i].size, nullptr);
+            if (e != CL_SUCCESS) {
+                clReleaseKernel(fresh);
+                return fromCl(e);
+            }
+        }
     }
     if (!fresh) {
         fresh = clCreateKernel(k->program, k->name.c_str(), &e);
