@@ -1,5 +1,6 @@
 #include "zp/runtime/ze.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace ze {
@@ -229,14 +230,23 @@ Kernel::Kernel(const Module& module, const std::string& name) : name_(name) {
     ze_result_t r = zeKernelCreate(m, &desc, &handle_);
     if (r != ZE_RESULT_SUCCESS) {
         handle_ = nullptr;
-        std::string names;
+        // The module's kernel names tell a wrong name apart from a driver that refused a kernel
+        // the module does have (e.g. out of resources, or a zecl fault).
+        std::string why;
         try {
-            for (const auto& n : module.kernelNames()) names += (names.empty() ? "" : ", ") + n;
+            const auto names = module.kernelNames();
+            if (std::find(names.begin(), names.end(), name_) != names.end()) {
+                why = "the module has this kernel, so the name is not the cause";
+            } else {
+                why = "the module has no kernel of that name; it has: ";
+                for (std::size_t i = 0; i < names.size(); ++i) why += (i ? ", " : "") + names[i];
+            }
         } catch (const Error&) {
-            names = "<unavailable>";
+            why = "the module's kernel names are unavailable";
         }
         detail::throwError(r, "zeKernelCreate(module, &desc, &kernel)", __FILE__, __LINE__,
-                           "kernel '" + name_ + "' not created; the module has: " + names);
+                           std::string("kernel creation failed for '") + name_ + "' with " + resultName(r) + "; " +
+                               why);
     }
 }
 Kernel::Kernel(Kernel&& o) noexcept : handle_(take(o.handle_)), name_(std::move(o.name_)), groupSize_(o.groupSize_) {}
@@ -481,6 +491,25 @@ bool ImmediateCommandList::synchronize(uint64_t timeoutNs) {
     syncEvent_.hostReset();
     syncPending_ = false;
     return true;
+}
+
+void ImmediateCommandList::copyAndWait(void* dst, const void* src, size_t bytes) {
+    if (syncPending_) synchronize();  // the event must be free
+    memoryCopy(dst, src, bytes, &syncEvent_);
+    waitSignalled();
+}
+
+void ImmediateCommandList::fillAndWait(void* dst, const void* pattern, size_t patternSize, size_t bytes) {
+    if (syncPending_) synchronize();
+    memoryFill(dst, pattern, patternSize, bytes, &syncEvent_);
+    waitSignalled();
+}
+
+void ImmediateCommandList::waitSignalled() {
+    syncPending_ = true;  // a throw below leaves the event to the next synchronize()
+    syncEvent_.hostSynchronize(UINT64_MAX);
+    syncEvent_.hostReset();
+    syncPending_ = false;
 }
 
 // -------------------------------------------------------------------------------------- Queue

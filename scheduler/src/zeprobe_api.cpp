@@ -61,7 +61,8 @@ ErrorCode codeOf(const ze::Error& e) {
     switch (e.code()) {
     case ZE_RESULT_ERROR_MODULE_BUILD_FAILURE:
     case ZE_RESULT_ERROR_MODULE_LINK_FAILURE:
-    case ZE_RESULT_ERROR_INVALID_NATIVE_BINARY: return ErrorCode::kernel_build;
+    case ZE_RESULT_ERROR_INVALID_NATIVE_BINARY:
+    case ZE_RESULT_ERROR_INVALID_KERNEL_NAME: return ErrorCode::kernel_build;  // zeKernelCreate refused
     case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE:
     case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return ErrorCode::unsupported;
     case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:

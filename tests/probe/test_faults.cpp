@@ -168,8 +168,11 @@ INSTANTIATE_TEST_SUITE_P(
         ProbeFault{"alloc:5", {"ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "from zeMemAlloc", "asked for "}},
         ProbeFault{"module:1", {"ZE_RESULT_ERROR_MODULE_BUILD_FAILURE", "from zeModuleCreate", "zecl fault injection"}},
         ProbeFault{"module:2", {"ZE_RESULT_ERROR_MODULE_BUILD_FAILURE", "from zeModuleCreate", "zecl fault injection"}},
-        ProbeFault{"kernel:1", {"ZE_RESULT_ERROR_INVALID_KERNEL_NAME", "from zeKernelCreate", "not created"}},
-        ProbeFault{"kernel:3", {"ZE_RESULT_ERROR_INVALID_KERNEL_NAME", "from zeKernelCreate", "not created"}},
+        // A refused kernel the module does have: the message must not blame the name.
+        ProbeFault{"kernel:1", {"ZE_RESULT_ERROR_INVALID_KERNEL_NAME", "from zeKernelCreate",
+                                "kernel creation failed for '", "the module has this kernel"}},
+        ProbeFault{"kernel:3", {"ZE_RESULT_ERROR_INVALID_KERNEL_NAME", "from zeKernelCreate",
+                                "kernel creation failed for '", "the module has this kernel"}},
         ProbeFault{"enqueue:1", {"ZE_RESULT_ERROR_DEVICE_LOST", "from zeCommand"}},
         ProbeFault{"enqueue:5", {"ZE_RESULT_ERROR_DEVICE_LOST", "from zeCommand"}},
         ProbeFault{"enqueue:100", {"ZE_RESULT_ERROR_DEVICE_LOST", "from zeCommand"}},
@@ -300,6 +303,7 @@ struct FacadeFault {
     const char* code;   // errorCodeName of the first error
     const char* stage;  // where it must fire; "" = any
     int errors;         // zeprobe::Errors in all
+    const char* what = "";  // in the error's message; "" = anything
 };
 
 std::string facadeName(const FacadeFault& f) {
@@ -314,11 +318,11 @@ const std::vector<FacadeFault> kFacadeFaults = {
     {"alloc:8", "baseline", "out_of_memory", "chain", 1},
     {"module:1", "baseline", "kernel_build", "chain", 1},
     {"module:2", "paired_direct", "kernel_build", "chain", 1},
-    {"kernel:1", "baseline", "device", "chain", 1},
-    {"kernel:3", "paired_direct", "device", "chain", 1},
+    {"kernel:1", "baseline", "kernel_build", "chain", 1, "kernel creation failed for '"},
+    {"kernel:3", "paired_direct", "kernel_build", "chain", 1, "kernel creation failed for '"},
     {"enqueue:1", "baseline", "device", "layer", 1},
-    {"enqueue:100", "baseline", "device", "", 1},
-    {"enqueue:120", "paired_direct", "device", "", 1},
+    {"enqueue:60", "baseline", "device", "", 1},
+    {"enqueue:70", "paired_direct", "device", "", 1},
     {"alloc:2,module:1", "baseline", "out_of_memory", "layer", 2},
 };
 
@@ -343,6 +347,7 @@ protected:
         if (*f.stage) {
             EXPECT_TRUE(contains(line, std::string("stage=") + f.stage + " ")) << line;
         }
+        EXPECT_TRUE(contains(c.out, f.what)) << f.what << "\n" << c.describe();  // the message spans lines
         EXPECT_TRUE(contains(c.out, "ok errors=" + std::to_string(f.errors))) << c.describe();
         EXPECT_FALSE(contains(line, "ze_result=0x00000000")) << line;  // the raw result is kept
         expectNoCrashSigns(c);
@@ -359,7 +364,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, FaultsFacade, ::testing::ValuesIn(kFacadeFaults)
 TEST_F(Faults, GivenLateEnqueueFaults_WhenUsingTheFacade_ThenOneFiresInsideForward) {
     // Guards the scenario list: the enqueue faults above must reach forward(), not only setup.
     std::set<std::string> stages;
-    for (const char* fault : {"enqueue:100", "enqueue:120"}) {
+    for (const char* fault : {"enqueue:60", "enqueue:70"}) {
         const Child c = run({FAULT_SCENARIO_EXE, fault, "baseline"}, zeclEnv(""), dir);
         const auto at = c.out.find("error stage=");
         if (at != std::string::npos) stages.insert(c.out.substr(at + 12, c.out.find(' ', at + 12) - at - 12));

@@ -58,7 +58,7 @@ enum class ErrorCode {
     not_found,         // no such device, weights file or tensor
     io,                // a weights file that cannot be read or is not the expected safetensors
     device,            // a Level Zero call failed (zeResult() tells which result)
-    kernel_build,      // a kernel module did not build for this device (the message has the log)
+    kernel_build,      // a kernel module or kernel did not build for this device (the message has the log or the result)
     unsupported,       // the device cannot run the kernel package, or not with these options
     out_of_memory,     // host or device memory exhausted
     internal,          // a bug: anything else

@@ -306,7 +306,7 @@ public:
     void destroy() noexcept { alloc_.destroy(); count_ = 0; }
     Allocation& allocation() noexcept { return alloc_; }
 
-    // Blocking copies through an immediate list (appends, then synchronizes the list).
+    // Blocking copies through an immediate list (ImmediateCommandList::copyAndWait / fillAndWait).
     void upload(ImmediateCommandList& list, std::span<const T> src, size_t offset = 0);
     void download(ImmediateCommandList& list, std::span<T> dst, size_t offset = 0) const;
     std::vector<T> download(ImmediateCommandList& list) const {
@@ -575,8 +575,17 @@ public:
     // internal host-visible event and waits on it.
     // false when timeoutNs passed first; a later synchronize() waits for the same point again.
     bool synchronize(uint64_t timeoutNs = UINT64_MAX);
+    // A copy / fill that signals the internal event itself, and a wait for it (for this command;
+    // commands appended earlier without a wait are not waited for): one append, so when the
+    // append fails nothing of this call is in flight. (A copy followed by
+    // synchronize()'s barrier leaves the copy running, still reading `src`, when the barrier's
+    // append fails; the caller may then free `src`.)
+    void copyAndWait(void* dst, const void* src, size_t bytes);
+    void fillAndWait(void* dst, const void* pattern, size_t patternSize, size_t bytes);
 
 private:
+    void waitSignalled();
+
     // always owned; destroyed after the list (see the destructor)
     EventPool syncPool_;
     Event syncEvent_;
@@ -604,8 +613,17 @@ public:
     }
     // false when timeoutNs passed first (ZE_RESULT_NOT_READY).
     bool synchronize(uint64_t timeoutNs = UINT64_MAX);
+    // A copy / fill that signals the internal event itself, and a wait for it (for this command;
+    // commands appended earlier without a wait are not waited for): one append, so when the
+    // append fails nothing of this call is in flight. (A copy followed by
+    // synchronize()'s barrier leaves the copy running, still reading `src`, when the barrier's
+    // append fails; the caller may then free `src`.)
+    void copyAndWait(void* dst, const void* src, size_t bytes);
+    void fillAndWait(void* dst, const void* pattern, size_t patternSize, size_t bytes);
 
 private:
+    void waitSignalled();
+
     ze_command_queue_handle_t handle_ = nullptr;
 };
 
@@ -644,23 +662,20 @@ template <class T, Allocation::Kind K>
 void Buffer<T, K>::upload(ImmediateCommandList& list, std::span<const T> src, size_t offset) {
     detail::checkRange(offset, src.size(), count_, "Buffer::upload");
     if (src.empty()) return;
-    list.memoryCopy(data() + offset, src.data(), src.size_bytes());
-    list.synchronize();
+    list.copyAndWait(data() + offset, src.data(), src.size_bytes());
 }
 
 template <class T, Allocation::Kind K>
 void Buffer<T, K>::download(ImmediateCommandList& list, std::span<T> dst, size_t offset) const {
     detail::checkRange(offset, dst.size(), count_, "Buffer::download");
     if (dst.empty()) return;
-    list.memoryCopy(dst.data(), data() + offset, dst.size_bytes());
-    list.synchronize();
+    list.copyAndWait(dst.data(), data() + offset, dst.size_bytes());
 }
 
 template <class T, Allocation::Kind K>
 void Buffer<T, K>::fill(ImmediateCommandList& list, const T& value) {
     if (count_ == 0) return;
-    list.memoryFill(data(), &value, sizeof(T), bytes());
-    list.synchronize();
+    list.fillAndWait(data(), &value, sizeof(T), bytes());
 }
 
 } // namespace ze
