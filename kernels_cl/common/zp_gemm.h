@@ -1,6 +1,7 @@
 /* The grouped MXFP4 GEMV tile shared by gemm1 / gemm2 / source_direct / m1_oracle.
- * Work-group = ZP_LANES x ZP_GEMM_COLS_PER_WG work-items: local id 0 is the §4 lane,
- * local id 1 the column inside the tile. */
+ * Work-group = ZP_LANES x ZP_GEMM_ITEMS_Y work-items. ZP_GEMM_TILE picks how §4 maps onto them:
+ * 0, the lane tile (here): local id 0 is the §4 lane, local id 1 the columns inside the tile;
+ * 1, the block tile (zp_gemm_block.h): one work-item per 32-element block. */
 #ifndef ZP_GEMM_H
 #define ZP_GEMM_H
 
@@ -27,21 +28,31 @@ ZP_FN const global uchar* zp_weight_scales(const global uchar* scales, int le, i
     return scales + ((size_t)le * n_total + n) * (size_t)(k / 32);
 }
 
-/* The first of this work-item's ZP_GEMM_COLS_PER_ITEM columns in column tile `tile`. */
+#if ZP_GEMM_TILE == 1
+#include "zp_gemm_block.h"
+#endif
+
+/* The first of this work-item's ZP_GEMM_COLS_PER_ITEM columns in column tile `tile` (lane tile). */
 ZP_FN int zp_item_first_col(int tile) {
     return tile * ZP_GEMM_COLS_PER_WG + (int)get_local_id(1) * ZP_GEMM_COLS_PER_ITEM;
 }
 
 /* out[out_first + r][n] = bf16(dot(row r's activations, W[le] row n)) for r < nrows and the
- * work-item's columns n = n0 .. n0 + ZP_GEMM_COLS_PER_ITEM - 1 (columns >= n_total compute
+ * columns n of column tile `tile`; in the lane tile, the work-item's columns
+ * n = n0 .. n0 + ZP_GEMM_COLS_PER_ITEM - 1, n0 = zp_item_first_col(tile) (columns >= n_total compute
  * on row 0 but write nothing; every work-item joins the barriers). The weight tile is read
  * once per pass of ZP_GEMM_ROWS_PER_PASS rows (once for M <= 2).
  * `red`: the kernel's local float[ZP_GEMM_RED_FLOATS]. */
 ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_scales, int le,
-                         int n_total, int k, int n0, const global ushort* a,
+                         int n_total, int k, int tile, const global ushort* a,
                          const global int* src_rows, int a_first, int nrows, global ushort* out,
                          int out_first, local float* red) {
+#if ZP_GEMM_TILE == 1
+    zp_block_gemm(w_blocks, w_scales, le, n_total, k, tile, a, src_rows, a_first, nrows, 0, 0, 0, 0,
+                  0.0f, 0.0f, out, out_first, red);
+#else
     const uint lane = get_local_id(0);
+    const int n0 = zp_item_first_col(tile);
     const global uchar* wc[ZP_GEMM_COLS_PER_ITEM];
     const global uchar* ws[ZP_GEMM_COLS_PER_ITEM];
     for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c) {
@@ -65,8 +76,11 @@ ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_sca
                         out[(size_t)(out_first + r0 + i) * n_total + n0 + c] =
                             zp_f32_to_bf16(acc[c * ZP_GEMM_ROWS_PER_PASS + i]);
     }
+#endif
 }
 
+#if ZP_GEMM_TILE != 1
 #define ZP_GEMM_RED_FLOATS (ZP_GEMM_COLS_PER_WG * ZP_GEMM_ROWS_PER_PASS * ZP_LANES)
+#endif
 
 #endif

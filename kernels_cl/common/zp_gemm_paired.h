@@ -27,6 +27,10 @@ ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uch
                                  const global ushort* a, const global int* src_rows, int first,
                                  int nrows, global const ushort* silu, float limit,
                                  float up_bias, global ushort* act, local float* red) {
+#if ZP_GEMM_TILE == 1
+    zp_block_gemm(w1_blocks, w1_scales, le, 2 * intermediate, hidden, tile, a, src_rows, first, nrows,
+                  1, intermediate, layout, silu, limit, up_bias, act, first, red);
+#else
     const uint lane = get_local_id(0);
     const int pair0 = zp_item_first_col(tile) / 2;
     const int n_total = 2 * intermediate;
@@ -62,6 +66,7 @@ ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uch
                 }
             }
     }
+#endif
 }
 
 #endif

@@ -30,6 +30,12 @@
 #ifndef ZP_GEMM_ROWS_PER_PASS
 #define ZP_GEMM_ROWS_PER_PASS 2
 #endif
+/* How CONTRACT §4 maps onto a GEMM work-group (both give the same bits): 0 = the lane tile
+ * (work-item = logical lane, zp_gemm.h), 1 = the block tile (work-item = 32-element block,
+ * zp_gemm_block.h; for devices bound by instructions per element, such as the H200). */
+#ifndef ZP_GEMM_TILE
+#define ZP_GEMM_TILE 0
+#endif
 /* How E2M1 codes are decoded (both exact): 0 = a __constant table, 1 = bit arithmetic. */
 #ifndef ZP_E2M1_DECODE
 #define ZP_E2M1_DECODE 1

@@ -11,7 +11,8 @@
 namespace zp::sched {
 
 static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG && KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
-                  KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE,
+                  KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE &&
+                  KernelTuning{}.gemmTile == ZP_GEMM_TILE,
               "KernelTuning's defaults must be the packaged kernels' (kernels_cl/common/zp_kernel_config.h)");
 
 namespace {
@@ -50,6 +51,7 @@ constexpr TuningKey kTuningKeys[] = {
     {"cols_per_item", &KernelTuning::colsPerItem, "ZP_GEMM_COLS_PER_ITEM"},
     {"rows_per_pass", &KernelTuning::rowsPerPass, "ZP_GEMM_ROWS_PER_PASS"},
     {"e2m1_decode", &KernelTuning::e2m1Decode, "ZP_E2M1_DECODE"},
+    {"gemm_tile", &KernelTuning::gemmTile, "ZP_GEMM_TILE"},
 };
 
 }  // namespace
@@ -58,6 +60,7 @@ constexpr TuningKey kTuningKeys[] = {
 
 KernelTuning KernelTuning::parse(std::string_view text) {
     KernelTuning t;
+    if (text == "packaged") return t;
     while (!text.empty()) {
         const std::size_t comma = text.find(',');
         const std::string_view item = text.substr(0, comma);
@@ -70,7 +73,7 @@ KernelTuning KernelTuning::parse(std::string_view text) {
                                      [&](const TuningKey& tk) { return key == tk.name; });
         if (k == std::end(kTuningKeys))
             throw std::invalid_argument("kernel tuning: unknown key '" + key +
-                                        "' (valid: cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode)");
+                                        "' (valid: cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile)");
         std::size_t used = 0;
         int v = 0;
         try {
@@ -87,7 +90,16 @@ KernelTuning KernelTuning::parse(std::string_view text) {
     if (t.colsPerWorkGroup < 1 || t.colsPerWorkGroup % t.colsPerItem) bad("cols_per_item must divide cols_per_wg");
     if (t.rowsPerPass < 1) bad("rows_per_pass must be at least 1");
     if (t.e2m1Decode != 0 && t.e2m1Decode != 1) bad("e2m1_decode must be 0 or 1");
+    if (t.gemmTile != 0 && t.gemmTile != 1) bad("gemm_tile must be 0 (lanes) or 1 (blocks)");
     return t;
+}
+
+KernelTuning KernelTuning::recommendedFor(const ze::DeviceInfo& device) {
+    constexpr std::uint32_t kNvidiaVendorId = 0x10de;
+    // docs/perf.md: the fastest H200 tiles for six_local on every variant.
+    if (device.isZecl() && device.isGpu() && device.props.vendorId == kNvidiaVendorId)
+        return parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1");
+    return {};
 }
 
 std::string KernelTuning::describe() const {

@@ -235,7 +235,7 @@ struct ChainState {
 
 Device::Device(const DeviceOptions& options) {
     try {
-        zp::sched::KernelTuning tuning;
+        std::optional<zp::sched::KernelTuning> tuning;
         if (!options.kernelTuning.empty()) tuning = zp::sched::KernelTuning::parse(options.kernelTuning);
         initLevelZero(options.configureLoader, options.zeclPath);
         auto s = std::make_shared<detail::DeviceState>();
@@ -248,9 +248,11 @@ Device::Device(const DeviceOptions& options) {
         }
         s->context = ze::Context(s->device);
         s->modules = std::make_unique<zp::sched::KernelModules>(s->context, s->device,
-                                                                zp::kernels::Package::instance(), tuning);
+                                                                zp::kernels::Package::instance(),
+                                                                tuning.value_or(zp::sched::KernelTuning::recommendedFor(s->device)));
         s->info = describe(s->device);
-        s->info.kernels = s->modules->choice().why;
+        s->info.kernels = s->modules->choice().why +
+                          (s->modules->tuning().isPackaged() ? std::string() : "; tiles " + s->modules->tuning().describe());
         state_ = std::move(s);
     } catch (...) {
         rethrowTranslated("zeprobe::Device", ErrorCode::invalid_argument, ErrorCode::unsupported);

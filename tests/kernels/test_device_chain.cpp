@@ -293,7 +293,11 @@ TEST(DeviceChainPlan, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackag
     EXPECT_FALSE(t.isPackaged());
     EXPECT_TRUE(KernelTuning::parse("").isPackaged());
     EXPECT_EQ(KernelTuning::parse(t.describe()), t);
-    EXPECT_EQ(t.buildOptions(), "-DZP_GEMM_COLS_PER_WG=16 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=0");
+    EXPECT_EQ(t.buildOptions(),
+              "-DZP_GEMM_COLS_PER_WG=16 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=0 -DZP_GEMM_TILE=0");
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=1").gemmTile, 1);
+    EXPECT_TRUE(KernelTuning::parse("packaged").isPackaged());
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("cols_per_item=3"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("cols_per_wg=6,cols_per_item=4"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("rows=2"), std::invalid_argument);
@@ -303,9 +307,36 @@ TEST(DeviceChainPlan, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackag
     EXPECT_EQ(plan.launches[2].groups.x, 2u * 544 / 16);
 }
 
-// M = 3 rows and one row per weight pass: expert groups take several passes (CONTRACT §5
-// holds for any M); other tile sizes and the table decode, built from the bundle.
-TEST(DeviceChainTuned, GivenThreeRowsAndOtherTiles_WhenEveryVariantRuns_ThenOutputsMatchTheOracleBitForBit) {
+TEST(DeviceChainPlan, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidiaGpusThroughZeclGetTheBlockTile) {
+    using zp::sched::KernelTuning;
+    ze::DeviceInfo d;
+    d.kind = ze::DriverKind::Zecl;
+    d.props.type = ZE_DEVICE_TYPE_GPU;
+    d.props.vendorId = 0x10de;
+    const auto nvidia = KernelTuning::recommendedFor(d);
+    EXPECT_EQ(nvidia.gemmTile, 1);
+    EXPECT_EQ(nvidia.describe(), "cols_per_wg=32,cols_per_item=4,rows_per_pass=1,e2m1_decode=1,gemm_tile=1");
+    d.props.type = ZE_DEVICE_TYPE_CPU;  // PoCL
+    EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
+    d.props.type = ZE_DEVICE_TYPE_GPU;
+    d.props.vendorId = 0x8086;
+    d.kind = ze::DriverKind::Intel;  // native binaries or SPIR-V: the packaged tiles only
+    EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
+}
+
+// M = 3 rows and other tiles, built from the bundle: expert groups take several passes
+// (CONTRACT §5 holds for any M), the table decode, and the block tile (zp_gemm_block.h) in the
+// shapes its index arithmetic distinguishes. Reduced shape: K/32 = 32 blocks for gemm1, 17 for
+// gemm2 (a partial chunk).
+struct TunedCase {
+    const char* name;
+    const char* tuning;
+    std::vector<int> inputVariants;
+    friend void PrintTo(const TunedCase& c, std::ostream* os) { *os << c.name << " (" << c.tuning << ")"; }
+};
+class DeviceChainTuned : public ::testing::TestWithParam<TunedCase> {};
+
+TEST_P(DeviceChainTuned, GivenThreeRowsAndOtherTiles_WhenEveryVariantRuns_ThenOutputsMatchTheOracleBitForBit) {
     ChainShape s = reducedShape();
     s.rows = 3;
     s.topK = 4;  // six_local needs M*K = 12 local experts
@@ -315,13 +346,13 @@ TEST(DeviceChainTuned, GivenThreeRowsAndOtherTiles_WhenEveryVariantRuns_ThenOutp
     s.swigluLimit = 7.0f;
     std::optional<ChainRig> rig;
     try {
-        rig.emplace(s, zp::sched::KernelTuning::parse("cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0"));
+        rig.emplace(s, zp::sched::KernelTuning::parse(GetParam().tuning));
     } catch (const std::runtime_error& e) {
         GTEST_SKIP() << e.what();  // a device without the source bundle runs the packaged tiles only
     }
     for (RoutePattern p : zp::sched::kAllRoutePatterns) {
         if (zp::sched::patternInvalidReason(s, p)) continue;
-        for (int v : {0, 1, 3, 5, 10}) {
+        for (int v : GetParam().inputVariants) {
             auto [c, want] = rig->prepare(p, v);
             for (Variant variant : zp::sched::kAllVariants) {
                 auto& chain = rig->chain(variant);
@@ -333,6 +364,24 @@ TEST(DeviceChainTuned, GivenThreeRowsAndOtherTiles_WhenEveryVariantRuns_ThenOutp
         }
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Tilings, DeviceChainTuned,
+    ::testing::Values(
+        TunedCase{"lanes_wide_table", "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0", {0, 1, 3, 5, 10}},
+        // 64 items: 2 column sets side by side (32-block chunks), 4 sets per tile
+        TunedCase{"blocks_packaged_sizes", "gemm_tile=1", {0, 3, 10}},
+        // 128 items: 4 sets side by side but 8 sets per tile (2 steps); 2 rows per pass with M = 3
+        TunedCase{"blocks_wide", "gemm_tile=1,cols_per_wg=32,cols_per_item=4", {0, 5, 10}},
+        // the NVIDIA default (KernelTuning::recommendedFor): 128 items, one row per pass
+        TunedCase{"blocks_nvidia", "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1", {0, 5, 10}},
+        // 8 columns in lockstep
+        TunedCase{"blocks_eight_columns", "gemm_tile=1,cols_per_wg=64,cols_per_item=8,rows_per_pass=1", {0, 10}},
+        // 16 items: 16-block chunks, 2 per row (gemm2: 16 + 1 blocks), one set per step
+        TunedCase{"blocks_chunked", "gemm_tile=1,cols_per_wg=2,cols_per_item=2,rows_per_pass=1", {0, 1, 5}},
+        // 80 items: 2 slots for 5 sets (the last step has an idle slot), partial column tiles
+        TunedCase{"blocks_uneven", "gemm_tile=1,cols_per_wg=10,cols_per_item=2", {0, 3, 10}}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 // ------------------------------------------------------------------------------ default shape
 

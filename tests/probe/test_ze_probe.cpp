@@ -160,7 +160,27 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{"--no-timing --report r.svg", 2, "--report needs the timing"},
                       BadInput{"--repeats 0 --device host", 2, "--repeats"},
                       BadInput{"--resume --device host", 2, "--resume and --overwrite go with --sweep"},
-                      BadInput{"--sweep /nonexistent.yaml", 2, "/nonexistent.yaml"}));
+                      BadInput{"--sweep /nonexistent.yaml", 2, "/nonexistent.yaml"},
+                      BadInput{"--kernel-tuning gemm_tile=2 --no-timing", 2, "gemm_tile must be 0 (lanes) or 1 (blocks)"},
+                      BadInput{"--kernel-tuning nosuch=1 --no-timing", 2, "unknown key 'nosuch'"},
+                      BadInput{"--kernel-tuning cols_per_wg=6,cols_per_item=4 --no-timing", 2,
+                               "cols_per_item must divide cols_per_wg"},
+                      BadInput{"--device host --kernel-tuning gemm_tile=1", 2, "--kernel-tuning tiles the device kernels"}));
+
+// The block tile (kernels_cl/common/zp_gemm_block.h) chosen from the command line: built from
+// zecl's source bundle, every case of the pattern bit-exact on every variant, and the card
+// records the tiles.
+TEST_F(ZeProbe, GivenBlockTiles_WhenRunOnZecl_ThenEveryVariantPassesAndTheCardNamesTheTiles) {
+    const std::string tiles = "gemm_tile=1,cols_per_wg=64,cols_per_item=8,rows_per_pass=1";
+    const ProbeRun r = runProbe("--set hidden=1024 --set intermediate=544 --device zecl --no-timing --route-pattern "
+                                "cross_row_overlap --kernel-tuning " + tiles + " --out " + path("out"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("total: 72 passed, 0 failed, 0 skipped"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("tiles " + tiles.substr(std::string("gemm_tile=1,").size())), std::string::npos) << r.output;
+    std::ifstream f(path("out/card0.json"));
+    const auto j = nlohmann::json::parse(f);
+    EXPECT_EQ(j["device"]["kernel_tuning"], "cols_per_wg=64,cols_per_item=8,rows_per_pass=1,e2m1_decode=1,gemm_tile=1");
+}
 
 TEST_F(ZeProbe, GivenOutOfRangeExpertId_WhenRun_ThenRejectedNamingTheRoute) {
     const auto s = reducedShape();

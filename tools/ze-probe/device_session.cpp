@@ -19,6 +19,15 @@ ze::DeviceInfo selectDeviceOrInputError(const std::string& spec) {
     }
 }
 
+std::optional<sched::KernelTuning> parseTuningOrInputError(const std::string& text) {
+    if (text.empty()) return std::nullopt;
+    try {
+        return sched::KernelTuning::parse(text);
+    } catch (const std::invalid_argument& e) {
+        throw sched::InputError(std::string("--kernel-tuning: ") + e.what());
+    }
+}
+
 struct DeviceSession::State {
     // Declaration order is destruction order reversed: the context outlives everything.
     ze::Context context;
@@ -31,12 +40,20 @@ struct DeviceSession::State {
 };
 
 DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& shape,
-                             const std::vector<sched::Variant>& variants)
+                             const std::vector<sched::Variant>& variants,
+                             const std::optional<sched::KernelTuning>& requested)
     : device_(selectDeviceOrInputError(spec)), state_(std::make_unique<State>()) {
     State& s = *state_;
     s.context = ze::Context(device_);
     s.queue = ze::CommandQueue(s.context, device_);
-    s.modules = std::make_unique<sched::KernelModules>(s.context, device_);
+    const sched::KernelTuning tuning = requested.value_or(sched::KernelTuning::recommendedFor(device_));
+    try {
+        s.modules = std::make_unique<sched::KernelModules>(s.context, device_, kernels::Package::instance(), tuning);
+    } catch (const std::runtime_error& e) {
+        // Only a tuning the device cannot build is the user's to fix; the packaged one always fits.
+        if (tuning.isPackaged()) throw;
+        throw sched::InputError(std::string("--kernel-tuning: ") + e.what());
+    }
     s.weights = std::make_unique<sched::DeviceWeights>(s.context, device_, shape);
     s.silu = oracle::buildSiluTable(shape.swigluAlpha);
     for (sched::Variant v : variants)
@@ -53,6 +70,11 @@ DeviceSession::~DeviceSession() {
 }
 
 const sched::ModuleChoice& DeviceSession::moduleChoice() const { return state_->modules->choice(); }
+
+std::string DeviceSession::kernelsText() const {
+    const auto& t = state_->modules->tuning();
+    return state_->modules->choice().why + (t.isPackaged() ? std::string() : "; tiles " + t.describe());
+}
 
 void DeviceSession::uploadWeights(const oracle::LocalWeights& weights, std::span<const int> localExperts) {
     state_->weights->upload(weights, localExperts);
@@ -102,7 +124,8 @@ nlohmann::json DeviceSession::describe() const {
             {"compute_units", d.computeUnits()},
             {"memory_bytes", d.totalMemory()},
             {"fp32_denorm", d.supportsFp32Denorm()},
-            {"modules", state_->modules->choice().why}};
+            {"modules", state_->modules->choice().why},
+            {"kernel_tuning", state_->modules->tuning().describe()}};
 }
 
 ExecutorResult toExecutorResult(const oracle::ChainShape& s, sched::Variant v, const sched::DeviceResults& d) {

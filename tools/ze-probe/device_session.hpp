@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,13 +17,18 @@ namespace zp::probe {
 class DeviceSession {
 public:
     // `deviceSpec`: "" (best: first Intel GPU, else first zecl device), "intel", "zecl" or an index.
-    DeviceSession(const std::string& deviceSpec, const oracle::ChainShape& shape, const std::vector<sched::Variant>& variants);
+    // `tuning`: none = KernelTuning::recommendedFor(the device). A non-packaged one needs a device
+    // that builds the zecl source bundle (InputError otherwise).
+    DeviceSession(const std::string& deviceSpec, const oracle::ChainShape& shape, const std::vector<sched::Variant>& variants,
+                  const std::optional<sched::KernelTuning>& tuning = std::nullopt);
     ~DeviceSession();
     DeviceSession(const DeviceSession&) = delete;
     DeviceSession& operator=(const DeviceSession&) = delete;
 
     const ze::DeviceInfo& device() const noexcept { return device_; }
     const sched::ModuleChoice& moduleChoice() const;
+    // One line for reports: the module choice, and the tiles when not the packaged ones.
+    std::string kernelsText() const;
     bool flushesSubnormals() const noexcept { return !device_.supportsFp32Denorm(); }
 
     // Copies these local experts' weights to the device (all of them when empty).
@@ -48,6 +54,9 @@ private:
 
 // ze::selectDevice, with a spec that names no device turned into an InputError (exit 2).
 ze::DeviceInfo selectDeviceOrInputError(const std::string& spec);
+
+// --kernel-tuning's text as a KernelTuning (none for ""); a bad key or value is an InputError (exit 2).
+std::optional<sched::KernelTuning> parseTuningOrInputError(const std::string& text);
 
 // A device's results as the executor result the comparison reads.
 ExecutorResult toExecutorResult(const oracle::ChainShape&, sched::Variant, const sched::DeviceResults&);

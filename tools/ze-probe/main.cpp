@@ -40,6 +40,7 @@ struct Options {
     std::string weightsFile, inputsFile, dumpFile;
     std::string variant;  // empty: every variant (with --inputs: baseline)
     std::string device;   // empty: the best device (first Intel GPU, else first zecl device)
+    std::string kernelTuning;  // empty: the packaged tiles
     std::string routePattern = "six_local";
     std::string outDir = "probe-out";
     std::optional<std::uint64_t> seed;
@@ -117,10 +118,11 @@ int runOneCase(const Options& o, const sched::Config& cfg) {
         got.materialised = sched::materialised(variant);
     } else {
         initLevelZero();
-        session = std::make_unique<probe::DeviceSession>(o.device, s, std::vector<sched::Variant>{variant});
+        session = std::make_unique<probe::DeviceSession>(o.device, s, std::vector<sched::Variant>{variant},
+                                                         probe::parseTuningOrInputError(o.kernelTuning));
         session->uploadWeights(weights, {});
         got = session->executors().front().run(probe::CaseRun{s, weights, in, silu, nullptr});
-        fmt::print("device: {} ({})\n", session->device().name(), session->moduleChoice().why);
+        fmt::print("device: {} ({})\n", session->device().name(), session->kernelsText());
     }
     const auto mismatch = probe::compareWithOracle(s, want, got);
     if (!o.dumpFile.empty()) {
@@ -198,7 +200,8 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
         if (timing && std::find(variants.begin(), variants.end(), sched::Variant::Baseline) == variants.end() &&
             variants.back() != sched::Variant::M1Oracle)
             variants.insert(variants.begin() + 1, sched::Variant::Baseline);
-        session = std::make_unique<probe::DeviceSession>(deviceSpec, cfg.shape, variants);
+        session = std::make_unique<probe::DeviceSession>(deviceSpec, cfg.shape, variants,
+                                                         probe::parseTuningOrInputError(o.kernelTuning));
         executors = session->executors();
         deviceJson = session->describe();
         out.deviceName = session->device().name();
@@ -209,7 +212,7 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
             session->uploadWeights(w, c.touchedLocalExperts);
         };
         text += fmt::format("device: {} [{}], {}\n", session->device().name(), ze::driverKindName(session->device().kind),
-                            session->moduleChoice().why);
+                            session->kernelsText());
     }
     probe::TimingSettings ts;
     const bool defaults = !o.repeats && !o.warmup;
@@ -339,9 +342,13 @@ int run(const Options& o) {
     }
     if (!o.sweepFile.empty()) {
         if (o.device == "host") throw sched::InputError("--sweep times the chain on a device: not with --device host");
-        return probe::runSweep({o.sweepFile, o.device, o.outDir, o.resume, o.overwrite, o.repeats, o.warmup, initLevelZero});
+        return probe::runSweep({o.sweepFile, o.device, probe::parseTuningOrInputError(o.kernelTuning), o.outDir, o.resume,
+                                o.overwrite, o.repeats, o.warmup, initLevelZero});
     }
     if (o.resume || o.overwrite) throw sched::InputError("--resume and --overwrite go with --sweep");
+    if (o.device == "host" && !o.kernelTuning.empty())
+        throw sched::InputError("--kernel-tuning tiles the device kernels: not with --device host");
+    probe::parseTuningOrInputError(o.kernelTuning);  // a bad tuning fails before any work
     const sched::Config base = loadSettings(o);
     if (!o.variant.empty()) sched::parseVariant(o.variant);  // bad names fail before any work
     if (!o.inputsFile.empty()) return runOneCase(o, base);
@@ -440,6 +447,11 @@ int main(int argc, char** argv) {
     app.add_option("--device", o.device,
                    "host (the host oracle), intel, zecl, or an index from --list-devices (default: first Intel GPU, "
                    "else first zecl device)");
+    app.add_option("--kernel-tuning", o.kernelTuning,
+                   "GEMM tiles, built from the zecl source bundle, e.g. gemm_tile=1,cols_per_wg=32,cols_per_item=4 "
+                   "(docs/perf.md; keys: cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile); "
+                   "\"packaged\" = the packaged kernels (default: the device's recommended tiles, the packaged "
+                   "ones except on NVIDIA GPUs)");
     app.add_option("--route-pattern", o.routePattern, "route pattern of CONTRACT §6, or all");
     app.add_option("--out", o.outDir, "directory for card<N>.json");
     app.add_option("--seed", o.seed, "base seed of cases and random weights (config key: seed)");

@@ -26,6 +26,7 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 // varies fastest, so put shape axes first).
 struct SessionCache {
     std::string device;
+    std::optional<sched::KernelTuning> tuning;
     std::string key;
     std::unique_ptr<DeviceSession> session;
     std::unique_ptr<oracle::LocalWeights> scratch;
@@ -36,7 +37,7 @@ struct SessionCache {
             session.reset();
             scratch.reset();
             std::vector<sched::Variant> all(sched::kAllVariants.begin(), sched::kAllVariants.end());
-            session = std::make_unique<DeviceSession>(device, s, all);
+            session = std::make_unique<DeviceSession>(device, s, all, tuning);
             scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(s));
             key = k;
         }
@@ -63,7 +64,7 @@ int runSweep(const SweepCliOptions& o) {
         std::fflush(stderr);
     };
 
-    SessionCache cache{o.device, "", nullptr, nullptr};
+    SessionCache cache{o.device, o.tuning, "", nullptr, nullptr};
     bool initialised = false;
     bool anyFailed = false;
     std::string deviceName;

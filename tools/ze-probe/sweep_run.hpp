@@ -15,11 +15,14 @@
 #include <optional>
 #include <string>
 
+#include "zp/scheduler/chain_plan.hpp"
+
 namespace zp::probe {
 
 struct SweepCliOptions {
     std::string file;
     std::string device;  // as --device
+    std::optional<sched::KernelTuning> tuning;  // as --kernel-tuning (none: the device's recommended)
     std::string outDir;  // <out>/<sweep name>.jsonl and .csv
     bool resume = false, overwrite = false;
     std::optional<int> repeats, warmup;  // override the sweep file's

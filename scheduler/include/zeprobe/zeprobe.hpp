@@ -112,8 +112,10 @@ struct DeviceOptions {
     // libze_zecl.so for configureLoader; empty = $ZP_ZECL_PATH, else the one installed next to
     // libzeprobe, else the build tree's, else the configured install libdir.
     std::string zeclPath{};
-    // Kernel build knobs, "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0";
-    // empty = the packaged kernels. Non-default values need a zecl device (source bundle).
+    // Kernel build knobs, "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1" (keys:
+    // cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile); "packaged" = the packaged
+    // kernels; empty = the tiles recommended for the device (the packaged ones except on NVIDIA
+    // GPUs through zecl). Non-packaged values need a zecl device (source bundle).
     std::string kernelTuning{};
 };
 

@@ -31,10 +31,15 @@ struct KernelTuning {
     int colsPerItem = 2;       // ZP_GEMM_COLS_PER_ITEM: columns one work-item walks (even, divides the above)
     int rowsPerPass = 2;       // ZP_GEMM_ROWS_PER_PASS: activation rows per weight-tile pass (M2 tiling)
     int e2m1Decode = 1;        // ZP_E2M1_DECODE: 0 = __constant table, 1 = bit arithmetic
+    int gemmTile = 0;          // ZP_GEMM_TILE: 0 = lane tile (work-item = §4 lane), 1 = block tile (work-item = block)
 
-    // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0"; keys left out keep the
-    // defaults. Throws std::invalid_argument naming the key and the value.
+    // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0,gemm_tile=1"; keys left out keep the
+    // defaults; "packaged" (or "") is the defaults. Throws std::invalid_argument naming the key and the value.
     static KernelTuning parse(std::string_view text);
+    // The tiles this project measured fastest on the device, where they differ from the packaged
+    // ones and the device builds the zecl source bundle: NVIDIA GPUs get the block tile
+    // (docs/perf.md, H200); every other device the packaged tiles.
+    static KernelTuning recommendedFor(const ze::DeviceInfo& device);
     std::string describe() const;      // the same form
     std::string buildOptions() const;  // "-DZP_GEMM_COLS_PER_WG=8 ..."
     bool isPackaged() const { return *this == KernelTuning{}; }
