@@ -1,6 +1,7 @@
 // Modules (source bundles or SPIR-V built by OpenCL) and kernels.
 #include "api.hpp"
 #include "objects.hpp"
+#include "spirv_args.hpp"
 
 #include <zecl/source_bundle.h>
 #include <ze_ddi.h>
@@ -288,9 +289,19 @@ ze_result_t KernelCreate(ze_module_handle_t hModule, const ze_kernel_desc_t *des
     cl_uint numArgs = 0;
     clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(numArgs), &numArgs, nullptr);
     kernel->args.resize(numArgs);
+    // Programs from IL may keep no argument info (Intel's CPU runtime): then the SPIR-V says.
+    std::optional<std::vector<ArgKind>> ilKinds;
     for (cl_uint i = 0; i < numArgs; ++i) {
         cl_kernel_arg_address_qualifier q = CL_KERNEL_ARG_ADDRESS_PRIVATE;
-        clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(q), &q, nullptr);
+        if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(q), &q, nullptr) != CL_SUCCESS &&
+            m->format == ZE_MODULE_FORMAT_IL_SPIRV) {
+            if (!ilKinds)
+                ilKinds = spirvKernelArgKinds(m->input, kernel->name);
+            if (ilKinds && ilKinds->size() == numArgs) {
+                kernel->args[i].kind = (*ilKinds)[i];
+                continue;
+            }
+        }
         kernel->args[i].kind = q == CL_KERNEL_ARG_ADDRESS_LOCAL                                     ? ArgKind::Local
                                : q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT ? ArgKind::Pointer
                                                                                                    : ArgKind::Value;
