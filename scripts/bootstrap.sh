@@ -18,6 +18,10 @@ packages=(
 if [[ "${ZP_BOOTSTRAP_FUZZ:-0}" == 1 ]]; then
   packages+=(libfuzzer-14-dev libclang-rt-14-dev)
 fi
+# For scripts/intel-cpu-opencl.sh (Intel's CPU OpenCL runtime comes from PyPI into a venv).
+if [[ "${ZP_BOOTSTRAP_VENV:-0}" == 1 ]]; then
+  packages+=(python3-venv)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
