@@ -6,8 +6,7 @@
 //   (c) through raw OpenCL on the same device (clEnqueueNDRangeKernel on an in-order queue),
 // and the per-launch time (wall clock of submit..completion / N) is printed for each, with the
 // ratio (a)/(c). A program that prints figures, not a test.
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
+#include "raw_opencl.hpp"
 
 #include "zp/runtime/ze.hpp"
 #include "zecl/source_bundle.h"
@@ -25,9 +24,7 @@
 
 namespace {
 
-// NOTE: NVIDIA's OpenCL (ptxas) rejects a kernel whose body is empty, so the "empty" kernel
-// takes a flag that is always 0 and writes nothing.
-constexpr const char* kSource = "kernel void noop(global int* sink, int flag) { if (flag) sink[0] = flag; }\n";
+using namespace zp::bench;
 
 struct Stats {
     double min = 0, median = 0, max = 0;
@@ -53,71 +50,6 @@ std::vector<double> timeRepeats(int repeats, uint32_t launches, F&& once) {
         perLaunchUs.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / launches);
     }
     return perLaunchUs;
-}
-
-// ------------------------------------------------------------------------------ OpenCL side
-
-void clCheck(cl_int err, const char* what) {
-    if (err != CL_SUCCESS) throw std::runtime_error(fmt::format("{} failed: OpenCL error {}", what, err));
-}
-
-std::string clDeviceName(cl_device_id d) {
-    size_t size = 0;
-    clCheck(clGetDeviceInfo(d, CL_DEVICE_NAME, 0, nullptr, &size), "clGetDeviceInfo(CL_DEVICE_NAME)");
-    std::string name(size, '\0');
-    clCheck(clGetDeviceInfo(d, CL_DEVICE_NAME, size, name.data(), nullptr), "clGetDeviceInfo(CL_DEVICE_NAME)");
-    while (!name.empty() && name.back() == '\0') name.pop_back();
-    return name;
-}
-
-std::vector<cl_device_id> clAllDevices() {
-    cl_uint np = 0;
-    clCheck(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
-    std::vector<cl_platform_id> platforms(np);
-    clCheck(clGetPlatformIDs(np, platforms.data(), nullptr), "clGetPlatformIDs");
-    std::vector<cl_device_id> all;
-    for (cl_platform_id p : platforms) {
-        cl_uint nd = 0;
-        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
-        std::vector<cl_device_id> devs(nd);
-        clCheck(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devs.data(), nullptr), "clGetDeviceIDs");
-        all.insert(all.end(), devs.begin(), devs.end());
-    }
-    return all;
-}
-
-std::vector<double> benchOpenCL(cl_device_id device, uint32_t launches, int repeats) {
-    cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-    clCheck(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueueWithProperties(ctx, device, nullptr, &err);
-    clCheck(err, "clCreateCommandQueueWithProperties");
-    const char* src = kSource;
-    cl_program program = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
-    clCheck(err, "clCreateProgramWithSource");
-    clCheck(clBuildProgram(program, 1, &device, "-cl-std=CL1.2", nullptr, nullptr), "clBuildProgram");
-    cl_kernel kernel = clCreateKernel(program, "noop", &err);
-    clCheck(err, "clCreateKernel");
-    cl_mem sink = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_int), nullptr, &err);
-    clCheck(err, "clCreateBuffer");
-    const cl_int flag = 0;
-    clCheck(clSetKernelArg(kernel, 0, sizeof(cl_mem), &sink), "clSetKernelArg");
-    clCheck(clSetKernelArg(kernel, 1, sizeof(cl_int), &flag), "clSetKernelArg");
-
-    const size_t global = 1, local = 1;
-    auto once = [&] {
-        for (uint32_t i = 0; i < launches; ++i)
-            clCheck(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),
-                    "clEnqueueNDRangeKernel");
-        clCheck(clFinish(queue), "clFinish");
-    };
-    auto result = timeRepeats(repeats, launches, once);
-    clReleaseKernel(kernel);
-    clReleaseMemObject(sink);
-    clReleaseProgram(program);
-    clReleaseCommandQueue(queue);
-    clReleaseContext(ctx);
-    return result;
 }
 
 } // namespace
@@ -173,7 +105,7 @@ int main(int argc, char** argv) {
 
         // (a) and (b): zp::runtime
         ze::Context ctx(dev);
-        std::vector<uint8_t> b = zecl::makeSourceBundle("-cl-std=CL1.2", kSource);
+        std::vector<uint8_t> b = zecl::makeSourceBundle("-cl-std=CL1.2", kNoopKernelSource);
         std::vector<std::byte> bytes(b.size());
         std::memcpy(bytes.data(), b.data(), b.size());
         ze::Module module = ze::Module::fromSourceBundle(ctx, dev, bytes);
@@ -201,7 +133,7 @@ int main(int argc, char** argv) {
         });
 
         // (c): raw OpenCL on the same device
-        auto raw = benchOpenCL(cl, launches, repeats);
+        auto raw = rawOpenClLaunchUs(cl, launches, repeats);
 
         Stats a = stats(zeRegular), im = stats(zeImmediate), c = stats(raw);
         fmt::print("device: [{}] {} ({}), OpenCL: {}\n", dev.index, dev.name(), ze::driverKindName(dev.kind),

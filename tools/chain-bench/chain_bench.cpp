@@ -16,8 +16,7 @@
 //      cheapest tuning;
 //   4. the goal ratios (docs/perf.md).
 // A program that prints figures, not a test.
-#define CL_TARGET_OPENCL_VERSION 300
-#include <CL/cl.h>
+#include "raw_opencl.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -50,79 +49,6 @@ double median(std::vector<double> v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-// ------------------------------------------------------------------------------ raw OpenCL
-
-void clCheck(cl_int err, const char* what) {
-    if (err != CL_SUCCESS) throw std::runtime_error(fmt::format("{} failed: OpenCL error {}", what, err));
-}
-
-std::string clDeviceName(cl_device_id d) {
-    size_t size = 0;
-    clCheck(clGetDeviceInfo(d, CL_DEVICE_NAME, 0, nullptr, &size), "clGetDeviceInfo");
-    std::string name(size, '\0');
-    clCheck(clGetDeviceInfo(d, CL_DEVICE_NAME, size, name.data(), nullptr), "clGetDeviceInfo");
-    while (!name.empty() && name.back() == '\0') name.pop_back();
-    return name;
-}
-
-cl_device_id clDeviceNamed(const std::string& want) {
-    cl_uint np = 0;
-    clCheck(clGetPlatformIDs(0, nullptr, &np), "clGetPlatformIDs");
-    std::vector<cl_platform_id> platforms(np);
-    clCheck(clGetPlatformIDs(np, platforms.data(), nullptr), "clGetPlatformIDs");
-    for (cl_platform_id p : platforms) {
-        cl_uint nd = 0;
-        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
-        std::vector<cl_device_id> devs(nd);
-        clCheck(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devs.data(), nullptr), "clGetDeviceIDs");
-        for (cl_device_id d : devs)
-            if (clDeviceName(d) == want) return d;
-    }
-    throw std::runtime_error("no OpenCL device named '" + want + "'");
-}
-
-// Median over `repeats` of (wall time of `launches` back-to-back launches of an empty kernel
-// + clFinish) / launches, in µs. NVIDIA's ptxas rejects an empty body: a flag that is 0.
-double rawOpenClLaunchUs(cl_device_id device, std::uint32_t launches, int repeats) {
-    const char* src = "kernel void noop(global int* sink, int flag) { if (flag) sink[0] = flag; }\n";
-    cl_int err = CL_SUCCESS;
-    cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
-    clCheck(err, "clCreateContext");
-    cl_command_queue queue = clCreateCommandQueueWithProperties(ctx, device, nullptr, &err);
-    clCheck(err, "clCreateCommandQueueWithProperties");
-    cl_program program = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
-    clCheck(err, "clCreateProgramWithSource");
-    clCheck(clBuildProgram(program, 1, &device, "-cl-std=CL1.2", nullptr, nullptr), "clBuildProgram");
-    cl_kernel kernel = clCreateKernel(program, "noop", &err);
-    clCheck(err, "clCreateKernel");
-    cl_mem sink = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_int), nullptr, &err);
-    clCheck(err, "clCreateBuffer");
-    const cl_int flag = 0;
-    clCheck(clSetKernelArg(kernel, 0, sizeof(cl_mem), &sink), "clSetKernelArg");
-    clCheck(clSetKernelArg(kernel, 1, sizeof(cl_int), &flag), "clSetKernelArg");
-    const size_t global = 1, local = 1;
-    auto once = [&] {
-        for (std::uint32_t i = 0; i < launches; ++i)
-            clCheck(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),
-                    "clEnqueueNDRangeKernel");
-        clCheck(clFinish(queue), "clFinish");
-    };
-    once();
-    std::vector<double> us;
-    for (int r = 0; r < repeats; ++r) {
-        const auto t0 = std::chrono::steady_clock::now();
-        once();
-        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
-                     launches);
-    }
-    clReleaseKernel(kernel);
-    clReleaseMemObject(sink);
-    clReleaseProgram(program);
-    clReleaseCommandQueue(queue);
-    clReleaseContext(ctx);
-    return median(us);
 }
 
 // ------------------------------------------------------------------------------ bytes
@@ -340,7 +266,7 @@ int main(int argc, char** argv) {
                         remoteLaunchTuning = modules[ti]->tuning().describe();
                     }
                 }
-                rawLaunchUs = rawOpenClLaunchUs(clDeviceNamed(dev.name()), std::uint32_t(launches), 5);
+                rawLaunchUs = median(zp::bench::rawOpenClLaunchUs(zp::bench::clDeviceNamed(dev.name()), std::uint32_t(launches), 5));
                 fmt::print("all_remote launch cost: raw OpenCL empty kernel x {}: {:.3f} us/launch; best recorded {:.3f} "
                            "us/launch [{}]; ratio {:.2f}\n",
                            launches, rawLaunchUs, remoteLaunchUs, remoteLaunchTuning, remoteLaunchUs / rawLaunchUs);
