@@ -12,7 +12,7 @@
 //      bytes each kernel must move, its GB/s and its fraction of the copy bandwidth;
 //   3. all_remote: each tuning's recorded baseline chain appended --chain-reps times into one
 //      regular list, wall time per launch, against raw OpenCL back-to-back launches of an empty
-//      kernel on the same device (tools/zecl_launch_bench.cpp's method); the goal takes the
+//      kernel on the same device (tools/bench/raw_opencl.hpp, shared with zecl-launch-bench); the goal takes the
 //      cheapest tuning;
 //   4. the goal ratios (docs/perf.md).
 // A program that prints figures, not a test.
