@@ -1,6 +1,8 @@
 // ze-probe end to end: the binary as a user runs it, its exit codes, files and messages.
 #include <gtest/gtest.h>
 
+#include "run_probe.hpp"
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -16,22 +18,6 @@ namespace fs = std::filesystem;
 using namespace zp;
 
 namespace {
-
-struct ProbeRun {
-    int exitCode;
-    std::string output;  // stdout and stderr
-};
-
-ProbeRun runProbe(const std::string& args) {
-    const std::string cmd = std::string(ZE_PROBE_EXE) + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf;
-    while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 // The reduced shape the tests run at, as ze-probe options and as a ChainShape.
 const char* kShapeArgs = "--set hidden=128 --set intermediate=64 --set experts=48";

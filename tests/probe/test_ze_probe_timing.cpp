@@ -2,6 +2,8 @@
 // ZE_ENABLE_ALT_DRIVERS names the built libze_zecl.so), at a reduced shape.
 #include <gtest/gtest.h>
 
+#include "run_probe.hpp"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -24,22 +26,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-struct ProbeRun {
-    int exitCode;
-    std::string output;  // stdout and stderr
-};
-
-ProbeRun runProbe(const std::string& args) {
-    const std::string cmd = std::string(ZE_PROBE_EXE) + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    if (!p) return {-1, "popen failed"};
-    std::string out;
-    std::array<char, 4096> buf;
-    while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 const std::string kShape = "--set hidden=128 --set intermediate=64 --set experts=48";
 
