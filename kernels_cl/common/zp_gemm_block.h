@@ -19,7 +19,7 @@
  *   3. after the last chunk, one item per (column, row) applies the fixed tree 8, 4, 2, 1 to the
  *      16 lane sums in registers and writes bf16(dot) (or, paired, the SwiGLU of its pair).
  * P = min(items, K/32 rounded up to 16) blocks per chunk; S = items / P column sets run side by
- * side (S = 2 for gemm2 at I = 2048 with 128 items). Two barriers per step. */
+ * side (S = 2 for gemm2 at I = 2048 with 128 items). One barrier per step (zp_block_gemm). */
 #ifndef ZP_GEMM_BLOCK_H
 #define ZP_GEMM_BLOCK_H
 
