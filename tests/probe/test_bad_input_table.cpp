@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "probe_support.hpp"
 #include "zp/scheduler/case_io.hpp"
 #include "zp/scheduler/cases.hpp"
 #include "zp/scheduler/safetensors.hpp"
@@ -30,14 +31,7 @@ namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 
-oracle::ChainShape reducedShape() {
-    oracle::ChainShape s;
-    s.hidden = 128;
-    s.intermediate = 64;
-    s.experts = 48;
-    return s;
-}
-const std::string kShape = "--set hidden=128 --set intermediate=64 --set experts=48 --device host ";
+const std::string kShape = std::string(kReducedShapeArgs) + " --device host ";
 
 Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
 

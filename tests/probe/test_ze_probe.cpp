@@ -1,7 +1,7 @@
 // ze-probe end to end: the binary as a user runs it, its exit codes, files and messages.
 #include <gtest/gtest.h>
 
-#include "run_probe.hpp"
+#include "probe_support.hpp"
 
 #include <array>
 #include <cstdio>
@@ -19,15 +19,6 @@ using namespace zp;
 
 namespace {
 
-// The reduced shape the tests run at, as ze-probe options and as a ChainShape.
-const char* kShapeArgs = "--set hidden=128 --set intermediate=64 --set experts=48";
-oracle::ChainShape reducedShape() {
-    oracle::ChainShape s;
-    s.hidden = 128;
-    s.intermediate = 64;
-    s.experts = 48;
-    return s;
-}
 
 class ZeProbe : public ::testing::Test {
 protected:
@@ -50,7 +41,7 @@ TEST_F(ZeProbe, GivenInputsAndWeights_WhenDumped_ThenDumpEqualsTheOracleBitForBi
     sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
     sched::writeSafetensors(path("w.safetensors"), sched::weightsTensors(s, weights, "layer."));
 
-    const ProbeRun r = runProbe(std::string(kShapeArgs) + " --device host --set weights.prefix=layer. --weights " +
+    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --set weights.prefix=layer. --weights " +
                            path("w.safetensors") + " --inputs " + path("in.safetensors") + " --dump " +
                            path("dump.safetensors"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
@@ -79,7 +70,7 @@ TEST_F(ZeProbe, GivenPairedVariant_WhenDumped_ThenGateUpIsNotMaterialised) {
     const auto s = reducedShape();
     const auto c = sched::makeCase(s, sched::RoutePattern::SixLocal, 0, 1, nullptr);
     sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
-    const ProbeRun r = runProbe(std::string(kShapeArgs) + " --device host --variant paired_epilogue --inputs " +
+    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --variant paired_epilogue --inputs " +
                            path("in.safetensors") + " --dump " + path("d.safetensors"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const auto dump = sched::readSafetensors(path("d.safetensors"));
@@ -89,7 +80,7 @@ TEST_F(ZeProbe, GivenPairedVariant_WhenDumped_ThenGateUpIsNotMaterialised) {
 }
 
 TEST_F(ZeProbe, GivenAPattern_WhenRun_ThenTableAndCardJsonCountTwelveCases) {
-    const ProbeRun r = runProbe(std::string(kShapeArgs) + " --device host --route-pattern all_duplicate --out " + path("out"));
+    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --route-pattern all_duplicate --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("all_duplicate           12/12"), std::string::npos) << r.output;
     std::ifstream f(path("out/card0.json"));
@@ -173,7 +164,7 @@ TEST_F(ZeProbe, GivenOutOfRangeExpertId_WhenRun_ThenRejectedNamingTheRoute) {
     auto c = sched::makeCase(s, sched::RoutePattern::SixLocal, 0, 1, nullptr);
     c.inputs.topkIds[1 * 6 + 4] = 48;  // E = 48: ids are 0..47
     sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
-    const ProbeRun r = runProbe(std::string(kShapeArgs) + " --device host --inputs " + path("in.safetensors"));
+    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --inputs " + path("in.safetensors"));
     EXPECT_EQ(r.exitCode, 2) << r.output;
     EXPECT_NE(r.output.find("topk_ids[1][4] = 48"), std::string::npos) << r.output;
 }
@@ -194,7 +185,7 @@ TEST_F(ZeProbe, GivenATruncatedWeightsFile_WhenRun_ThenCleanErrorNotACrash) {
         std::ofstream f(path("w.safetensors"), std::ios::binary);
         f << "\x40\x00\x00\x00\x00\x00\x00\x00{\"gate_up_proj_blocks\":";
     }
-    const ProbeRun r = runProbe(std::string(kShapeArgs) + " --device host --weights " + path("w.safetensors"));
+    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --weights " + path("w.safetensors"));
     EXPECT_EQ(r.exitCode, 2) << r.output;
     EXPECT_NE(r.output.find("w.safetensors"), std::string::npos) << r.output;
 }

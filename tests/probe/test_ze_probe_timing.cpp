@@ -2,7 +2,7 @@
 // ZE_ENABLE_ALT_DRIVERS names the built libze_zecl.so), at a reduced shape.
 #include <gtest/gtest.h>
 
-#include "run_probe.hpp"
+#include "probe_support.hpp"
 
 #include <algorithm>
 #include <array>
@@ -27,7 +27,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kShape = "--set hidden=128 --set intermediate=64 --set experts=48";
+const std::string kShape = kReducedShapeArgs;  // probe_support.hpp
 
 json readJson(const fs::path& p) {
     std::ifstream f(p);

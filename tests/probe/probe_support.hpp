@@ -1,10 +1,23 @@
-// Runs the built ze-probe (ZE_PROBE_EXE) as a user would, for the probe tests.
+// What the ze-probe end-to-end tests share: the reduced shape they run at, and running the
+// built ze-probe (ZE_PROBE_EXE) as a user would.
 #pragma once
 
 #include <array>
 #include <cstdio>
 #include <string>
 #include <sys/wait.h>
+
+#include "zp/oracle/chain.hpp"
+
+// The reduced shape, as ze-probe options and as a ChainShape.
+inline constexpr const char* kReducedShapeArgs = "--set hidden=128 --set intermediate=64 --set experts=48";
+inline zp::oracle::ChainShape reducedShape() {
+    zp::oracle::ChainShape s;
+    s.hidden = 128;
+    s.intermediate = 64;
+    s.experts = 48;
+    return s;
+}
 
 struct ProbeRun {
     int exitCode;        // -1 when it did not exit normally
