@@ -10,6 +10,7 @@
 // throw, every route row is in range).
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 
@@ -62,8 +63,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     ZP_FUZZ_CHECK(ok == loadOk, "loadInputs and the in-memory path disagree: '" + error + "' vs '" + loadError + "'");
     if (!ok) return 0;
-    ZP_FUZZ_CHECK(loaded.hidden == in.hidden && loaded.topkIds == in.topkIds && loaded.topkWeights == in.topkWeights,
-                  "loadInputs returns different values");
+    // Bit for bit: a NaN weight is valid input, and NaN != NaN as a float.
+    auto sameBits = [](const auto& a, const auto& b) {
+        return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+    };
+    ZP_FUZZ_CHECK(sameBits(loaded.hidden, in.hidden) && sameBits(loaded.topkIds, in.topkIds) &&
+                      sameBits(loaded.topkWeights, in.topkWeights),
+                  "loadInputs returns different bits");
 
     // validateInputs is the gate in front of the oracle and the device: what it accepts, §5.2 compaction takes.
     const oracle::CompactRoutes r = oracle::compactRoutes(s, in.topkIds);
