@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git python3
   libze-dev libze1
   intel-opencl-icd
-  spirv-tools clang-14 llvm-spirv-14
+  spirv-tools clang-14 llvm-spirv-14 clang-format-14
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
