@@ -4,10 +4,10 @@
 #include "common/zp_platform.h"
 #include "common/zp_bf16.h"
 
-kernel ZP_ELEMWISE_ATTRS void gather_bf16(global const ushort* y,          /* [M*K, H] */
-                                          global const int* route_row,     /* [M, K] cr or -1 */
-                                          global const float* topk_weights,/* [M, K] */
-                                          global ushort* out,              /* [M, H] */
+kernel ZP_ELEMWISE_ATTRS void gather_bf16(global const ushort* y,           /* [M*K, H] */
+                                          global const int* route_row,      /* [M, K] cr or -1 */
+                                          global const float* topk_weights, /* [M, K] */
+                                          global ushort* out,               /* [M, H] */
                                           int top_k, int hidden) {
     const int m = get_group_id(1);
     const int h = get_global_id(0);

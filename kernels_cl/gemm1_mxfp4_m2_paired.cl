@@ -5,18 +5,15 @@
 #include "common/zp_gemm_paired.h"
 
 kernel ZP_GEMM_ATTRS void gemm1_mxfp4_m2_paired(global const ushort* a, /* [M*K, H] */
-                                                global const uchar* w1_blocks,
-                                                global const uchar* w1_scales,
-                                                global const int* route_info,
-                                                global const int* groups,
+                                                global const uchar* w1_blocks, global const uchar* w1_scales,
+                                                global const int* route_info, global const int* groups,
                                                 global const ushort* silu, /* [65536] */
                                                 global ushort* act,        /* [M*K, I] */
-                                                int hidden, int intermediate, float limit,
-                                                float up_bias, int layout) {
+                                                int hidden, int intermediate, float limit, float up_bias, int layout) {
     local float red[ZP_GEMM_RED_FLOATS];
     const int g = get_group_id(1);
     if (g >= route_info[ZP_INFO_GROUPS]) return;
     const global int* grp = groups + ZP_GROUP_WORDS * g;
-    zp_gemm1_paired_group(w1_blocks, w1_scales, grp[0], hidden, intermediate, layout,
-                          get_group_id(0), a, 0, grp[1], grp[2], silu, limit, up_bias, act, red);
+    zp_gemm1_paired_group(w1_blocks, w1_scales, grp[0], hidden, intermediate, layout, get_group_id(0), a, 0, grp[1],
+                          grp[2], silu, limit, up_bias, act, red);
 }

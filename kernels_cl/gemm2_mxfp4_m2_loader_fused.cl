@@ -8,14 +8,11 @@
 
 kernel ZP_GEMM_ATTRS void gemm2_mxfp4_m2_loader_fused(global const ushort* gate_up, /* [M*K, 2I] */
                                                       global const ushort* silu,    /* [65536] */
-                                                      global const uchar* w2_blocks,
-                                                      global const uchar* w2_scales,
-                                                      global const int* route_info,
-                                                      global const int* groups,
+                                                      global const uchar* w2_blocks, global const uchar* w2_scales,
+                                                      global const int* route_info, global const int* groups,
                                                       global ushort* y, /* [M*K, H] */
-                                                      int hidden, int intermediate, float limit,
-                                                      float up_bias, int layout,
-                                                      local ushort* act_tile) {
+                                                      int hidden, int intermediate, float limit, float up_bias,
+                                                      int layout, local ushort* act_tile) {
     local float red[ZP_GEMM_RED_FLOATS];
     const int g = get_group_id(1);
     if (g >= route_info[ZP_INFO_GROUPS]) return;
@@ -38,8 +35,8 @@ kernel ZP_GEMM_ATTRS void gemm2_mxfp4_m2_loader_fused(global const ushort* gate_
         for (int e = lin; e < rows * intermediate; e += ZP_LANES * ZP_GEMM_ITEMS_Y) {
             const int i = e / intermediate, c = e - i * intermediate;
             const global ushort* gu = gate_up + (size_t)(first + r0 + i) * 2 * intermediate;
-            act_tile[e] = zp_swiglu(gu[zp_gate_col(c, intermediate, layout)],
-                                    gu[zp_up_col(c, intermediate, layout)], limit, up_bias, silu);
+            act_tile[e] = zp_swiglu(gu[zp_gate_col(c, intermediate, layout)], gu[zp_up_col(c, intermediate, layout)],
+                                    limit, up_bias, silu);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         int aoff[ZP_GEMM_ROWS_PER_PASS];

@@ -8,39 +8,35 @@
 #include "common/zp_swiglu.h"
 
 /* Grid: work-group ZP_LANES x ZP_GEMM_ITEMS_Y; groups (ceil(2I / COLS), M*K). */
-kernel ZP_GEMM_ATTRS void m1_gemm1(global const ushort* x,          /* [M, H] */
-                                   global const int* topk_ids,      /* [M, K] */
+kernel ZP_GEMM_ATTRS void m1_gemm1(global const ushort* x,     /* [M, H] */
+                                   global const int* topk_ids, /* [M, K] */
                                    global const uchar* w1_blocks, global const uchar* w1_scales,
-                                   global ushort* gate_up,          /* [M*K, 2I] per route */
-                                   int top_k, int hidden, int intermediate, int experts,
-                                   int cards, int card) {
+                                   global ushort* gate_up, /* [M*K, 2I] per route */
+                                   int top_k, int hidden, int intermediate, int experts, int cards, int card) {
     local float red[ZP_GEMM_RED_FLOATS];
     const int i = get_group_id(1);
     const int le = zp_local_expert(topk_ids[i], experts, cards, card);
     if (le < 0) return;
-    zp_gemm_group(w1_blocks, w1_scales, le, 2 * intermediate, hidden, get_group_id(0), x, 0, i / top_k, 1,
-                  gate_up, i, red);
+    zp_gemm_group(w1_blocks, w1_scales, le, 2 * intermediate, hidden, get_group_id(0), x, 0, i / top_k, 1, gate_up, i,
+                  red);
 }
 
 /* Grid: ZP_ELEMWISE_WG per group; groups (ceil(I / ZP_ELEMWISE_WG), M*K). */
 kernel ZP_ELEMWISE_ATTRS void m1_swiglu(global const ushort* gate_up, global const ushort* silu,
-                                        global const int* topk_ids, global ushort* act,
-                                        int intermediate, float limit, float up_bias, int layout,
-                                        int experts, int cards, int card) {
+                                        global const int* topk_ids, global ushort* act, int intermediate, float limit,
+                                        float up_bias, int layout, int experts, int cards, int card) {
     const int r = get_group_id(1);
     if (zp_local_expert(topk_ids[r], experts, cards, card) < 0) return;
     const int i = get_global_id(0);
     if (i >= intermediate) return;
     const global ushort* gu = gate_up + (size_t)r * 2 * intermediate;
-    act[(size_t)r * intermediate + i] =
-        zp_swiglu(gu[zp_gate_col(i, intermediate, layout)], gu[zp_up_col(i, intermediate, layout)],
-                  limit, up_bias, silu);
+    act[(size_t)r * intermediate + i] = zp_swiglu(gu[zp_gate_col(i, intermediate, layout)],
+                                                  gu[zp_up_col(i, intermediate, layout)], limit, up_bias, silu);
 }
 
 /* Grid: work-group ZP_LANES x ZP_GEMM_ITEMS_Y; groups (ceil(H / COLS), M*K). */
-kernel ZP_GEMM_ATTRS void m1_gemm2(global const ushort* act, global const int* topk_ids,
-                                   global const uchar* w2_blocks, global const uchar* w2_scales,
-                                   global ushort* y, /* [M*K, H] per route */
+kernel ZP_GEMM_ATTRS void m1_gemm2(global const ushort* act, global const int* topk_ids, global const uchar* w2_blocks,
+                                   global const uchar* w2_scales, global ushort* y, /* [M*K, H] per route */
                                    int hidden, int intermediate, int experts, int cards, int card) {
     local float red[ZP_GEMM_RED_FLOATS];
     const int i = get_group_id(1);
@@ -52,9 +48,8 @@ kernel ZP_GEMM_ATTRS void m1_gemm2(global const ushort* act, global const int* t
 /* Grid: ZP_ELEMWISE_WG per group; groups (ceil(H / ZP_ELEMWISE_WG), M). Work-item 0 also
  * writes route_info's error words (R and G are -1: no compaction here). */
 kernel ZP_ELEMWISE_ATTRS void m1_gather(global const ushort* y, global const int* topk_ids,
-                                        global const float* topk_weights, global ushort* out,
-                                        global int* route_info, int rows, int top_k, int hidden,
-                                        int experts, int cards, int card) {
+                                        global const float* topk_weights, global ushort* out, global int* route_info,
+                                        int rows, int top_k, int hidden, int experts, int cards, int card) {
     const int m = get_group_id(1);
     const int h = get_global_id(0);
     if (m == 0 && h == 0) {

@@ -4,8 +4,7 @@
 #include "common/zp_platform.h"
 
 kernel ZP_ELEMWISE_ATTRS void remap_rows_bf16(global const ushort* x, global const int* route_info,
-                                              global const int* compact_rows, global ushort* a,
-                                              int hidden) {
+                                              global const int* compact_rows, global ushort* a, int hidden) {
     const int r = get_group_id(1);
     if (r >= route_info[ZP_INFO_ROUTES]) return;
     const int chunk = get_global_id(0); /* 8 BF16 = one uint4; H is a multiple of 32 */

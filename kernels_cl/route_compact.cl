@@ -12,10 +12,9 @@
 
 #define ZP_NONE (-1)
 
-kernel __attribute__((reqd_work_group_size(ZP_ROUTE_COMPACT_WG, 1, 1)))
-void route_compact(global const int* topk_ids, int rows, int top_k, int experts, int cards,
-                   int card, local int* scratch, global int* route_info,
-                   global int* compact_rows, global int* route_row, global int* groups) {
+kernel __attribute__((reqd_work_group_size(ZP_ROUTE_COMPACT_WG, 1, 1))) void route_compact(
+    global const int* topk_ids, int rows, int top_k, int experts, int cards, int card, local int* scratch,
+    global int* route_info, global int* compact_rows, global int* route_row, global int* groups) {
     const int routes = rows * top_k;
     const int lid = get_local_id(0);
     local int* le_of = scratch;             /* local expert of route i, or -1 */
@@ -86,5 +85,4 @@ void route_compact(global const int* topk_ids, int rows, int top_k, int experts,
         groups[ZP_GROUP_WORDS * g + 1] = route_row[i]; /* the head is the group's first row */
         groups[ZP_GROUP_WORDS * g + 2] = count;
     }
-
 }

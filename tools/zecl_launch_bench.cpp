@@ -41,7 +41,7 @@ Stats stats(std::vector<double> v) {
 
 template <class F>
 std::vector<double> timeRepeats(int repeats, uint32_t launches, F&& once) {
-    once(); // warm-up: first-submit costs (JIT, queue setup) are not launch overhead
+    once();  // warm-up: first-submit costs (JIT, queue setup) are not launch overhead
     std::vector<double> perLaunchUs;
     for (int r = 0; r < repeats; ++r) {
         auto t0 = std::chrono::steady_clock::now();
@@ -52,7 +52,7 @@ std::vector<double> timeRepeats(int repeats, uint32_t launches, F&& once) {
     return perLaunchUs;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"Per-launch cost of an empty kernel: zecl regular command list vs raw OpenCL"};
@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
                     break;
                 }
             if (!cl)
-                throw std::invalid_argument(fmt::format(
-                    "no OpenCL device named '{}'; pick one with --cl-device (see --list)", dev.name()));
+                throw std::invalid_argument(
+                    fmt::format("no OpenCL device named '{}'; pick one with --cl-device (see --list)", dev.name()));
         }
         if (!dev.isZecl())
             fmt::print("note: device {} is driven by '{}', not zecl\n", dev.index, ze::driverKindName(dev.kind));

@@ -19,24 +19,22 @@ namespace {
 class WaitList {
 public:
     WaitList() = default;
-    WaitList(const WaitList &) = delete;
-    WaitList &operator=(const WaitList &) = delete;
+    WaitList(const WaitList&) = delete;
+    WaitList& operator=(const WaitList&) = delete;
     ~WaitList() {
-        for (size_t i = 0; i < n_; ++i)
-            clReleaseEvent(at(i));
+        for (size_t i = 0; i < n_; ++i) clReleaseEvent(at(i));
     }
     void push(cl_event e) {
         if (n_ < kInline) {
             inline_[n_++] = e;
             return;
         }
-        if (heap_.empty())
-            heap_.assign(inline_, inline_ + n_);
+        if (heap_.empty()) heap_.assign(inline_, inline_ + n_);
         heap_.push_back(e);
         ++n_;
     }
     cl_uint size() const { return cl_uint(n_); }
-    const cl_event *data() const { return n_ == 0 ? nullptr : n_ > kInline ? heap_.data() : inline_; }
+    const cl_event* data() const { return n_ == 0 ? nullptr : n_ > kInline ? heap_.data() : inline_; }
 
 private:
     cl_event at(size_t i) const { return n_ > kInline ? heap_[i] : inline_[i]; }
@@ -46,7 +44,7 @@ private:
     size_t n_ = 0;
 };
 
-void CL_CALLBACK completeGate(cl_event, cl_int status, void *user) {
+void CL_CALLBACK completeGate(cl_event, cl_int status, void* user) {
     auto gate = static_cast<cl_event>(user);
     clSetUserEventStatus(gate, status < 0 ? status : CL_COMPLETE);
     clReleaseEvent(gate);
@@ -54,10 +52,9 @@ void CL_CALLBACK completeGate(cl_event, cl_int status, void *user) {
 
 // What a command must wait on for `e`: nothing once host-signalled, the signalling
 // command once one was enqueued, else a gate the next signal completes.
-cl_int addWait(Event *e, WaitList &out) {
+cl_int addWait(Event* e, WaitList& out) {
     std::lock_guard lock(e->mutex);
-    if (e->hostSignaled)
-        return CL_SUCCESS;
+    if (e->hostSignaled) return CL_SUCCESS;
     if (e->last) {
         clRetainEvent(e->last);
         out.push(e->last);
@@ -66,8 +63,7 @@ cl_int addWait(Event *e, WaitList &out) {
     if (!e->gate) {
         cl_int err = CL_SUCCESS;
         e->gate = clCreateUserEvent(e->pool->context->cl, &err);
-        if (err != CL_SUCCESS)
-            return err;
+        if (err != CL_SUCCESS) return err;
     }
     clRetainEvent(e->gate);
     out.push(e->gate);
@@ -75,7 +71,7 @@ cl_int addWait(Event *e, WaitList &out) {
 }
 
 // Takes ownership of `ev`, the command that now signals `e`.
-void signalWith(Event *e, cl_event ev, uint64_t tickNs) {
+void signalWith(Event* e, cl_event ev, uint64_t tickNs) {
     std::lock_guard lock(e->mutex);
     e->tickNs = tickNs;
     if (e->gate) {
@@ -87,12 +83,11 @@ void signalWith(Event *e, cl_event ev, uint64_t tickNs) {
         }
         e->gate = nullptr;
     }
-    if (e->last)
-        clReleaseEvent(e->last);
+    if (e->last) clReleaseEvent(e->last);
     e->last = ev;
 }
 
-void hostSignal(Event *e) {
+void hostSignal(Event* e) {
     std::lock_guard lock(e->mutex);
     e->hostSignaled = true;
     if (e->gate) {
@@ -102,7 +97,7 @@ void hostSignal(Event *e) {
     }
 }
 
-void resetEvent(Event *e) {
+void resetEvent(Event* e) {
     std::lock_guard lock(e->mutex);
     e->hostSignaled = false;
     if (e->last) {
@@ -115,23 +110,21 @@ ze_result_t clStatus(cl_event ev) {
     cl_int s = CL_QUEUED;
     if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(s), &s, nullptr) != CL_SUCCESS)
         return ZE_RESULT_ERROR_DEVICE_LOST;
-    if (s == CL_COMPLETE)
-        return ZE_RESULT_SUCCESS;
+    if (s == CL_COMPLETE) return ZE_RESULT_SUCCESS;
     return s < 0 ? ZE_RESULT_ERROR_DEVICE_LOST : ZE_RESULT_NOT_READY;
 }
 
-ze_result_t eventStatus(Event *e) {
+ze_result_t eventStatus(Event* e) {
     std::lock_guard lock(e->mutex);
-    if (e->hostSignaled)
-        return ZE_RESULT_SUCCESS;
+    if (e->hostSignaled) return ZE_RESULT_SUCCESS;
     return e->last ? clStatus(e->last) : ZE_RESULT_NOT_READY;
 }
 
 // Polls `ready` until it returns other than NOT_READY or `timeoutNs` passes.
-template <class F> ze_result_t pollUntil(uint64_t timeoutNs, F ready) {
+template <class F>
+ze_result_t pollUntil(uint64_t timeoutNs, F ready) {
     ze_result_t r = ready();
-    if (r != ZE_RESULT_NOT_READY || timeoutNs == 0)
-        return r;
+    if (r != ZE_RESULT_NOT_READY || timeoutNs == 0) return r;
     const uint64_t start = hostNowNs();
     for (unsigned spin = 0;; ++spin) {
         if (spin < 64)
@@ -139,10 +132,8 @@ template <class F> ze_result_t pollUntil(uint64_t timeoutNs, F ready) {
         else
             std::this_thread::sleep_for(std::chrono::microseconds(50));
         r = ready();
-        if (r != ZE_RESULT_NOT_READY)
-            return r;
-        if (timeoutNs != UINT64_MAX && hostNowNs() - start >= timeoutNs)
-            return ZE_RESULT_NOT_READY;
+        if (r != ZE_RESULT_NOT_READY) return r;
+        if (timeoutNs != UINT64_MAX && hostNowNs() - start >= timeoutNs) return ZE_RESULT_NOT_READY;
     }
 }
 
@@ -152,8 +143,8 @@ struct TimestampSlot {
     cl_event gate = nullptr;
 };
 
-void CL_CALLBACK timestampReached(cl_event marker, cl_int, void *user) {
-    auto *slot = static_cast<TimestampSlot *>(user);
+void CL_CALLBACK timestampReached(cl_event marker, cl_int, void* user) {
+    auto* slot = static_cast<TimestampSlot*>(user);
     cl_ulong t = 0;
     if (clGetEventProfilingInfo(marker, CL_PROFILING_COMMAND_END, sizeof(t), &t, nullptr) != CL_SUCCESS || t == 0)
         t = hostNowNs();
@@ -161,19 +152,19 @@ void CL_CALLBACK timestampReached(cl_event marker, cl_int, void *user) {
     clSetUserEventStatus(slot->gate, CL_COMPLETE);
 }
 
-void CL_CALLBACK timestampCopied(cl_event, cl_int, void *user) {
-    auto *slot = static_cast<TimestampSlot *>(user);
+void CL_CALLBACK timestampCopied(cl_event, cl_int, void* user) {
+    auto* slot = static_cast<TimestampSlot*>(user);
     clReleaseEvent(slot->gate);
     delete slot;
 }
 
 // A global timestamp: a marker whose completion time a callback writes into a host slot;
 // a copy gated on that callback moves it to dst in stream order.
-cl_int enqueueTimestamp(cl_command_queue q, const Command &c, const WaitList &wl, cl_event *evOut) {
+cl_int enqueueTimestamp(cl_command_queue q, const Command& c, const WaitList& wl, cl_event* evOut) {
     cl_context ctx = nullptr;
     clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(ctx), &ctx, nullptr);
     cl_int e = CL_SUCCESS;
-    auto *slot = new TimestampSlot;
+    auto* slot = new TimestampSlot;
     slot->tickNs = c.tickNs;
     slot->gate = clCreateUserEvent(ctx, &e);
     if (e != CL_SUCCESS) {
@@ -186,8 +177,7 @@ cl_int enqueueTimestamp(cl_command_queue q, const Command &c, const WaitList &wl
         e = clEnqueueSVMMemcpy(q, CL_FALSE, c.dst, &slot->value, sizeof(uint64_t), 1, &slot->gate, &copy);
     if (e != CL_SUCCESS) {
         clSetUserEventStatus(slot->gate, CL_COMPLETE);
-        if (marker)
-            clReleaseEvent(marker);
+        if (marker) clReleaseEvent(marker);
         clReleaseEvent(slot->gate);
         delete slot;
         return e;
@@ -204,53 +194,48 @@ cl_int enqueueTimestamp(cl_command_queue q, const Command &c, const WaitList &wl
 
 bool isFillPattern(size_t n) { return n != 0 && n <= 128 && (n & (n - 1)) == 0; }
 
-} // namespace
+}  // namespace
 
-ze_result_t enqueueCommand(cl_command_queue q, const Command &c, std::span<Event *const> waits) {
+ze_result_t enqueueCommand(cl_command_queue q, const Command& c, std::span<Event* const> waits) {
     WaitList wl;
-    for (Event *e : waits) {
+    for (Event* e : waits) {
         cl_int err = addWait(e, wl);
-        if (err != CL_SUCCESS)
-            return fromCl(err);
+        if (err != CL_SUCCESS) return fromCl(err);
     }
     cl_event ev = nullptr;
-    cl_event *evOut = c.signal ? &ev : nullptr;
+    cl_event* evOut = c.signal ? &ev : nullptr;
     cl_int err = CL_SUCCESS;
     switch (c.op) {
-    case Op::Launch:
-        err = clEnqueueNDRangeKernel(q, c.kernel, 3, nullptr, c.global.data(), c.local.data(), wl.size(), wl.data(),
-                                     evOut);
-        break;
-    case Op::Copy:
-        err = clEnqueueSVMMemcpy(q, CL_FALSE, c.dst, c.pattern.empty() ? c.src : c.pattern.data(), c.size, wl.size(),
-                                 wl.data(), evOut);
-        break;
-    case Op::Fill:
-        err = clEnqueueSVMMemFill(q, c.dst, c.pattern.data(), c.pattern.size(), c.size, wl.size(), wl.data(), evOut);
-        break;
-    case Op::Reset:
-        // Applied when the command is reached on the host side of the in-order stream.
-        resetEvent(c.target);
-        [[fallthrough]];
-    case Op::Barrier:
-    case Op::Signal:
-    case Op::Wait:
-        // An in-order queue already orders everything; only waits and signals need a command.
-        if (wl.size() || evOut)
-            err = clEnqueueBarrierWithWaitList(q, wl.size(), wl.data(), evOut);
-        break;
-    case Op::Timestamp:
-        err = enqueueTimestamp(q, c, wl, evOut);
-        break;
+        case Op::Launch:
+            err = clEnqueueNDRangeKernel(q, c.kernel, 3, nullptr, c.global.data(), c.local.data(), wl.size(), wl.data(),
+                                         evOut);
+            break;
+        case Op::Copy:
+            err = clEnqueueSVMMemcpy(q, CL_FALSE, c.dst, c.pattern.empty() ? c.src : c.pattern.data(), c.size,
+                                     wl.size(), wl.data(), evOut);
+            break;
+        case Op::Fill:
+            err =
+                clEnqueueSVMMemFill(q, c.dst, c.pattern.data(), c.pattern.size(), c.size, wl.size(), wl.data(), evOut);
+            break;
+        case Op::Reset:
+            // Applied when the command is reached on the host side of the in-order stream.
+            resetEvent(c.target);
+            [[fallthrough]];
+        case Op::Barrier:
+        case Op::Signal:
+        case Op::Wait:
+            // An in-order queue already orders everything; only waits and signals need a command.
+            if (wl.size() || evOut) err = clEnqueueBarrierWithWaitList(q, wl.size(), wl.data(), evOut);
+            break;
+        case Op::Timestamp: err = enqueueTimestamp(q, c, wl, evOut); break;
     }
-    if (err != CL_SUCCESS)
-        return fromCl(err);
-    if (c.signal)
-        signalWith(c.signal, ev, c.tickNs);
+    if (err != CL_SUCCESS) return fromCl(err);
+    if (c.signal) signalWith(c.signal, ev, c.tickNs);
     return ZE_RESULT_SUCCESS;
 }
 
-void releaseCommand(Command &c) {
+void releaseCommand(Command& c) {
     if (c.kernel) {
         clReleaseKernel(c.kernel);
         c.kernel = nullptr;
@@ -259,7 +244,7 @@ void releaseCommand(Command &c) {
 
 namespace {
 
-cl_command_queue createClQueue(Context *ctx, Device *dev, cl_int &err) {
+cl_command_queue createClQueue(Context* ctx, Device* dev, cl_int& err) {
     cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
     cl_command_queue q = clCreateCommandQueueWithProperties(ctx->cl, dev->cl, props, &err);
     if (q) {
@@ -269,7 +254,7 @@ cl_command_queue createClQueue(Context *ctx, Device *dev, cl_int &err) {
     return q;
 }
 
-void releaseClQueue(Context *ctx, cl_command_queue q) {
+void releaseClQueue(Context* ctx, cl_command_queue q) {
     {
         std::lock_guard lock(ctx->queuesMutex);
         std::erase(ctx->queues, q);
@@ -280,7 +265,7 @@ void releaseClQueue(Context *ctx, cl_command_queue q) {
 
 // A cl_kernel private to a recorded launch, holding the kernel's current arguments.
 // Appends with unchanged arguments share one (never mutated afterwards).
-ze_result_t snapshotKernel(Kernel *k, cl_kernel &out) {
+ze_result_t snapshotKernel(Kernel* k, cl_kernel& out) {
     if (k->snapshot && k->snapshotGeneration == k->generation) {
         clRetainKernel(k->snapshot);
         out = k->snapshot;
@@ -291,15 +276,14 @@ ze_result_t snapshotKernel(Kernel *k, cl_kernel &out) {
     if (k->device->cloneWorks.load(std::memory_order_relaxed)) {
         fresh = clCloneKernel(k->cl, &e);
         if (e != CL_SUCCESS || !fresh) {
-            k->device->cloneWorks = false; // pre-2.1 platform: rebuild from recorded values
+            k->device->cloneWorks = false;  // pre-2.1 platform: rebuild from recorded values
             fresh = nullptr;
         }
         // NOTE: PoCL's clCloneKernel (3.1, unchanged upstream) points __local arguments at its
         // argument storage, so each launch then copies `size` bytes from there: a heap
         // over-read (ASan). Setting them again gives them no value, as clSetKernelArg does.
         for (cl_uint i = 0; fresh && i < k->args.size(); ++i) {
-            if (k->args[i].kind != ArgKind::Local || !k->args[i].set)
-                continue;
+            if (k->args[i].kind != ArgKind::Local || !k->args[i].set) continue;
             e = clSetKernelArg(fresh, i, k->args[i].size, nullptr);
             if (e != CL_SUCCESS) {
                 clReleaseKernel(fresh);
@@ -309,21 +293,16 @@ ze_result_t snapshotKernel(Kernel *k, cl_kernel &out) {
     }
     if (!fresh) {
         fresh = clCreateKernel(k->program, k->name.c_str(), &e);
-        if (e != CL_SUCCESS)
-            return fromCl(e);
+        if (e != CL_SUCCESS) return fromCl(e);
         for (cl_uint i = 0; i < k->args.size() && e == CL_SUCCESS; ++i) {
-            const ArgSlot &a = k->args[i];
+            const ArgSlot& a = k->args[i];
             switch (a.kind) {
-            case ArgKind::Pointer:
-                e = a.pointer ? clSetKernelArgSVMPointer(fresh, i, a.pointer)
-                              : clSetKernelArg(fresh, i, sizeof(cl_mem), nullptr);
-                break;
-            case ArgKind::Local:
-                e = clSetKernelArg(fresh, i, a.size, nullptr);
-                break;
-            case ArgKind::Value:
-                e = clSetKernelArg(fresh, i, a.value.size(), a.value.data());
-                break;
+                case ArgKind::Pointer:
+                    e = a.pointer ? clSetKernelArgSVMPointer(fresh, i, a.pointer)
+                                  : clSetKernelArg(fresh, i, sizeof(cl_mem), nullptr);
+                    break;
+                case ArgKind::Local: e = clSetKernelArg(fresh, i, a.size, nullptr); break;
+                case ArgKind::Value: e = clSetKernelArg(fresh, i, a.value.size(), a.value.data()); break;
             }
         }
         if (e != CL_SUCCESS) {
@@ -331,8 +310,7 @@ ze_result_t snapshotKernel(Kernel *k, cl_kernel &out) {
             return fromCl(e);
         }
     }
-    if (k->snapshot)
-        clReleaseKernel(k->snapshot);
+    if (k->snapshot) clReleaseKernel(k->snapshot);
     k->snapshot = fresh;
     k->snapshotGeneration = k->generation;
     clRetainKernel(fresh);
@@ -341,58 +319,49 @@ ze_result_t snapshotKernel(Kernel *k, cl_kernel &out) {
 }
 
 // Validates the signal and wait handles of an append.
-ze_result_t eventArgs(ze_event_handle_t hSignal, uint32_t numWaits, ze_event_handle_t *phWaits, Event *&signal) {
+ze_result_t eventArgs(ze_event_handle_t hSignal, uint32_t numWaits, ze_event_handle_t* phWaits, Event*& signal) {
     ze_result_t err;
     signal = nullptr;
     if (hSignal) {
         signal = lookup<Event>(hSignal, err);
-        if (!signal)
-            return err;
+        if (!signal) return err;
     }
-    if (numWaits > 0 && phWaits == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (numWaits > 0 && phWaits == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     for (uint32_t i = 0; i < numWaits; ++i)
-        if (!lookup<Event>(phWaits[i], err))
-            return err;
+        if (!lookup<Event>(phWaits[i], err)) return err;
     return ZE_RESULT_SUCCESS;
 }
 
 // Immediate lists enqueue now; regular lists record. `c.kernel` of an immediate launch
 // is the kernel's own cl_kernel (OpenCL captures arguments at enqueue).
-ze_result_t submit(List *l, Command &&c, uint32_t numWaits, ze_event_handle_t *phWaits) {
+ze_result_t submit(List* l, Command&& c, uint32_t numWaits, ze_event_handle_t* phWaits) {
     // Validated handles are zecl's own object pointers.
-    std::span<Event *const> waits(reinterpret_cast<Event *const *>(phWaits), numWaits);
+    std::span<Event* const> waits(reinterpret_cast<Event* const*>(phWaits), numWaits);
     c.tickNs = l->device->timerResolutionNs;
     if (!l->immediate) {
         c.waits.assign(waits.begin(), waits.end());
         l->commands.push_back(std::move(c));
         return ZE_RESULT_SUCCESS;
     }
-    if (faultNow(Fault::Enqueue))
-        return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (faultNow(Fault::Enqueue)) return ZE_RESULT_ERROR_DEVICE_LOST;
     ze_result_t r = enqueueCommand(l->cl, c, waits);
-    if (r != ZE_RESULT_SUCCESS)
-        return r;
+    if (r != ZE_RESULT_SUCCESS) return r;
     // An emulated fill's source buffer lives in `c`, which dies here.
-    if (l->synchronous || (c.op == Op::Copy && !c.pattern.empty()))
-        return fromCl(clFinish(l->cl));
-    if (c.signal)
-        clFlush(l->cl); // let host-side waiters on the signal make progress
+    if (l->synchronous || (c.op == Op::Copy && !c.pattern.empty())) return fromCl(clFinish(l->cl));
+    if (c.signal) clFlush(l->cl);  // let host-side waiters on the signal make progress
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t openList(ze_command_list_handle_t h, List *&l) {
+ze_result_t openList(ze_command_list_handle_t h, List*& l) {
     ze_result_t err;
     l = lookup<List>(h, err);
-    if (!l)
-        return err;
-    if (l->closed)
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT; // appending to a closed list
+    if (!l) return err;
+    if (l->closed) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // appending to a closed list
     return ZE_RESULT_SUCCESS;
 }
 
-} // namespace
-} // namespace zecl
+}  // namespace
+}  // namespace zecl
 
 namespace zecl::api {
 
@@ -400,21 +369,17 @@ namespace zecl::api {
 // Command queues
 
 ze_result_t CommandQueueCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice,
-                               const ze_command_queue_desc_t *desc, ze_command_queue_handle_t *phQueue) {
+                               const ze_command_queue_desc_t* desc, ze_command_queue_handle_t* phQueue) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    Device *dev = ctx ? lookup<Device>(hDevice, err) : nullptr;
-    if (!ctx || !dev)
-        return err;
-    if (desc == nullptr || phQueue == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (!ctx->hasDevice(dev) || desc->ordinal != 0)
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    Context* ctx = lookup<Context>(hContext, err);
+    Device* dev = ctx ? lookup<Device>(hDevice, err) : nullptr;
+    if (!ctx || !dev) return err;
+    if (desc == nullptr || phQueue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!ctx->hasDevice(dev) || desc->ordinal != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     cl_int e = CL_SUCCESS;
     cl_command_queue q = createClQueue(ctx, dev, e);
-    if (e != CL_SUCCESS)
-        return fromCl(e);
-    auto *queue = new Queue;
+    if (e != CL_SUCCESS) return fromCl(e);
+    auto* queue = new Queue;
     queue->context = ctx;
     queue->device = dev;
     queue->cl = q;
@@ -426,9 +391,8 @@ ze_result_t CommandQueueCreate(ze_context_handle_t hContext, ze_device_handle_t 
 
 ze_result_t CommandQueueDestroy(ze_command_queue_handle_t hQueue) {
     ze_result_t err;
-    Queue *q = lookup<Queue>(hQueue, err);
-    if (!q)
-        return err;
+    Queue* q = lookup<Queue>(hQueue, err);
+    if (!q) return err;
     retire(q);
     releaseClQueue(q->context, q->cl);
     delete q;
@@ -436,35 +400,27 @@ ze_result_t CommandQueueDestroy(ze_command_queue_handle_t hQueue) {
 }
 
 ze_result_t CommandQueueExecuteCommandLists(ze_command_queue_handle_t hQueue, uint32_t numLists,
-                                            ze_command_list_handle_t *phLists, ze_fence_handle_t hFence) {
+                                            ze_command_list_handle_t* phLists, ze_fence_handle_t hFence) {
     ze_result_t err;
-    Queue *q = lookup<Queue>(hQueue, err);
-    if (!q)
-        return err;
-    if (numLists == 0)
-        return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (phLists == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    Fence *fence = nullptr;
+    Queue* q = lookup<Queue>(hQueue, err);
+    if (!q) return err;
+    if (numLists == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (phLists == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Fence* fence = nullptr;
     if (hFence) {
         fence = lookup<Fence>(hFence, err);
-        if (!fence)
-            return err;
-        if (fence->queue != q)
-            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!fence) return err;
+        if (fence->queue != q) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
     for (uint32_t i = 0; i < numLists; ++i) {
-        List *l = lookup<List>(phLists[i], err);
-        if (!l)
-            return err;
-        if (l->immediate || !l->closed || l->device != q->device)
-            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        List* l = lookup<List>(phLists[i], err);
+        if (!l) return err;
+        if (l->immediate || !l->closed || l->device != q->device) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
-    if (faultNow(Fault::Enqueue))
-        return ZE_RESULT_ERROR_DEVICE_LOST;
+    if (faultNow(Fault::Enqueue)) return ZE_RESULT_ERROR_DEVICE_LOST;
     for (uint32_t i = 0; i < numLists; ++i) {
-        auto *l = reinterpret_cast<List *>(phLists[i]);
-        for (const Command &c : l->commands) {
+        auto* l = reinterpret_cast<List*>(phLists[i]);
+        for (const Command& c : l->commands) {
             ze_result_t r;
             if (c.op == Op::Launch && c.waits.empty() && !c.signal) {
                 // The replay hot path: one enqueue of a pre-set private kernel.
@@ -474,37 +430,30 @@ ze_result_t CommandQueueExecuteCommandLists(ze_command_queue_handle_t hQueue, ui
             } else {
                 r = enqueueCommand(q->cl, c, c.waits);
             }
-            if (r != ZE_RESULT_SUCCESS)
-                return r;
+            if (r != ZE_RESULT_SUCCESS) return r;
         }
     }
     if (fence) {
         cl_event marker = nullptr;
         cl_int e = clEnqueueMarkerWithWaitList(q->cl, 0, nullptr, &marker);
-        if (e != CL_SUCCESS)
-            return fromCl(e);
+        if (e != CL_SUCCESS) return fromCl(e);
         std::lock_guard lock(fence->mutex);
-        if (fence->marker)
-            clReleaseEvent(fence->marker);
+        if (fence->marker) clReleaseEvent(fence->marker);
         fence->marker = marker;
     }
-    if (q->synchronous)
-        return fromCl(clFinish(q->cl));
+    if (q->synchronous) return fromCl(clFinish(q->cl));
     clFlush(q->cl);
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t CommandQueueSynchronize(ze_command_queue_handle_t hQueue, uint64_t timeout) {
     ze_result_t err;
-    Queue *q = lookup<Queue>(hQueue, err);
-    if (!q)
-        return err;
-    if (timeout == UINT64_MAX)
-        return fromCl(clFinish(q->cl));
+    Queue* q = lookup<Queue>(hQueue, err);
+    if (!q) return err;
+    if (timeout == UINT64_MAX) return fromCl(clFinish(q->cl));
     cl_event marker = nullptr;
     cl_int e = clEnqueueMarkerWithWaitList(q->cl, 0, nullptr, &marker);
-    if (e != CL_SUCCESS)
-        return fromCl(e);
+    if (e != CL_SUCCESS) return fromCl(e);
     clFlush(q->cl);
     ze_result_t r = pollUntil(timeout, [&] { return clStatus(marker); });
     clReleaseEvent(marker);
@@ -515,17 +464,14 @@ ze_result_t CommandQueueSynchronize(ze_command_queue_handle_t hQueue, uint64_t t
 // Command lists
 
 ze_result_t CommandListCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice,
-                              const ze_command_list_desc_t *desc, ze_command_list_handle_t *phList) {
+                              const ze_command_list_desc_t* desc, ze_command_list_handle_t* phList) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    Device *dev = ctx ? lookup<Device>(hDevice, err) : nullptr;
-    if (!ctx || !dev)
-        return err;
-    if (desc == nullptr || phList == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (!ctx->hasDevice(dev) || desc->commandQueueGroupOrdinal != 0)
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    auto *l = new List;
+    Context* ctx = lookup<Context>(hContext, err);
+    Device* dev = ctx ? lookup<Device>(hDevice, err) : nullptr;
+    if (!ctx || !dev) return err;
+    if (desc == nullptr || phList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!ctx->hasDevice(dev) || desc->commandQueueGroupOrdinal != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    auto* l = new List;
     l->context = ctx;
     l->device = dev;
     publish(l);
@@ -534,21 +480,17 @@ ze_result_t CommandListCreate(ze_context_handle_t hContext, ze_device_handle_t h
 }
 
 ze_result_t CommandListCreateImmediate(ze_context_handle_t hContext, ze_device_handle_t hDevice,
-                                       const ze_command_queue_desc_t *desc, ze_command_list_handle_t *phList) {
+                                       const ze_command_queue_desc_t* desc, ze_command_list_handle_t* phList) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    Device *dev = ctx ? lookup<Device>(hDevice, err) : nullptr;
-    if (!ctx || !dev)
-        return err;
-    if (desc == nullptr || phList == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (!ctx->hasDevice(dev) || desc->ordinal != 0)
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    Context* ctx = lookup<Context>(hContext, err);
+    Device* dev = ctx ? lookup<Device>(hDevice, err) : nullptr;
+    if (!ctx || !dev) return err;
+    if (desc == nullptr || phList == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!ctx->hasDevice(dev) || desc->ordinal != 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     cl_int e = CL_SUCCESS;
     cl_command_queue q = createClQueue(ctx, dev, e);
-    if (e != CL_SUCCESS)
-        return fromCl(e);
-    auto *l = new List;
+    if (e != CL_SUCCESS) return fromCl(e);
+    auto* l = new List;
     l->context = ctx;
     l->device = dev;
     l->immediate = true;
@@ -561,62 +503,48 @@ ze_result_t CommandListCreateImmediate(ze_context_handle_t hContext, ze_device_h
 
 ze_result_t CommandListDestroy(ze_command_list_handle_t hList) {
     ze_result_t err;
-    List *l = lookup<List>(hList, err);
-    if (!l)
-        return err;
+    List* l = lookup<List>(hList, err);
+    if (!l) return err;
     retire(l);
-    for (Command &c : l->commands)
-        releaseCommand(c);
-    if (l->cl)
-        releaseClQueue(l->context, l->cl);
+    for (Command& c : l->commands) releaseCommand(c);
+    if (l->cl) releaseClQueue(l->context, l->cl);
     delete l;
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t CommandListClose(ze_command_list_handle_t hList) {
     ze_result_t err;
-    List *l = lookup<List>(hList, err);
-    if (!l)
-        return err;
-    if (!l->immediate)
-        l->closed = true;
+    List* l = lookup<List>(hList, err);
+    if (!l) return err;
+    if (!l->immediate) l->closed = true;
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t CommandListReset(ze_command_list_handle_t hList) {
     ze_result_t err;
-    List *l = lookup<List>(hList, err);
-    if (!l)
-        return err;
-    for (Command &c : l->commands)
-        releaseCommand(c);
+    List* l = lookup<List>(hList, err);
+    if (!l) return err;
+    for (Command& c : l->commands) releaseCommand(c);
     l->commands.clear();
     l->closed = false;
-    if (l->cl)
-        clFinish(l->cl);
+    if (l->cl) clFinish(l->cl);
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,
-                                          const ze_group_count_t *pLaunchFuncArgs, ze_event_handle_t hSignalEvent,
-                                          uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents) {
-    List *l;
+                                          const ze_group_count_t* pLaunchFuncArgs, ze_event_handle_t hSignalEvent,
+                                          uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+    List* l;
     ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS)
-        return err;
-    Kernel *k = lookup<Kernel>(hKernel, err);
-    if (!k)
-        return err;
-    if (pLaunchFuncArgs == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (err != ZE_RESULT_SUCCESS) return err;
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
+    if (pLaunchFuncArgs == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     Command c;
-    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS)
-        return err;
-    if (k->device != l->device || k->module->context != l->context)
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    for (const ArgSlot &a : k->args)
-        if (!a.set)
-            return ZE_RESULT_ERROR_INVALID_ARGUMENT; // OpenCL would refuse it at enqueue
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
+    if (k->device != l->device || k->module->context != l->context) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    for (const ArgSlot& a : k->args)
+        if (!a.set) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // OpenCL would refuse it at enqueue
     const uint32_t counts[3] = {pLaunchFuncArgs->groupCountX, pLaunchFuncArgs->groupCountY,
                                 pLaunchFuncArgs->groupCountZ};
     bool empty = false;
@@ -635,46 +563,39 @@ ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_ker
         c.kernel = k->cl;
         return submit(l, std::move(c), numWaitEvents, phWaitEvents);
     }
-    if ((err = snapshotKernel(k, c.kernel)) != ZE_RESULT_SUCCESS)
-        return err;
+    if ((err = snapshotKernel(k, c.kernel)) != ZE_RESULT_SUCCESS) return err;
     return submit(l, std::move(c), numWaitEvents, phWaitEvents);
 }
 
 ze_result_t CommandListAppendBarrier(ze_command_list_handle_t hList, ze_event_handle_t hSignalEvent,
-                                     uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents) {
-    List *l;
+                                     uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+    List* l;
     ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS)
-        return err;
+    if (err != ZE_RESULT_SUCCESS) return err;
     Command c;
     c.op = Op::Barrier;
-    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS)
-        return err;
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     return submit(l, std::move(c), numWaitEvents, phWaitEvents);
 }
 
 ze_result_t CommandListAppendMemoryRangesBarrier(ze_command_list_handle_t hList, uint32_t numRanges,
-                                                 const size_t *pRangeSizes, const void **pRanges,
+                                                 const size_t* pRangeSizes, const void** pRanges,
                                                  ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-                                                 ze_event_handle_t *phWaitEvents) {
-    if (numRanges > 0 && (pRangeSizes == nullptr || pRanges == nullptr))
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+                                                 ze_event_handle_t* phWaitEvents) {
+    if (numRanges > 0 && (pRangeSizes == nullptr || pRanges == nullptr)) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     // OpenCL has no ranged barrier; a full barrier is a correct superset.
     return CommandListAppendBarrier(hList, hSignalEvent, numWaitEvents, phWaitEvents);
 }
 
-ze_result_t CommandListAppendMemoryCopy(ze_command_list_handle_t hList, void *dstptr, const void *srcptr, size_t size,
+ze_result_t CommandListAppendMemoryCopy(ze_command_list_handle_t hList, void* dstptr, const void* srcptr, size_t size,
                                         ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-                                        ze_event_handle_t *phWaitEvents) {
-    List *l;
+                                        ze_event_handle_t* phWaitEvents) {
+    List* l;
     ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS)
-        return err;
-    if (dstptr == nullptr || srcptr == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (err != ZE_RESULT_SUCCESS) return err;
+    if (dstptr == nullptr || srcptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     Command c;
-    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS)
-        return err;
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     c.op = size == 0 ? Op::Barrier : Op::Copy;
     c.dst = dstptr;
     c.src = srcptr;
@@ -682,23 +603,19 @@ ze_result_t CommandListAppendMemoryCopy(ze_command_list_handle_t hList, void *ds
     return submit(l, std::move(c), numWaitEvents, phWaitEvents);
 }
 
-ze_result_t CommandListAppendMemoryFill(ze_command_list_handle_t hList, void *ptr, const void *pattern,
+ze_result_t CommandListAppendMemoryFill(ze_command_list_handle_t hList, void* ptr, const void* pattern,
                                         size_t patternSize, size_t size, ze_event_handle_t hSignalEvent,
-                                        uint32_t numWaitEvents, ze_event_handle_t *phWaitEvents) {
-    List *l;
+                                        uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+    List* l;
     ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS)
-        return err;
-    if (ptr == nullptr || pattern == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (patternSize == 0)
-        return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (err != ZE_RESULT_SUCCESS) return err;
+    if (ptr == nullptr || pattern == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (patternSize == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
     Command c;
-    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS)
-        return err;
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     c.dst = ptr;
     c.size = size;
-    auto *p = static_cast<const uint8_t *>(pattern);
+    auto* p = static_cast<const uint8_t*>(pattern);
     if (size == 0) {
         c.op = Op::Barrier;
     } else if (isFillPattern(patternSize) && size % patternSize == 0 &&
@@ -716,76 +633,64 @@ ze_result_t CommandListAppendMemoryFill(ze_command_list_handle_t hList, void *pt
     return submit(l, std::move(c), numWaitEvents, phWaitEvents);
 }
 
-ze_result_t CommandListAppendMemoryPrefetch(ze_command_list_handle_t hList, const void *ptr, size_t) {
-    List *l;
+ze_result_t CommandListAppendMemoryPrefetch(ze_command_list_handle_t hList, const void* ptr, size_t) {
+    List* l;
     ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS)
-        return err;
-    return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER; // a hint
+    if (err != ZE_RESULT_SUCCESS) return err;
+    return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;  // a hint
 }
 
-ze_result_t CommandListAppendMemAdvise(ze_command_list_handle_t hList, ze_device_handle_t hDevice, const void *ptr,
+ze_result_t CommandListAppendMemAdvise(ze_command_list_handle_t hList, ze_device_handle_t hDevice, const void* ptr,
                                        size_t, ze_memory_advice_t) {
-    List *l;
+    List* l;
     ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS)
-        return err;
-    if (!lookup<Device>(hDevice, err))
-        return err;
-    return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER; // a hint
+    if (err != ZE_RESULT_SUCCESS) return err;
+    if (!lookup<Device>(hDevice, err)) return err;
+    return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;  // a hint
 }
 
 ze_result_t CommandListAppendSignalEvent(ze_command_list_handle_t hList, ze_event_handle_t hEvent) {
-    List *l;
+    List* l;
     ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS)
-        return err;
+    if (err != ZE_RESULT_SUCCESS) return err;
     Command c;
     c.op = Op::Signal;
     c.signal = lookup<Event>(hEvent, err);
-    if (!c.signal)
-        return err;
+    if (!c.signal) return err;
     return submit(l, std::move(c), 0, nullptr);
 }
 
 ze_result_t CommandListAppendWaitOnEvents(ze_command_list_handle_t hList, uint32_t numEvents,
-                                          ze_event_handle_t *phEvents) {
-    List *l;
+                                          ze_event_handle_t* phEvents) {
+    List* l;
     ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS)
-        return err;
+    if (err != ZE_RESULT_SUCCESS) return err;
     Command c;
     c.op = Op::Wait;
-    if ((err = eventArgs(nullptr, numEvents, phEvents, c.signal)) != ZE_RESULT_SUCCESS)
-        return err;
+    if ((err = eventArgs(nullptr, numEvents, phEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     return submit(l, std::move(c), numEvents, phEvents);
 }
 
 ze_result_t CommandListAppendEventReset(ze_command_list_handle_t hList, ze_event_handle_t hEvent) {
-    List *l;
+    List* l;
     ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS)
-        return err;
+    if (err != ZE_RESULT_SUCCESS) return err;
     Command c;
     c.op = Op::Reset;
     c.target = lookup<Event>(hEvent, err);
-    if (!c.target)
-        return err;
+    if (!c.target) return err;
     return submit(l, std::move(c), 0, nullptr);
 }
 
-ze_result_t CommandListAppendWriteGlobalTimestamp(ze_command_list_handle_t hList, uint64_t *dstptr,
+ze_result_t CommandListAppendWriteGlobalTimestamp(ze_command_list_handle_t hList, uint64_t* dstptr,
                                                   ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
-                                                  ze_event_handle_t *phWaitEvents) {
-    List *l;
+                                                  ze_event_handle_t* phWaitEvents) {
+    List* l;
     ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS)
-        return err;
-    if (dstptr == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (err != ZE_RESULT_SUCCESS) return err;
+    if (dstptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     Command c;
-    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS)
-        return err;
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     c.op = Op::Timestamp;
     c.dst = dstptr;
     return submit(l, std::move(c), numWaitEvents, phWaitEvents);
@@ -794,14 +699,12 @@ ze_result_t CommandListAppendWriteGlobalTimestamp(ze_command_list_handle_t hList
 // ---------------------------------------------------------------------------------------
 // Fences
 
-ze_result_t FenceCreate(ze_command_queue_handle_t hQueue, const ze_fence_desc_t *desc, ze_fence_handle_t *phFence) {
+ze_result_t FenceCreate(ze_command_queue_handle_t hQueue, const ze_fence_desc_t* desc, ze_fence_handle_t* phFence) {
     ze_result_t err;
-    Queue *q = lookup<Queue>(hQueue, err);
-    if (!q)
-        return err;
-    if (desc == nullptr || phFence == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    auto *f = new Fence;
+    Queue* q = lookup<Queue>(hQueue, err);
+    if (!q) return err;
+    if (desc == nullptr || phFence == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    auto* f = new Fence;
     f->queue = q;
     publish(f);
     *phFence = reinterpret_cast<ze_fence_handle_t>(f);
@@ -810,40 +713,35 @@ ze_result_t FenceCreate(ze_command_queue_handle_t hQueue, const ze_fence_desc_t 
 
 ze_result_t FenceDestroy(ze_fence_handle_t hFence) {
     ze_result_t err;
-    Fence *f = lookup<Fence>(hFence, err);
-    if (!f)
-        return err;
+    Fence* f = lookup<Fence>(hFence, err);
+    if (!f) return err;
     retire(f);
-    if (f->marker)
-        clReleaseEvent(f->marker);
+    if (f->marker) clReleaseEvent(f->marker);
     delete f;
     return ZE_RESULT_SUCCESS;
 }
 
 namespace {
-ze_result_t fenceStatus(Fence *f) {
+ze_result_t fenceStatus(Fence* f) {
     std::lock_guard lock(f->mutex);
     return f->marker ? clStatus(f->marker) : ZE_RESULT_NOT_READY;
 }
-} // namespace
+}  // namespace
 
 ze_result_t FenceHostSynchronize(ze_fence_handle_t hFence, uint64_t timeout) {
     ze_result_t err;
-    Fence *f = lookup<Fence>(hFence, err);
-    if (!f)
-        return err;
+    Fence* f = lookup<Fence>(hFence, err);
+    if (!f) return err;
     if (timeout == UINT64_MAX) {
         cl_event marker = nullptr;
         {
             std::lock_guard lock(f->mutex);
-            if ((marker = f->marker))
-                clRetainEvent(marker);
+            if ((marker = f->marker)) clRetainEvent(marker);
         }
         if (marker) {
             cl_int e = clWaitForEvents(1, &marker);
             clReleaseEvent(marker);
-            if (e != CL_SUCCESS)
-                return ZE_RESULT_ERROR_DEVICE_LOST;
+            if (e != CL_SUCCESS) return ZE_RESULT_ERROR_DEVICE_LOST;
         }
     }
     return pollUntil(timeout, [&] { return fenceStatus(f); });
@@ -851,15 +749,14 @@ ze_result_t FenceHostSynchronize(ze_fence_handle_t hFence, uint64_t timeout) {
 
 ze_result_t FenceQueryStatus(ze_fence_handle_t hFence) {
     ze_result_t err;
-    Fence *f = lookup<Fence>(hFence, err);
+    Fence* f = lookup<Fence>(hFence, err);
     return f ? fenceStatus(f) : err;
 }
 
 ze_result_t FenceReset(ze_fence_handle_t hFence) {
     ze_result_t err;
-    Fence *f = lookup<Fence>(hFence, err);
-    if (!f)
-        return err;
+    Fence* f = lookup<Fence>(hFence, err);
+    if (!f) return err;
     std::lock_guard lock(f->mutex);
     if (f->marker) {
         clReleaseEvent(f->marker);
@@ -871,22 +768,18 @@ ze_result_t FenceReset(ze_fence_handle_t hFence) {
 // ---------------------------------------------------------------------------------------
 // Events
 
-ze_result_t EventPoolCreate(ze_context_handle_t hContext, const ze_event_pool_desc_t *desc, uint32_t numDevices,
-                            ze_device_handle_t *phDevices, ze_event_pool_handle_t *phPool) {
+ze_result_t EventPoolCreate(ze_context_handle_t hContext, const ze_event_pool_desc_t* desc, uint32_t numDevices,
+                            ze_device_handle_t* phDevices, ze_event_pool_handle_t* phPool) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    if (!ctx)
-        return err;
+    Context* ctx = lookup<Context>(hContext, err);
+    if (!ctx) return err;
     if (desc == nullptr || phPool == nullptr || (numDevices > 0 && phDevices == nullptr))
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (desc->count == 0)
-        return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (desc->count == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
     for (uint32_t i = 0; i < numDevices; ++i)
-        if (!lookup<Device>(phDevices[i], err))
-            return err;
-    if (desc->flags & ZE_EVENT_POOL_FLAG_IPC)
-        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-    auto *pool = new EventPool;
+        if (!lookup<Device>(phDevices[i], err)) return err;
+    if (desc->flags & ZE_EVENT_POOL_FLAG_IPC) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    auto* pool = new EventPool;
     pool->context = ctx;
     pool->flags = desc->flags;
     pool->count = desc->count;
@@ -897,7 +790,7 @@ ze_result_t EventPoolCreate(ze_context_handle_t hContext, const ze_event_pool_de
 }
 
 namespace {
-void destroyEvent(Event *e) {
+void destroyEvent(Event* e) {
     retire(e);
     std::lock_guard lock(e->mutex);
     if (e->gate) {
@@ -905,18 +798,16 @@ void destroyEvent(Event *e) {
         clSetUserEventStatus(e->gate, CL_COMPLETE);
         clReleaseEvent(e->gate);
     }
-    if (e->last)
-        clReleaseEvent(e->last);
+    if (e->last) clReleaseEvent(e->last);
 }
-} // namespace
+}  // namespace
 
 ze_result_t EventPoolDestroy(ze_event_pool_handle_t hPool) {
     ze_result_t err;
-    EventPool *pool = lookup<EventPool>(hPool, err);
-    if (!pool)
-        return err;
+    EventPool* pool = lookup<EventPool>(hPool, err);
+    if (!pool) return err;
     retire(pool);
-    for (Event *e : pool->slots)
+    for (Event* e : pool->slots)
         if (e) {
             destroyEvent(e);
             delete e;
@@ -925,17 +816,14 @@ ze_result_t EventPoolDestroy(ze_event_pool_handle_t hPool) {
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t EventCreate(ze_event_pool_handle_t hPool, const ze_event_desc_t *desc, ze_event_handle_t *phEvent) {
+ze_result_t EventCreate(ze_event_pool_handle_t hPool, const ze_event_desc_t* desc, ze_event_handle_t* phEvent) {
     ze_result_t err;
-    EventPool *pool = lookup<EventPool>(hPool, err);
-    if (!pool)
-        return err;
-    if (desc == nullptr || phEvent == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    EventPool* pool = lookup<EventPool>(hPool, err);
+    if (!pool) return err;
+    if (desc == nullptr || phEvent == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     std::lock_guard lock(pool->mutex);
-    if (desc->index >= pool->count || pool->slots[desc->index] != nullptr)
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    auto *e = new Event;
+    if (desc->index >= pool->count || pool->slots[desc->index] != nullptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    auto* e = new Event;
     e->pool = pool;
     e->index = desc->index;
     pool->slots[desc->index] = e;
@@ -946,9 +834,8 @@ ze_result_t EventCreate(ze_event_pool_handle_t hPool, const ze_event_desc_t *des
 
 ze_result_t EventDestroy(ze_event_handle_t hEvent) {
     ze_result_t err;
-    Event *e = lookup<Event>(hEvent, err);
-    if (!e)
-        return err;
+    Event* e = lookup<Event>(hEvent, err);
+    if (!e) return err;
     {
         std::lock_guard lock(e->pool->mutex);
         e->pool->slots[e->index] = nullptr;
@@ -960,31 +847,27 @@ ze_result_t EventDestroy(ze_event_handle_t hEvent) {
 
 ze_result_t EventHostSignal(ze_event_handle_t hEvent) {
     ze_result_t err;
-    Event *e = lookup<Event>(hEvent, err);
-    if (!e)
-        return err;
+    Event* e = lookup<Event>(hEvent, err);
+    if (!e) return err;
     hostSignal(e);
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t EventHostSynchronize(ze_event_handle_t hEvent, uint64_t timeout) {
     ze_result_t err;
-    Event *e = lookup<Event>(hEvent, err);
-    if (!e)
-        return err;
+    Event* e = lookup<Event>(hEvent, err);
+    if (!e) return err;
     if (timeout == UINT64_MAX) {
         // Block on the signalling command where one exists instead of polling.
         cl_event last = nullptr;
         {
             std::lock_guard lock(e->mutex);
-            if (!e->hostSignaled && (last = e->last))
-                clRetainEvent(last);
+            if (!e->hostSignaled && (last = e->last)) clRetainEvent(last);
         }
         if (last) {
             cl_int w = clWaitForEvents(1, &last);
             clReleaseEvent(last);
-            if (w != CL_SUCCESS)
-                return ZE_RESULT_ERROR_DEVICE_LOST;
+            if (w != CL_SUCCESS) return ZE_RESULT_ERROR_DEVICE_LOST;
         }
     }
     return pollUntil(timeout, [&] { return eventStatus(e); });
@@ -992,34 +875,29 @@ ze_result_t EventHostSynchronize(ze_event_handle_t hEvent, uint64_t timeout) {
 
 ze_result_t EventQueryStatus(ze_event_handle_t hEvent) {
     ze_result_t err;
-    Event *e = lookup<Event>(hEvent, err);
+    Event* e = lookup<Event>(hEvent, err);
     return e ? eventStatus(e) : err;
 }
 
 ze_result_t EventHostReset(ze_event_handle_t hEvent) {
     ze_result_t err;
-    Event *e = lookup<Event>(hEvent, err);
-    if (!e)
-        return err;
+    Event* e = lookup<Event>(hEvent, err);
+    if (!e) return err;
     resetEvent(e);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t EventQueryKernelTimestamp(ze_event_handle_t hEvent, ze_kernel_timestamp_result_t *dst) {
+ze_result_t EventQueryKernelTimestamp(ze_event_handle_t hEvent, ze_kernel_timestamp_result_t* dst) {
     ze_result_t err;
-    Event *e = lookup<Event>(hEvent, err);
-    if (!e)
-        return err;
-    if (dst == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Event* e = lookup<Event>(hEvent, err);
+    if (!e) return err;
+    if (dst == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (!(e->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP))
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT; // the pool was not created for timestamps
+        return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // the pool was not created for timestamps
     std::lock_guard lock(e->mutex);
-    if (!e->last)
-        return e->hostSignaled ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_NOT_READY;
+    if (!e->last) return e->hostSignaled ? ZE_RESULT_ERROR_INVALID_ARGUMENT : ZE_RESULT_NOT_READY;
     ze_result_t s = clStatus(e->last);
-    if (s != ZE_RESULT_SUCCESS)
-        return s;
+    if (s != ZE_RESULT_SUCCESS) return s;
     cl_ulong start = 0, end = 0;
     if (clGetEventProfilingInfo(e->last, CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr) != CL_SUCCESS ||
         clGetEventProfilingInfo(e->last, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr) != CL_SUCCESS)
@@ -1031,4 +909,4 @@ ze_result_t EventQueryKernelTimestamp(ze_event_handle_t hEvent, ze_kernel_timest
     return ZE_RESULT_SUCCESS;
 }
 
-} // namespace zecl::api
+}  // namespace zecl::api

@@ -14,8 +14,10 @@
 
 namespace {
 
-template <class Fn> struct Unsupported;
-template <class... A> struct Unsupported<ze_result_t(ZE_APICALL *)(A...)> {
+template <class Fn>
+struct Unsupported;
+template <class... A>
+struct Unsupported<ze_result_t(ZE_APICALL*)(A...)> {
     static ze_result_t ZE_APICALL fn(A...) { return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; }
 };
 
@@ -29,41 +31,37 @@ bool versionOk(ze_api_version_t version) {
 // Whether the table of the requested version has entries introduced at `since`.
 bool has(ze_api_version_t version, ze_api_version_t since) { return version >= since; }
 
-template <class T> ze_result_t checkTable(ze_api_version_t version, T *table) {
-    if (table == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+template <class T>
+ze_result_t checkTable(ze_api_version_t version, T* table) {
+    if (table == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return versionOk(version) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_UNSUPPORTED_VERSION;
 }
 
-} // namespace
+}  // namespace
 
 using namespace zecl::api;
 
 extern "C" {
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetGlobalProcAddrTable(ze_api_version_t version, ze_global_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetGlobalProcAddrTable(ze_api_version_t version, ze_global_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnInit = Init;
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDriverProcAddrTable(ze_api_version_t version, ze_driver_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDriverProcAddrTable(ze_api_version_t version, ze_driver_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnGet = DriverGet;
     t->pfnGetApiVersion = DriverGetApiVersion;
     t->pfnGetProperties = DriverGetProperties;
     t->pfnGetIpcProperties = DriverGetIpcProperties;
     t->pfnGetExtensionProperties = DriverGetExtensionProperties;
-    if (has(version, ZE_API_VERSION_1_1))
-        ZECL_UNSUPPORTED(t->pfnGetExtensionFunctionAddress);
+    if (has(version, ZE_API_VERSION_1_1)) ZECL_UNSUPPORTED(t->pfnGetExtensionFunctionAddress);
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDeviceProcAddrTable(ze_api_version_t version, ze_device_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDeviceProcAddrTable(ze_api_version_t version, ze_device_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnGet = DeviceGet;
     t->pfnGetSubDevices = DeviceGetSubDevices;
     t->pfnGetProperties = DeviceGetProperties;
@@ -78,20 +76,17 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDeviceProcAddrTable(ze_api_version_t ve
     t->pfnGetP2PProperties = DeviceGetP2PProperties;
     t->pfnCanAccessPeer = DeviceCanAccessPeer;
     t->pfnGetStatus = DeviceGetStatus;
-    if (has(version, ZE_API_VERSION_1_1))
-        t->pfnGetGlobalTimestamps = DeviceGetGlobalTimestamps;
+    if (has(version, ZE_API_VERSION_1_1)) t->pfnGetGlobalTimestamps = DeviceGetGlobalTimestamps;
     if (has(version, ZE_API_VERSION_1_2)) {
         ZECL_UNSUPPORTED(t->pfnReserveCacheExt);
         ZECL_UNSUPPORTED(t->pfnSetCacheAdviceExt);
     }
-    if (has(version, ZE_API_VERSION_1_3))
-        ZECL_UNSUPPORTED(t->pfnPciGetPropertiesExt);
+    if (has(version, ZE_API_VERSION_1_3)) ZECL_UNSUPPORTED(t->pfnPciGetPropertiesExt);
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetContextProcAddrTable(ze_api_version_t version, ze_context_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetContextProcAddrTable(ze_api_version_t version, ze_context_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnCreate = ContextCreate;
     t->pfnDestroy = ContextDestroy;
     t->pfnGetStatus = ContextGetStatus;
@@ -100,15 +95,13 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetContextProcAddrTable(ze_api_version_t v
     t->pfnEvictMemory = ContextEvictMemory;
     ZECL_UNSUPPORTED(t->pfnMakeImageResident);
     ZECL_UNSUPPORTED(t->pfnEvictImage);
-    if (has(version, ZE_API_VERSION_1_1))
-        t->pfnCreateEx = ContextCreateEx;
+    if (has(version, ZE_API_VERSION_1_1)) t->pfnCreateEx = ContextCreateEx;
     return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandQueueProcAddrTable(ze_api_version_t version,
-                                                                   ze_command_queue_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+                                                                   ze_command_queue_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnCreate = CommandQueueCreate;
     t->pfnDestroy = CommandQueueDestroy;
     t->pfnExecuteCommandLists = CommandQueueExecuteCommandLists;
@@ -117,9 +110,8 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandQueueProcAddrTable(ze_api_versio
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandListProcAddrTable(ze_api_version_t version,
-                                                                  ze_command_list_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+                                                                  ze_command_list_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnCreate = CommandListCreate;
     t->pfnCreateImmediate = CommandListCreateImmediate;
     t->pfnDestroy = CommandListDestroy;
@@ -156,20 +148,17 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandListProcAddrTable(ze_api_version
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetImageProcAddrTable(ze_api_version_t version, ze_image_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetImageProcAddrTable(ze_api_version_t version, ze_image_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     ZECL_UNSUPPORTED(t->pfnGetProperties);
     ZECL_UNSUPPORTED(t->pfnCreate);
     ZECL_UNSUPPORTED(t->pfnDestroy);
-    if (has(version, ZE_API_VERSION_1_3))
-        ZECL_UNSUPPORTED(t->pfnGetAllocPropertiesExt);
+    if (has(version, ZE_API_VERSION_1_3)) ZECL_UNSUPPORTED(t->pfnGetAllocPropertiesExt);
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetFenceProcAddrTable(ze_api_version_t version, ze_fence_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetFenceProcAddrTable(ze_api_version_t version, ze_fence_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnCreate = FenceCreate;
     t->pfnDestroy = FenceDestroy;
     t->pfnHostSynchronize = FenceHostSynchronize;
@@ -178,10 +167,8 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetFenceProcAddrTable(ze_api_version_t ver
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetEventPoolProcAddrTable(ze_api_version_t version,
-                                                                ze_event_pool_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetEventPoolProcAddrTable(ze_api_version_t version, ze_event_pool_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnCreate = EventPoolCreate;
     t->pfnDestroy = EventPoolDestroy;
     ZECL_UNSUPPORTED(t->pfnGetIpcHandle);
@@ -190,9 +177,8 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetEventPoolProcAddrTable(ze_api_version_t
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetEventProcAddrTable(ze_api_version_t version, ze_event_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetEventProcAddrTable(ze_api_version_t version, ze_event_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnCreate = EventCreate;
     t->pfnDestroy = EventDestroy;
     t->pfnHostSignal = EventHostSignal;
@@ -203,9 +189,8 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetEventProcAddrTable(ze_api_version_t ver
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetModuleProcAddrTable(ze_api_version_t version, ze_module_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetModuleProcAddrTable(ze_api_version_t version, ze_module_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnCreate = ModuleCreate;
     t->pfnDestroy = ModuleDestroy;
     ZECL_UNSUPPORTED(t->pfnDynamicLink);
@@ -214,24 +199,21 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetModuleProcAddrTable(ze_api_version_t ve
     t->pfnGetKernelNames = ModuleGetKernelNames;
     t->pfnGetProperties = ModuleGetProperties;
     ZECL_UNSUPPORTED(t->pfnGetFunctionPointer);
-    if (has(version, ZE_API_VERSION_1_3))
-        ZECL_UNSUPPORTED(t->pfnInspectLinkageExt);
+    if (has(version, ZE_API_VERSION_1_3)) ZECL_UNSUPPORTED(t->pfnInspectLinkageExt);
     return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetModuleBuildLogProcAddrTable(ze_api_version_t version,
-                                                                     ze_module_build_log_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+                                                                     ze_module_build_log_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     zecl::noteLoaderApiVersion(version);
     t->pfnDestroy = ModuleBuildLogDestroy;
     t->pfnGetString = ModuleBuildLogGetString;
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetKernelProcAddrTable(ze_api_version_t version, ze_kernel_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetKernelProcAddrTable(ze_api_version_t version, ze_kernel_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnCreate = KernelCreate;
     t->pfnDestroy = KernelDestroy;
     t->pfnSetCacheConfig = KernelSetCacheConfig;
@@ -247,26 +229,23 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetKernelProcAddrTable(ze_api_version_t ve
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetSamplerProcAddrTable(ze_api_version_t version, ze_sampler_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetSamplerProcAddrTable(ze_api_version_t version, ze_sampler_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     ZECL_UNSUPPORTED(t->pfnCreate);
     ZECL_UNSUPPORTED(t->pfnDestroy);
     return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetPhysicalMemProcAddrTable(ze_api_version_t version,
-                                                                  ze_physical_mem_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+                                                                  ze_physical_mem_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     ZECL_UNSUPPORTED(t->pfnCreate);
     ZECL_UNSUPPORTED(t->pfnDestroy);
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetMemProcAddrTable(ze_api_version_t version, ze_mem_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetMemProcAddrTable(ze_api_version_t version, ze_mem_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     t->pfnAllocShared = MemAllocShared;
     t->pfnAllocDevice = MemAllocDevice;
     t->pfnAllocHost = MemAllocHost;
@@ -276,15 +255,13 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetMemProcAddrTable(ze_api_version_t versi
     ZECL_UNSUPPORTED(t->pfnGetIpcHandle);
     ZECL_UNSUPPORTED(t->pfnOpenIpcHandle);
     ZECL_UNSUPPORTED(t->pfnCloseIpcHandle);
-    if (has(version, ZE_API_VERSION_1_3))
-        ZECL_UNSUPPORTED(t->pfnFreeExt);
+    if (has(version, ZE_API_VERSION_1_3)) ZECL_UNSUPPORTED(t->pfnFreeExt);
     return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetVirtualMemProcAddrTable(ze_api_version_t version,
-                                                                 ze_virtual_mem_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+                                                                 ze_virtual_mem_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     ZECL_UNSUPPORTED(t->pfnReserve);
     ZECL_UNSUPPORTED(t->pfnFree);
     ZECL_UNSUPPORTED(t->pfnQueryPageSize);
@@ -296,42 +273,35 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetVirtualMemProcAddrTable(ze_api_version_
 }
 
 // Optional Exp tables: exported so the loader sees them, entries unsupported.
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDeviceExpProcAddrTable(ze_api_version_t version,
-                                                                ze_device_exp_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDeviceExpProcAddrTable(ze_api_version_t version, ze_device_exp_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     ZECL_UNSUPPORTED(t->pfnGetFabricVertexExp);
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetImageExpProcAddrTable(ze_api_version_t version, ze_image_exp_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetImageExpProcAddrTable(ze_api_version_t version, ze_image_exp_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     ZECL_UNSUPPORTED(t->pfnGetMemoryPropertiesExp);
     ZECL_UNSUPPORTED(t->pfnViewCreateExp);
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetEventExpProcAddrTable(ze_api_version_t version, ze_event_exp_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetEventExpProcAddrTable(ze_api_version_t version, ze_event_exp_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     ZECL_UNSUPPORTED(t->pfnQueryTimestampsExp);
     return ZE_RESULT_SUCCESS;
 }
 
-ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetKernelExpProcAddrTable(ze_api_version_t version,
-                                                                ze_kernel_exp_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetKernelExpProcAddrTable(ze_api_version_t version, ze_kernel_exp_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     ZECL_UNSUPPORTED(t->pfnSetGlobalOffsetExp);
     ZECL_UNSUPPORTED(t->pfnSchedulingHintExp);
     return ZE_RESULT_SUCCESS;
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetFabricVertexExpProcAddrTable(ze_api_version_t version,
-                                                                      ze_fabric_vertex_exp_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+                                                                      ze_fabric_vertex_exp_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     ZECL_UNSUPPORTED(t->pfnGetExp);
     ZECL_UNSUPPORTED(t->pfnGetSubVerticesExp);
     ZECL_UNSUPPORTED(t->pfnGetPropertiesExp);
@@ -340,9 +310,8 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetFabricVertexExpProcAddrTable(ze_api_ver
 }
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetFabricEdgeExpProcAddrTable(ze_api_version_t version,
-                                                                    ze_fabric_edge_exp_dditable_t *t) {
-    if (ze_result_t r = checkTable(version, t))
-        return r;
+                                                                    ze_fabric_edge_exp_dditable_t* t) {
+    if (ze_result_t r = checkTable(version, t)) return r;
     ZECL_UNSUPPORTED(t->pfnGetExp);
     ZECL_UNSUPPORTED(t->pfnGetVerticesExp);
     ZECL_UNSUPPORTED(t->pfnGetPropertiesExp);
@@ -350,10 +319,8 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetFabricEdgeExpProcAddrTable(ze_api_versi
 }
 
 // Tools and sysman: the loader requires the getters; every entry stays null.
-#define ZECL_EMPTY_TABLE(getter, table)                                                                  \
-    ZE_DLLEXPORT ze_result_t ZE_APICALL getter(ze_api_version_t version, table *t) {                    \
-        return checkTable(version, t);                                                                   \
-    }
+#define ZECL_EMPTY_TABLE(getter, table) \
+    ZE_DLLEXPORT ze_result_t ZE_APICALL getter(ze_api_version_t version, table* t) { return checkTable(version, t); }
 
 ZECL_EMPTY_TABLE(zetGetDeviceProcAddrTable, zet_device_dditable_t)
 ZECL_EMPTY_TABLE(zetGetContextProcAddrTable, zet_context_dditable_t)
@@ -387,4 +354,4 @@ ZECL_EMPTY_TABLE(zesGetLedProcAddrTable, zes_led_dditable_t)
 ZECL_EMPTY_TABLE(zesGetRasProcAddrTable, zes_ras_dditable_t)
 ZECL_EMPTY_TABLE(zesGetDiagnosticsProcAddrTable, zes_diagnostics_dditable_t)
 
-} // extern "C"
+}  // extern "C"

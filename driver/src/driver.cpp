@@ -17,64 +17,50 @@ namespace zecl {
 // ---------------------------------------------------------------------------------------
 // Registry
 
-void Registry::add(const void *handle, Kind kind) {
+void Registry::add(const void* handle, Kind kind) {
     std::unique_lock lock(mutex_);
     live_[handle] = kind;
 }
 
-void Registry::remove(const void *handle) {
+void Registry::remove(const void* handle) {
     std::unique_lock lock(mutex_);
     live_.erase(handle);
 }
 
-bool Registry::has(const void *handle, Kind kind) const {
+bool Registry::has(const void* handle, Kind kind) const {
     std::shared_lock lock(mutex_);
     auto it = live_.find(handle);
     return it != live_.end() && it->second == kind;
 }
 
-Registry &registry() {
-    static Registry *r = new Registry; // never destroyed: handles may be checked during exit
+Registry& registry() {
+    static Registry* r = new Registry;  // never destroyed: handles may be checked during exit
     return *r;
 }
 
 ze_result_t fromCl(cl_int err) {
     switch (err) {
-    case CL_SUCCESS:
-        return ZE_RESULT_SUCCESS;
-    case CL_OUT_OF_HOST_MEMORY:
-        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
-    case CL_OUT_OF_RESOURCES:
-    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
-        return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
-    case CL_INVALID_KERNEL_NAME:
-        return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
-    case CL_INVALID_ARG_SIZE:
-        return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
-    case CL_INVALID_ARG_INDEX:
-        return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
-    case CL_INVALID_WORK_GROUP_SIZE:
-    case CL_INVALID_WORK_ITEM_SIZE:
-        return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
-    case CL_INVALID_GLOBAL_WORK_SIZE:
-        return ZE_RESULT_ERROR_INVALID_SIZE;
-    case CL_BUILD_PROGRAM_FAILURE:
-    case CL_COMPILE_PROGRAM_FAILURE:
-    case CL_LINK_PROGRAM_FAILURE:
-        return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
-    case CL_INVALID_BINARY:
-        return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
-    case CL_INVALID_VALUE:
-    case CL_INVALID_KERNEL_ARGS:
-    case CL_INVALID_ARG_VALUE:
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
-    case CL_DEVICE_NOT_AVAILABLE:
-        return ZE_RESULT_ERROR_DEVICE_LOST;
-    case CL_INVALID_OPERATION:
-        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-    default:
-        return ZE_RESULT_ERROR_UNKNOWN;
+        case CL_SUCCESS: return ZE_RESULT_SUCCESS;
+        case CL_OUT_OF_HOST_MEMORY: return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+        case CL_OUT_OF_RESOURCES:
+        case CL_MEM_OBJECT_ALLOCATION_FAILURE: return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
+        case CL_INVALID_KERNEL_NAME: return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+        case CL_INVALID_ARG_SIZE: return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
+        case CL_INVALID_ARG_INDEX: return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
+        case CL_INVALID_WORK_GROUP_SIZE:
+        case CL_INVALID_WORK_ITEM_SIZE: return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+        case CL_INVALID_GLOBAL_WORK_SIZE: return ZE_RESULT_ERROR_INVALID_SIZE;
+        case CL_BUILD_PROGRAM_FAILURE:
+        case CL_COMPILE_PROGRAM_FAILURE:
+        case CL_LINK_PROGRAM_FAILURE: return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+        case CL_INVALID_BINARY: return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
+        case CL_INVALID_VALUE:
+        case CL_INVALID_KERNEL_ARGS:
+        case CL_INVALID_ARG_VALUE: return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
+        case CL_DEVICE_NOT_AVAILABLE: return ZE_RESULT_ERROR_DEVICE_LOST;
+        case CL_INVALID_OPERATION: return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        default: return ZE_RESULT_ERROR_UNKNOWN;
     }
 }
 
@@ -93,42 +79,38 @@ uint64_t hostNowNs() {
 namespace {
 
 struct FaultPlan {
-    std::array<uint64_t, 4> failAt{}; // 0 = never
+    std::array<uint64_t, 4> failAt{};  // 0 = never
     std::array<std::atomic<uint64_t>, 4> calls{};
 
     FaultPlan() {
-        const char *env = std::getenv("ZECL_FAULT");
-        if (env == nullptr)
-            return;
+        const char* env = std::getenv("ZECL_FAULT");
+        if (env == nullptr) return;
         std::string_view rest(env);
         while (!rest.empty()) {
             size_t comma = rest.find(',');
             std::string_view item = rest.substr(0, comma);
             rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
             size_t colon = item.find(':');
-            if (colon == std::string_view::npos)
-                continue;
+            if (colon == std::string_view::npos) continue;
             std::string_view kind = item.substr(0, colon);
             uint64_t n = std::strtoull(std::string(item.substr(colon + 1)).c_str(), nullptr, 10);
             int slot = kind == "alloc" ? 0 : kind == "module" ? 1 : kind == "kernel" ? 2 : kind == "enqueue" ? 3 : -1;
-            if (slot >= 0)
-                failAt[size_t(slot)] = n;
+            if (slot >= 0) failAt[size_t(slot)] = n;
         }
     }
 };
 
-FaultPlan &faultPlan() {
+FaultPlan& faultPlan() {
     static FaultPlan plan;
     return plan;
 }
 
-} // namespace
+}  // namespace
 
 bool faultNow(Fault kind) {
-    FaultPlan &plan = faultPlan();
+    FaultPlan& plan = faultPlan();
     size_t slot = size_t(kind);
-    if (plan.failAt[slot] == 0)
-        return false;
+    if (plan.failAt[slot] == 0) return false;
     return plan.calls[slot].fetch_add(1, std::memory_order_relaxed) + 1 == plan.failAt[slot];
 }
 
@@ -137,12 +119,11 @@ bool faultNow(Fault kind) {
 
 namespace {
 
-constexpr uint32_t kZeclVersion = (0u << 16) | (1u << 8) | 0u; // 0.1.0
+constexpr uint32_t kZeclVersion = (0u << 16) | (1u << 8) | 0u;  // 0.1.0
 
 std::string platformString(cl_platform_id p, cl_platform_info what) {
     size_t n = 0;
-    if (clGetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0)
-        return {};
+    if (clGetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
     std::string s(n, '\0');
     clGetPlatformInfo(p, what, n, s.data(), nullptr);
     s.resize(std::strlen(s.c_str()));
@@ -151,15 +132,15 @@ std::string platformString(cl_platform_id p, cl_platform_info what) {
 
 std::string deviceString(cl_device_id d, cl_device_info what) {
     size_t n = 0;
-    if (clGetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0)
-        return {};
+    if (clGetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
     std::string s(n, '\0');
     clGetDeviceInfo(d, what, n, s.data(), nullptr);
     s.resize(std::strlen(s.c_str()));
     return s;
 }
 
-template <class T> T deviceValue(cl_device_id d, cl_device_info what, T fallback = T{}) {
+template <class T>
+T deviceValue(cl_device_id d, cl_device_info what, T fallback = T{}) {
     T v{};
     return clGetDeviceInfo(d, what, sizeof(T), &v, nullptr) == CL_SUCCESS ? v : fallback;
 }
@@ -173,27 +154,26 @@ uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
 }
 
 // "OpenCL 3.0 ..." → 300
-uint32_t parseClVersion(const std::string &v) {
+uint32_t parseClVersion(const std::string& v) {
     unsigned major = 1, minor = 0;
-    if (std::sscanf(v.c_str(), "OpenCL %u.%u", &major, &minor) != 2)
-        return 120;
+    if (std::sscanf(v.c_str(), "OpenCL %u.%u", &major, &minor) != 2) return 120;
     return major * 100 + minor;
 }
 
 // Extension queries, kept as literals so no extension header is needed.
-constexpr cl_device_info kHalfFpConfig = 0x1033;       // CL_DEVICE_HALF_FP_CONFIG (cl_khr_fp16)
+constexpr cl_device_info kHalfFpConfig = 0x1033;        // CL_DEVICE_HALF_FP_CONFIG (cl_khr_fp16)
 constexpr cl_device_info kSubGroupSizesIntel = 0x4108;  // CL_DEVICE_SUB_GROUP_SIZES_INTEL
 constexpr cl_device_info kWarpSizeNv = 0x4003;          // CL_DEVICE_WARP_SIZE_NV
 constexpr cl_device_info kWavefrontWidthAmd = 0x4043;   // CL_DEVICE_WAVEFRONT_WIDTH_AMD
 
-std::unique_ptr<Device> describe(Driver *driver, cl_device_id id, uint32_t ordinal) {
+std::unique_ptr<Device> describe(Driver* driver, cl_device_id id, uint32_t ordinal) {
     auto d = std::make_unique<Device>();
     d->driver = driver;
     d->cl = id;
     d->ordinal = ordinal;
     d->name = deviceString(id, CL_DEVICE_NAME);
     cl_device_type t = deviceValue<cl_device_type>(id, CL_DEVICE_TYPE);
-    d->type = (t & CL_DEVICE_TYPE_CPU) ? ZE_DEVICE_TYPE_CPU
+    d->type = (t & CL_DEVICE_TYPE_CPU)           ? ZE_DEVICE_TYPE_CPU
               : (t & CL_DEVICE_TYPE_ACCELERATOR) ? ZE_DEVICE_TYPE_FPGA
                                                  : ZE_DEVICE_TYPE_GPU;
     d->vendorId = deviceValue<cl_uint>(id, CL_DEVICE_VENDOR_ID);
@@ -214,8 +194,7 @@ std::unique_ptr<Device> describe(Driver *driver, cl_device_id id, uint32_t ordin
     d->fp32 = deviceValue<cl_device_fp_config>(id, CL_DEVICE_SINGLE_FP_CONFIG);
     d->fp64 = deviceValue<cl_device_fp_config>(id, CL_DEVICE_DOUBLE_FP_CONFIG);
     std::string extensions = deviceString(id, CL_DEVICE_EXTENSIONS);
-    if (extensions.find("cl_khr_fp16") == std::string::npos)
-        d->fp16 = 0;
+    if (extensions.find("cl_khr_fp16") == std::string::npos) d->fp16 = 0;
     d->int64Atomics = extensions.find("cl_khr_int64_base_atomics") != std::string::npos;
     if (d->clVersion >= 210) {
         std::string il = deviceString(id, CL_DEVICE_IL_VERSION);
@@ -242,8 +221,7 @@ std::unique_ptr<Device> describe(Driver *driver, cl_device_id id, uint32_t ordin
         if (clGetDeviceInfo(id, kSubGroupSizesIntel, 0, nullptr, &n) == CL_SUCCESS && n >= sizeof(size_t)) {
             std::vector<size_t> sizes(n / sizeof(size_t));
             clGetDeviceInfo(id, kSubGroupSizesIntel, n, sizes.data(), nullptr);
-            for (size_t s : sizes)
-                d->subGroupSizes.push_back(uint32_t(s));
+            for (size_t s : sizes) d->subGroupSizes.push_back(uint32_t(s));
         }
     }
     // SIMD width: the vendor's native width where an extension names it, otherwise the
@@ -279,49 +257,43 @@ struct Discovery {
     std::vector<std::unique_ptr<Driver>> drivers;
 };
 
-Discovery &discovery() {
-    static Discovery *d = new Discovery; // never destroyed: live handles point into it
+Discovery& discovery() {
+    static Discovery* d = new Discovery;  // never destroyed: live handles point into it
     return *d;
 }
 
 void discover(ze_init_flags_t flags) {
-    Discovery &disc = discovery();
+    Discovery& disc = discovery();
     cl_uint np = 0;
-    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0)
-        return;
+    if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) return;
     std::vector<cl_platform_id> platforms(np);
     clGetPlatformIDs(np, platforms.data(), nullptr);
     // ZECL_PLATFORM=<substring> keeps only matching platforms (e.g. to hide a GPU that a
     // native L0 driver already exposes).
-    const char *only = std::getenv("ZECL_PLATFORM");
+    const char* only = std::getenv("ZECL_PLATFORM");
     for (cl_platform_id p : platforms) {
         auto drv = std::make_unique<Driver>();
         drv->platform = p;
         drv->platformName = platformString(p, CL_PLATFORM_NAME);
         drv->platformVersion = platformString(p, CL_PLATFORM_VERSION);
-        if (only && *only && drv->platformName.find(only) == std::string::npos)
-            continue;
+        if (only && *only && drv->platformName.find(only) == std::string::npos) continue;
         cl_uint nd = 0;
-        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0)
-            continue;
+        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
         std::vector<cl_device_id> ids(nd);
         clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ids.data(), nullptr);
         for (cl_device_id id : ids) {
             // zecl's memory model is SVM; a device without coarse-grained buffer SVM cannot
             // hold USM allocations, so it is not exposed.
             auto svm = deviceValue<cl_device_svm_capabilities>(id, CL_DEVICE_SVM_CAPABILITIES);
-            if (!(svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER))
-                continue;
+            if (!(svm & CL_DEVICE_SVM_COARSE_GRAIN_BUFFER)) continue;
             auto dev = describe(drv.get(), id, uint32_t(drv->devices.size()));
             if ((flags & ZE_INIT_FLAG_GPU_ONLY) && !(flags & ZE_INIT_FLAG_VPU_ONLY) && dev->type != ZE_DEVICE_TYPE_GPU)
                 continue;
-            if ((flags & ZE_INIT_FLAG_VPU_ONLY) && !(flags & ZE_INIT_FLAG_GPU_ONLY))
-                continue;
+            if ((flags & ZE_INIT_FLAG_VPU_ONLY) && !(flags & ZE_INIT_FLAG_GPU_ONLY)) continue;
             dev->ordinal = uint32_t(drv->devices.size());
             drv->devices.push_back(std::move(dev));
         }
-        if (drv->devices.empty())
-            continue;
+        if (drv->devices.empty()) continue;
         uint64_t h = fnv1a(drv->platformName + "|" + drv->platformVersion);
         std::memcpy(drv->uuid.id, "zecl", 4);
         std::memcpy(drv->uuid.id + 4, &h, 8);
@@ -331,60 +303,48 @@ void discover(ze_init_flags_t flags) {
         // caches keyed by driverVersion change when either does.
         drv->driverVersion = (kZeclVersion << 16) | uint32_t(fnv1a(drv->platformVersion) & 0xffffu);
         publish(drv.get());
-        for (auto &dev : drv->devices)
-            publish(dev.get());
+        for (auto& dev : drv->devices) publish(dev.get());
         disc.drivers.push_back(std::move(drv));
     }
 }
 
 // Shared count/array protocol of the zeXxxGet calls.
 template <class H, class T>
-ze_result_t fillHandles(uint32_t *pCount, H *out, const std::vector<std::unique_ptr<T>> &items) {
-    if (pCount == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t fillHandles(uint32_t* pCount, H* out, const std::vector<std::unique_ptr<T>>& items) {
+    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     uint32_t n = uint32_t(items.size());
-    if (*pCount == 0 || *pCount > n)
-        *pCount = n;
+    if (*pCount == 0 || *pCount > n) *pCount = n;
     if (out != nullptr)
-        for (uint32_t i = 0; i < *pCount; ++i)
-            out[i] = reinterpret_cast<H>(items[i].get());
+        for (uint32_t i = 0; i < *pCount; ++i) out[i] = reinterpret_cast<H>(items[i].get());
     return ZE_RESULT_SUCCESS;
 }
 
-void copyName(char *dst, size_t cap, const std::string &s) {
+void copyName(char* dst, size_t cap, const std::string& s) {
     std::memset(dst, 0, cap);
     std::memcpy(dst, s.data(), std::min(s.size(), cap - 1));
 }
 
 ze_device_fp_flags_t fpFlags(cl_device_fp_config c) {
     ze_device_fp_flags_t f = 0;
-    if (c & CL_FP_DENORM)
-        f |= ZE_DEVICE_FP_FLAG_DENORM;
-    if (c & CL_FP_INF_NAN)
-        f |= ZE_DEVICE_FP_FLAG_INF_NAN;
-    if (c & CL_FP_ROUND_TO_NEAREST)
-        f |= ZE_DEVICE_FP_FLAG_ROUND_TO_NEAREST;
-    if (c & CL_FP_ROUND_TO_ZERO)
-        f |= ZE_DEVICE_FP_FLAG_ROUND_TO_ZERO;
-    if (c & CL_FP_ROUND_TO_INF)
-        f |= ZE_DEVICE_FP_FLAG_ROUND_TO_INF;
-    if (c & CL_FP_FMA)
-        f |= ZE_DEVICE_FP_FLAG_FMA;
-    if (c & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
-        f |= ZE_DEVICE_FP_FLAG_ROUNDED_DIVIDE_SQRT;
-    if (c & CL_FP_SOFT_FLOAT)
-        f |= ZE_DEVICE_FP_FLAG_SOFT_FLOAT;
+    if (c & CL_FP_DENORM) f |= ZE_DEVICE_FP_FLAG_DENORM;
+    if (c & CL_FP_INF_NAN) f |= ZE_DEVICE_FP_FLAG_INF_NAN;
+    if (c & CL_FP_ROUND_TO_NEAREST) f |= ZE_DEVICE_FP_FLAG_ROUND_TO_NEAREST;
+    if (c & CL_FP_ROUND_TO_ZERO) f |= ZE_DEVICE_FP_FLAG_ROUND_TO_ZERO;
+    if (c & CL_FP_ROUND_TO_INF) f |= ZE_DEVICE_FP_FLAG_ROUND_TO_INF;
+    if (c & CL_FP_FMA) f |= ZE_DEVICE_FP_FLAG_FMA;
+    if (c & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) f |= ZE_DEVICE_FP_FLAG_ROUNDED_DIVIDE_SQRT;
+    if (c & CL_FP_SOFT_FLOAT) f |= ZE_DEVICE_FP_FLAG_SOFT_FLOAT;
     return f;
 }
 
-} // namespace
+}  // namespace
 
 // The UUID zecl reports in nativeKernelSupported: modules in ZE_MODULE_FORMAT_NATIVE are
 // source bundles, the same for every zecl device.
 constexpr ze_native_kernel_uuid_t kNativeKernelUuid = {
     {'z', 'e', 'c', 'l', '-', 's', 'r', 'c', '-', 'b', 'u', 'n', 'd', 'l', 'e', '1'}};
 
-} // namespace zecl
+}  // namespace zecl
 
 namespace zecl::api {
 
@@ -392,7 +352,7 @@ ze_result_t Init(ze_init_flags_t flags) {
     // The loader calls this twice per application zeInit (and applications may call
     // zeInit repeatedly): the first call that finds devices decides; a call that found
     // none (e.g. ZE_INIT_FLAG_GPU_ONLY on a CPU-only machine) may be retried.
-    Discovery &disc = discovery();
+    Discovery& disc = discovery();
     std::lock_guard lock(disc.mutex);
     if (!disc.done) {
         discover(flags);
@@ -402,90 +362,74 @@ ze_result_t Init(ze_init_flags_t flags) {
     return disc.result;
 }
 
-ze_result_t DriverGet(uint32_t *pCount, ze_driver_handle_t *phDrivers) {
-    Discovery &disc = discovery();
+ze_result_t DriverGet(uint32_t* pCount, ze_driver_handle_t* phDrivers) {
+    Discovery& disc = discovery();
     std::lock_guard lock(disc.mutex);
-    if (!disc.done)
-        return ZE_RESULT_ERROR_UNINITIALIZED;
+    if (!disc.done) return ZE_RESULT_ERROR_UNINITIALIZED;
     return fillHandles(pCount, phDrivers, disc.drivers);
 }
 
-ze_result_t DriverGetApiVersion(ze_driver_handle_t hDriver, ze_api_version_t *version) {
+ze_result_t DriverGetApiVersion(ze_driver_handle_t hDriver, ze_api_version_t* version) {
     ze_result_t err;
-    if (!lookup<Driver>(hDriver, err))
-        return err;
-    if (version == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookup<Driver>(hDriver, err)) return err;
+    if (version == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *version = ZE_API_VERSION_1_4;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DriverGetProperties(ze_driver_handle_t hDriver, ze_driver_properties_t *p) {
+ze_result_t DriverGetProperties(ze_driver_handle_t hDriver, ze_driver_properties_t* p) {
     ze_result_t err;
-    Driver *drv = lookup<Driver>(hDriver, err);
-    if (!drv)
-        return err;
-    if (p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Driver* drv = lookup<Driver>(hDriver, err);
+    if (!drv) return err;
+    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->uuid = drv->uuid;
     p->driverVersion = drv->driverVersion;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DriverGetIpcProperties(ze_driver_handle_t hDriver, ze_driver_ipc_properties_t *p) {
+ze_result_t DriverGetIpcProperties(ze_driver_handle_t hDriver, ze_driver_ipc_properties_t* p) {
     ze_result_t err;
-    if (!lookup<Driver>(hDriver, err))
-        return err;
-    if (p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    p->flags = 0; // no IPC over OpenCL SVM
+    if (!lookup<Driver>(hDriver, err)) return err;
+    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    p->flags = 0;  // no IPC over OpenCL SVM
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DriverGetExtensionProperties(ze_driver_handle_t hDriver, uint32_t *pCount,
-                                         ze_driver_extension_properties_t *) {
+ze_result_t DriverGetExtensionProperties(ze_driver_handle_t hDriver, uint32_t* pCount,
+                                         ze_driver_extension_properties_t*) {
     ze_result_t err;
-    if (!lookup<Driver>(hDriver, err))
-        return err;
-    if (pCount == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookup<Driver>(hDriver, err)) return err;
+    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *pCount = 0;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGet(ze_driver_handle_t hDriver, uint32_t *pCount, ze_device_handle_t *phDevices) {
+ze_result_t DeviceGet(ze_driver_handle_t hDriver, uint32_t* pCount, ze_device_handle_t* phDevices) {
     ze_result_t err;
-    Driver *drv = lookup<Driver>(hDriver, err);
-    if (!drv)
-        return err;
+    Driver* drv = lookup<Driver>(hDriver, err);
+    if (!drv) return err;
     return fillHandles(pCount, phDevices, drv->devices);
 }
 
-ze_result_t DeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_handle_t *) {
+ze_result_t DeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_handle_t*) {
     ze_result_t err;
-    if (!lookup<Device>(hDevice, err))
-        return err;
-    if (pCount == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookup<Device>(hDevice, err)) return err;
+    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *pCount = 0;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t *p) {
+ze_result_t DeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t* p) {
     ze_result_t err;
-    Device *d = lookup<Device>(hDevice, err);
-    if (!d)
-        return err;
-    if (p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Device* d = lookup<Device>(hDevice, err);
+    if (!d) return err;
+    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->type = d->type;
     p->vendorId = d->vendorId;
-    p->deviceId = 0; // OpenCL has no portable PCI device id
+    p->deviceId = 0;  // OpenCL has no portable PCI device id
     p->flags = 0;
-    if (d->hostUnifiedMemory)
-        p->flags |= ZE_DEVICE_PROPERTY_FLAG_INTEGRATED;
-    if (d->ecc)
-        p->flags |= ZE_DEVICE_PROPERTY_FLAG_ECC;
+    if (d->hostUnifiedMemory) p->flags |= ZE_DEVICE_PROPERTY_FLAG_INTEGRATED;
+    if (d->ecc) p->flags |= ZE_DEVICE_PROPERTY_FLAG_ECC;
     p->subdeviceId = 0;
     p->coreClockRate = d->clockMHz;
     p->maxMemAllocSize = d->maxAllocSize;
@@ -501,9 +445,9 @@ ze_result_t DeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties
     p->numSlices = 1;
     // Timestamps are in ticks of the OpenCL profiling timer resolution.
     if (p->stype == ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2)
-        p->timerResolution = 1000000000ull / d->timerResolutionNs; // cycles per second
+        p->timerResolution = 1000000000ull / d->timerResolutionNs;  // cycles per second
     else
-        p->timerResolution = d->timerResolutionNs; // ns per tick
+        p->timerResolution = d->timerResolutionNs;  // ns per tick
     p->timestampValidBits = 64;
     p->kernelTimestampValidBits = 64;
     p->uuid = d->uuid;
@@ -511,13 +455,11 @@ ze_result_t DeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGetComputeProperties(ze_device_handle_t hDevice, ze_device_compute_properties_t *p) {
+ze_result_t DeviceGetComputeProperties(ze_device_handle_t hDevice, ze_device_compute_properties_t* p) {
     ze_result_t err;
-    Device *d = lookup<Device>(hDevice, err);
-    if (!d)
-        return err;
-    if (p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Device* d = lookup<Device>(hDevice, err);
+    if (!d) return err;
+    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     auto clamp32 = [](uint64_t v) { return uint32_t(std::min<uint64_t>(v, UINT32_MAX)); };
     p->maxTotalGroupSize = clamp32(d->maxWorkGroupSize);
     p->maxGroupSizeX = clamp32(std::min(d->maxWorkItemSizes[0], d->maxWorkGroupSize));
@@ -528,26 +470,20 @@ ze_result_t DeviceGetComputeProperties(ze_device_handle_t hDevice, ze_device_com
     p->maxSharedLocalMemory = clamp32(d->localMemSize);
     p->numSubGroupSizes = uint32_t(std::min<size_t>(d->subGroupSizes.size(), ZE_SUBGROUPSIZE_COUNT));
     std::memset(p->subGroupSizes, 0, sizeof(p->subGroupSizes));
-    for (uint32_t i = 0; i < p->numSubGroupSizes; ++i)
-        p->subGroupSizes[i] = d->subGroupSizes[i];
+    for (uint32_t i = 0; i < p->numSubGroupSizes; ++i) p->subGroupSizes[i] = d->subGroupSizes[i];
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGetModuleProperties(ze_device_handle_t hDevice, ze_device_module_properties_t *p) {
+ze_result_t DeviceGetModuleProperties(ze_device_handle_t hDevice, ze_device_module_properties_t* p) {
     ze_result_t err;
-    Device *d = lookup<Device>(hDevice, err);
-    if (!d)
-        return err;
-    if (p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Device* d = lookup<Device>(hDevice, err);
+    if (!d) return err;
+    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->spirvVersionSupported = d->ilSpirv ? d->spirvVersion : 0;
     p->flags = 0;
-    if (d->fp16)
-        p->flags |= ZE_DEVICE_MODULE_FLAG_FP16;
-    if (d->fp64)
-        p->flags |= ZE_DEVICE_MODULE_FLAG_FP64;
-    if (d->int64Atomics)
-        p->flags |= ZE_DEVICE_MODULE_FLAG_INT64_ATOMICS;
+    if (d->fp16) p->flags |= ZE_DEVICE_MODULE_FLAG_FP16;
+    if (d->fp64) p->flags |= ZE_DEVICE_MODULE_FLAG_FP64;
+    if (d->int64Atomics) p->flags |= ZE_DEVICE_MODULE_FLAG_INT64_ATOMICS;
     p->fp16flags = fpFlags(d->fp16);
     p->fp32flags = fpFlags(d->fp32);
     p->fp64flags = fpFlags(d->fp64);
@@ -557,13 +493,11 @@ ze_result_t DeviceGetModuleProperties(ze_device_handle_t hDevice, ze_device_modu
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGetCommandQueueGroupProperties(ze_device_handle_t hDevice, uint32_t *pCount,
-                                                 ze_command_queue_group_properties_t *p) {
+ze_result_t DeviceGetCommandQueueGroupProperties(ze_device_handle_t hDevice, uint32_t* pCount,
+                                                 ze_command_queue_group_properties_t* p) {
     ze_result_t err;
-    if (!lookup<Device>(hDevice, err))
-        return err;
-    if (pCount == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookup<Device>(hDevice, err)) return err;
+    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (*pCount == 0 || p == nullptr) {
         *pCount = 1;
         return ZE_RESULT_SUCCESS;
@@ -577,34 +511,29 @@ ze_result_t DeviceGetCommandQueueGroupProperties(ze_device_handle_t hDevice, uin
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGetMemoryProperties(ze_device_handle_t hDevice, uint32_t *pCount,
-                                      ze_device_memory_properties_t *p) {
+ze_result_t DeviceGetMemoryProperties(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_memory_properties_t* p) {
     ze_result_t err;
-    Device *d = lookup<Device>(hDevice, err);
-    if (!d)
-        return err;
-    if (pCount == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Device* d = lookup<Device>(hDevice, err);
+    if (!d) return err;
+    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (*pCount == 0 || p == nullptr) {
         *pCount = 1;
         return ZE_RESULT_SUCCESS;
     }
     *pCount = 1;
     p->flags = 0;
-    p->maxClockRate = 0; // OpenCL does not report memory clocks or bus width
+    p->maxClockRate = 0;  // OpenCL does not report memory clocks or bus width
     p->maxBusWidth = 0;
     p->totalSize = d->globalMemSize;
     copyName(p->name, ZE_MAX_DEVICE_NAME, "global");
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGetMemoryAccessProperties(ze_device_handle_t hDevice, ze_device_memory_access_properties_t *p) {
+ze_result_t DeviceGetMemoryAccessProperties(ze_device_handle_t hDevice, ze_device_memory_access_properties_t* p) {
     ze_result_t err;
-    Device *d = lookup<Device>(hDevice, err);
-    if (!d)
-        return err;
-    if (p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Device* d = lookup<Device>(hDevice, err);
+    if (!d) return err;
+    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const ze_memory_access_cap_flags_t rw = ZE_MEMORY_ACCESS_CAP_FLAG_RW;
     const ze_memory_access_cap_flags_t atomic =
         (d->svm & CL_DEVICE_SVM_ATOMICS) ? ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC | ZE_MEMORY_ACCESS_CAP_FLAG_CONCURRENT |
@@ -619,13 +548,11 @@ ze_result_t DeviceGetMemoryAccessProperties(ze_device_handle_t hDevice, ze_devic
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGetCacheProperties(ze_device_handle_t hDevice, uint32_t *pCount, ze_device_cache_properties_t *p) {
+ze_result_t DeviceGetCacheProperties(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_cache_properties_t* p) {
     ze_result_t err;
-    Device *d = lookup<Device>(hDevice, err);
-    if (!d)
-        return err;
-    if (pCount == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Device* d = lookup<Device>(hDevice, err);
+    if (!d) return err;
+    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (*pCount == 0 || p == nullptr) {
         *pCount = 1;
         return ZE_RESULT_SUCCESS;
@@ -636,12 +563,10 @@ ze_result_t DeviceGetCacheProperties(ze_device_handle_t hDevice, uint32_t *pCoun
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGetImageProperties(ze_device_handle_t hDevice, ze_device_image_properties_t *p) {
+ze_result_t DeviceGetImageProperties(ze_device_handle_t hDevice, ze_device_image_properties_t* p) {
     ze_result_t err;
-    if (!lookup<Device>(hDevice, err))
-        return err;
-    if (p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookup<Device>(hDevice, err)) return err;
+    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     // zecl exposes no images.
     p->maxImageDims1D = p->maxImageDims2D = p->maxImageDims3D = 0;
     p->maxImageBufferSize = 0;
@@ -649,53 +574,45 @@ ze_result_t DeviceGetImageProperties(ze_device_handle_t hDevice, ze_device_image
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGetExternalMemoryProperties(ze_device_handle_t hDevice, ze_device_external_memory_properties_t *p) {
+ze_result_t DeviceGetExternalMemoryProperties(ze_device_handle_t hDevice, ze_device_external_memory_properties_t* p) {
     ze_result_t err;
-    if (!lookup<Device>(hDevice, err))
-        return err;
-    if (p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookup<Device>(hDevice, err)) return err;
+    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->memoryAllocationImportTypes = p->memoryAllocationExportTypes = 0;
     p->imageImportTypes = p->imageExportTypes = 0;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeer, ze_device_p2p_properties_t *p) {
+ze_result_t DeviceGetP2PProperties(ze_device_handle_t hDevice, ze_device_handle_t hPeer,
+                                   ze_device_p2p_properties_t* p) {
     ze_result_t err;
-    if (!lookup<Device>(hDevice, err) || !lookup<Device>(hPeer, err))
-        return err;
-    if (p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookup<Device>(hDevice, err) || !lookup<Device>(hPeer, err)) return err;
+    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->flags = 0;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceCanAccessPeer(ze_device_handle_t hDevice, ze_device_handle_t hPeer, ze_bool_t *value) {
+ze_result_t DeviceCanAccessPeer(ze_device_handle_t hDevice, ze_device_handle_t hPeer, ze_bool_t* value) {
     ze_result_t err;
-    Device *a = lookup<Device>(hDevice, err);
-    Device *b = a ? lookup<Device>(hPeer, err) : nullptr;
-    if (!a || !b)
-        return err;
-    if (value == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    *value = a == b; // SVM pointers are not shared between OpenCL devices' contexts
+    Device* a = lookup<Device>(hDevice, err);
+    Device* b = a ? lookup<Device>(hPeer, err) : nullptr;
+    if (!a || !b) return err;
+    if (value == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *value = a == b;  // SVM pointers are not shared between OpenCL devices' contexts
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t DeviceGetStatus(ze_device_handle_t hDevice) {
     ze_result_t err;
-    if (!lookup<Device>(hDevice, err))
-        return err;
+    if (!lookup<Device>(hDevice, err)) return err;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t DeviceGetGlobalTimestamps(ze_device_handle_t hDevice, uint64_t *hostTimestamp, uint64_t *deviceTimestamp) {
+ze_result_t DeviceGetGlobalTimestamps(ze_device_handle_t hDevice, uint64_t* hostTimestamp, uint64_t* deviceTimestamp) {
     ze_result_t err;
-    Device *d = lookup<Device>(hDevice, err);
-    if (!d)
-        return err;
-    if (hostTimestamp == nullptr || deviceTimestamp == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Device* d = lookup<Device>(hDevice, err);
+    if (!d) return err;
+    if (hostTimestamp == nullptr || deviceTimestamp == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     cl_ulong dev = 0, host = 0;
     if (d->hostTimer && clGetDeviceAndHostTimer(d->cl, &dev, &host) == CL_SUCCESS) {
         *hostTimestamp = host;
@@ -709,4 +626,4 @@ ze_result_t DeviceGetGlobalTimestamps(ze_device_handle_t hDevice, uint64_t *host
     return ZE_RESULT_SUCCESS;
 }
 
-} // namespace zecl::api
+}  // namespace zecl::api

@@ -13,17 +13,14 @@
 
 namespace zecl {
 
-bool Context::hasDevice(const Device *d) const {
-    return std::find(devices.begin(), devices.end(), d) != devices.end();
-}
+bool Context::hasDevice(const Device* d) const { return std::find(devices.begin(), devices.end(), d) != devices.end(); }
 
-const Allocation *Context::findLocked(const void *ptr) const {
+const Allocation* Context::findLocked(const void* ptr) const {
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     auto it = allocs.upper_bound(p);
-    if (it == allocs.begin())
-        return nullptr;
+    if (it == allocs.begin()) return nullptr;
     --it;
-    const Allocation &a = it->second;
+    const Allocation& a = it->second;
     return p < a.begin + a.size ? &a : nullptr;
 }
 
@@ -31,16 +28,14 @@ namespace {
 
 std::atomic<uint64_t> nextAllocationId{1};
 
-ze_result_t createContext(Driver *drv, std::vector<Device *> devices, ze_context_handle_t *phContext) {
+ze_result_t createContext(Driver* drv, std::vector<Device*> devices, ze_context_handle_t* phContext) {
     std::vector<cl_device_id> ids;
-    for (Device *d : devices)
-        ids.push_back(d->cl);
+    for (Device* d : devices) ids.push_back(d->cl);
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(drv->platform), 0};
     cl_int e = CL_SUCCESS;
     cl_context cl = clCreateContext(props, cl_uint(ids.size()), ids.data(), nullptr, nullptr, &e);
-    if (e != CL_SUCCESS)
-        return fromCl(e);
-    auto *ctx = new Context;
+    if (e != CL_SUCCESS) return fromCl(e);
+    auto* ctx = new Context;
     ctx->driver = drv;
     ctx->cl = cl;
     ctx->devices = std::move(devices);
@@ -49,30 +44,24 @@ ze_result_t createContext(Driver *drv, std::vector<Device *> devices, ze_context
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t allocate(Context *ctx, Device *dev, ze_memory_type_t type, size_t size, size_t alignment, void **pptr) {
-    if (pptr == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t allocate(Context* ctx, Device* dev, ze_memory_type_t type, size_t size, size_t alignment, void** pptr) {
+    if (pptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *pptr = nullptr;
-    if (size == 0)
-        return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
-    if (alignment != 0 && !std::has_single_bit(alignment))
-        return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
+    if (size == 0) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    if (alignment != 0 && !std::has_single_bit(alignment)) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
     // The limits of every device that may touch the allocation apply.
-    std::vector<Device *> users = dev ? std::vector<Device *>{dev} : ctx->devices;
+    std::vector<Device*> users = dev ? std::vector<Device*>{dev} : ctx->devices;
     cl_ulong maxAlloc = UINT64_MAX;
     size_t baseAlign = 4096;
     bool fineEverywhere = true;
-    for (Device *d : users) {
+    for (Device* d : users) {
         maxAlloc = std::min(maxAlloc, d->maxAllocSize);
         baseAlign = std::min<size_t>(baseAlign, d->baseAddrAlign);
         fineEverywhere = fineEverywhere && (d->svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER);
     }
-    if (size > maxAlloc)
-        return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
-    if (type == ZE_MEMORY_TYPE_SHARED && !fineEverywhere)
-        return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-    if (faultNow(Fault::Alloc))
-        return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
+    if (size > maxAlloc) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    if (type == ZE_MEMORY_TYPE_SHARED && !fineEverywhere) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    if (faultNow(Fault::Alloc)) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
 
     cl_svm_mem_flags flags = CL_MEM_READ_WRITE;
     if (type == ZE_MEMORY_TYPE_SHARED || (type == ZE_MEMORY_TYPE_HOST && fineEverywhere))
@@ -81,14 +70,11 @@ ze_result_t allocate(Context *ctx, Device *dev, ze_memory_type_t type, size_t si
     // for 4096), so larger alignments are met by over-allocating.
     size_t clAlign = alignment == 0 ? 0 : std::min(alignment, baseAlign);
     size_t extra = alignment > baseAlign ? alignment : 0;
-    if (size > SIZE_MAX - extra)
-        return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
-    void *base = clSVMAlloc(ctx->cl, flags, size + extra, cl_uint(clAlign));
-    if (base == nullptr)
-        return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
+    if (size > SIZE_MAX - extra) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    void* base = clSVMAlloc(ctx->cl, flags, size + extra, cl_uint(clAlign));
+    if (base == nullptr) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
     uintptr_t begin = reinterpret_cast<uintptr_t>(base);
-    if (extra)
-        begin = (begin + alignment - 1) & ~(uintptr_t(alignment) - 1);
+    if (extra) begin = (begin + alignment - 1) & ~(uintptr_t(alignment) - 1);
 
     Allocation a;
     a.clBase = base;
@@ -101,62 +87,53 @@ ze_result_t allocate(Context *ctx, Device *dev, ze_memory_type_t type, size_t si
         std::lock_guard lock(ctx->allocMutex);
         ctx->allocs[begin] = a;
     }
-    *pptr = reinterpret_cast<void *>(begin);
+    *pptr = reinterpret_cast<void*>(begin);
     return ZE_RESULT_SUCCESS;
 }
 
-} // namespace
+}  // namespace
 
-} // namespace zecl
+}  // namespace zecl
 
 namespace zecl::api {
 
-ze_result_t ContextCreate(ze_driver_handle_t hDriver, const ze_context_desc_t *desc, ze_context_handle_t *phContext) {
+ze_result_t ContextCreate(ze_driver_handle_t hDriver, const ze_context_desc_t* desc, ze_context_handle_t* phContext) {
     ze_result_t err;
-    Driver *drv = lookup<Driver>(hDriver, err);
-    if (!drv)
-        return err;
-    if (desc == nullptr || phContext == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    std::vector<Device *> devices;
-    for (auto &d : drv->devices)
-        devices.push_back(d.get());
+    Driver* drv = lookup<Driver>(hDriver, err);
+    if (!drv) return err;
+    if (desc == nullptr || phContext == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    std::vector<Device*> devices;
+    for (auto& d : drv->devices) devices.push_back(d.get());
     return createContext(drv, std::move(devices), phContext);
 }
 
-ze_result_t ContextCreateEx(ze_driver_handle_t hDriver, const ze_context_desc_t *desc, uint32_t numDevices,
-                            ze_device_handle_t *phDevices, ze_context_handle_t *phContext) {
+ze_result_t ContextCreateEx(ze_driver_handle_t hDriver, const ze_context_desc_t* desc, uint32_t numDevices,
+                            ze_device_handle_t* phDevices, ze_context_handle_t* phContext) {
     ze_result_t err;
-    Driver *drv = lookup<Driver>(hDriver, err);
-    if (!drv)
-        return err;
+    Driver* drv = lookup<Driver>(hDriver, err);
+    if (!drv) return err;
     if (desc == nullptr || phContext == nullptr || (numDevices > 0 && phDevices == nullptr))
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    std::vector<Device *> devices;
+    std::vector<Device*> devices;
     for (uint32_t i = 0; i < numDevices; ++i) {
-        Device *d = lookup<Device>(phDevices[i], err);
-        if (!d)
-            return err;
-        if (d->driver != drv)
-            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        Device* d = lookup<Device>(phDevices[i], err);
+        if (!d) return err;
+        if (d->driver != drv) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         devices.push_back(d);
     }
     if (devices.empty())
-        for (auto &d : drv->devices)
-            devices.push_back(d.get());
+        for (auto& d : drv->devices) devices.push_back(d.get());
     return createContext(drv, std::move(devices), phContext);
 }
 
 ze_result_t ContextDestroy(ze_context_handle_t hContext) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    if (!ctx)
-        return err;
+    Context* ctx = lookup<Context>(hContext, err);
+    if (!ctx) return err;
     retire(ctx);
     {
         std::lock_guard lock(ctx->allocMutex);
-        for (auto &[begin, a] : ctx->allocs)
-            clSVMFree(ctx->cl, a.clBase);
+        for (auto& [begin, a] : ctx->allocs) clSVMFree(ctx->cl, a.clBase);
         ctx->allocs.clear();
     }
     clReleaseContext(ctx->cl);
@@ -170,78 +147,64 @@ ze_result_t ContextGetStatus(ze_context_handle_t hContext) {
 }
 
 // Everything SVM is resident already; residency calls succeed without work.
-ze_result_t ContextMakeMemoryResident(ze_context_handle_t hContext, ze_device_handle_t hDevice, void *ptr, size_t) {
+ze_result_t ContextMakeMemoryResident(ze_context_handle_t hContext, ze_device_handle_t hDevice, void* ptr, size_t) {
     ze_result_t err;
-    if (!lookup<Context>(hContext, err) || !lookup<Device>(hDevice, err))
-        return err;
+    if (!lookup<Context>(hContext, err) || !lookup<Device>(hDevice, err)) return err;
     return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 }
 
-ze_result_t ContextEvictMemory(ze_context_handle_t hContext, ze_device_handle_t hDevice, void *ptr, size_t) {
+ze_result_t ContextEvictMemory(ze_context_handle_t hContext, ze_device_handle_t hDevice, void* ptr, size_t) {
     ze_result_t err;
-    if (!lookup<Context>(hContext, err) || !lookup<Device>(hDevice, err))
-        return err;
+    if (!lookup<Context>(hContext, err) || !lookup<Device>(hDevice, err)) return err;
     return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 }
 
-ze_result_t MemAllocDevice(ze_context_handle_t hContext, const ze_device_mem_alloc_desc_t *desc, size_t size,
-                           size_t alignment, ze_device_handle_t hDevice, void **pptr) {
+ze_result_t MemAllocDevice(ze_context_handle_t hContext, const ze_device_mem_alloc_desc_t* desc, size_t size,
+                           size_t alignment, ze_device_handle_t hDevice, void** pptr) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    Device *dev = ctx ? lookup<Device>(hDevice, err) : nullptr;
-    if (!ctx || !dev)
-        return err;
-    if (desc == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (!ctx->hasDevice(dev))
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    Context* ctx = lookup<Context>(hContext, err);
+    Device* dev = ctx ? lookup<Device>(hDevice, err) : nullptr;
+    if (!ctx || !dev) return err;
+    if (desc == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!ctx->hasDevice(dev)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     return allocate(ctx, dev, ZE_MEMORY_TYPE_DEVICE, size, alignment, pptr);
 }
 
-ze_result_t MemAllocHost(ze_context_handle_t hContext, const ze_host_mem_alloc_desc_t *desc, size_t size,
-                         size_t alignment, void **pptr) {
+ze_result_t MemAllocHost(ze_context_handle_t hContext, const ze_host_mem_alloc_desc_t* desc, size_t size,
+                         size_t alignment, void** pptr) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    if (!ctx)
-        return err;
-    if (desc == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Context* ctx = lookup<Context>(hContext, err);
+    if (!ctx) return err;
+    if (desc == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return allocate(ctx, nullptr, ZE_MEMORY_TYPE_HOST, size, alignment, pptr);
 }
 
-ze_result_t MemAllocShared(ze_context_handle_t hContext, const ze_device_mem_alloc_desc_t *deviceDesc,
-                           const ze_host_mem_alloc_desc_t *hostDesc, size_t size, size_t alignment,
-                           ze_device_handle_t hDevice, void **pptr) {
+ze_result_t MemAllocShared(ze_context_handle_t hContext, const ze_device_mem_alloc_desc_t* deviceDesc,
+                           const ze_host_mem_alloc_desc_t* hostDesc, size_t size, size_t alignment,
+                           ze_device_handle_t hDevice, void** pptr) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    if (!ctx)
-        return err;
-    Device *dev = nullptr;
+    Context* ctx = lookup<Context>(hContext, err);
+    if (!ctx) return err;
+    Device* dev = nullptr;
     if (hDevice != nullptr) {
         dev = lookup<Device>(hDevice, err);
-        if (!dev)
-            return err;
-        if (!ctx->hasDevice(dev))
-            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (!dev) return err;
+        if (!ctx->hasDevice(dev)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
-    if (deviceDesc == nullptr || hostDesc == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (deviceDesc == nullptr || hostDesc == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return allocate(ctx, dev, ZE_MEMORY_TYPE_SHARED, size, alignment, pptr);
 }
 
-ze_result_t MemFree(ze_context_handle_t hContext, void *ptr) {
+ze_result_t MemFree(ze_context_handle_t hContext, void* ptr) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    if (!ctx)
-        return err;
-    if (ptr == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    void *base = nullptr;
+    Context* ctx = lookup<Context>(hContext, err);
+    if (!ctx) return err;
+    if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    void* base = nullptr;
     {
         std::lock_guard lock(ctx->allocMutex);
         auto it = ctx->allocs.find(reinterpret_cast<uintptr_t>(ptr));
-        if (it == ctx->allocs.end())
-            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        if (it == ctx->allocs.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
         base = it->second.clBase;
         ctx->allocs.erase(it);
     }
@@ -249,47 +212,38 @@ ze_result_t MemFree(ze_context_handle_t hContext, void *ptr) {
         // The spec makes freeing memory in use undefined; zecl waits instead of crashing (an
         // application unwinding after a failed append may still have earlier work in flight).
         std::lock_guard lock(ctx->queuesMutex);
-        for (cl_command_queue q : ctx->queues)
-            clFinish(q);
+        for (cl_command_queue q : ctx->queues) clFinish(q);
     }
     clSVMFree(ctx->cl, base);
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t MemGetAllocProperties(ze_context_handle_t hContext, const void *ptr,
-                                  ze_memory_allocation_properties_t *p, ze_device_handle_t *phDevice) {
+ze_result_t MemGetAllocProperties(ze_context_handle_t hContext, const void* ptr, ze_memory_allocation_properties_t* p,
+                                  ze_device_handle_t* phDevice) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    if (!ctx)
-        return err;
-    if (ptr == nullptr || p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Context* ctx = lookup<Context>(hContext, err);
+    if (!ctx) return err;
+    if (ptr == nullptr || p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     std::lock_guard lock(ctx->allocMutex);
-    const Allocation *a = ctx->findLocked(ptr);
+    const Allocation* a = ctx->findLocked(ptr);
     p->type = a ? a->type : ZE_MEMORY_TYPE_UNKNOWN;
     p->id = a ? a->id : 0;
     p->pageSize = a ? 4096 : 0;
-    if (phDevice != nullptr)
-        *phDevice = a ? reinterpret_cast<ze_device_handle_t>(a->device) : nullptr;
+    if (phDevice != nullptr) *phDevice = a ? reinterpret_cast<ze_device_handle_t>(a->device) : nullptr;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t MemGetAddressRange(ze_context_handle_t hContext, const void *ptr, void **pBase, size_t *pSize) {
+ze_result_t MemGetAddressRange(ze_context_handle_t hContext, const void* ptr, void** pBase, size_t* pSize) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    if (!ctx)
-        return err;
-    if (ptr == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Context* ctx = lookup<Context>(hContext, err);
+    if (!ctx) return err;
+    if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     std::lock_guard lock(ctx->allocMutex);
-    const Allocation *a = ctx->findLocked(ptr);
-    if (!a)
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    if (pBase)
-        *pBase = reinterpret_cast<void *>(a->begin);
-    if (pSize)
-        *pSize = a->size;
+    const Allocation* a = ctx->findLocked(ptr);
+    if (!a) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (pBase) *pBase = reinterpret_cast<void*>(a->begin);
+    if (pSize) *pSize = a->size;
     return ZE_RESULT_SUCCESS;
 }
 
-} // namespace zecl::api
+}  // namespace zecl::api

@@ -15,18 +15,16 @@ namespace {
 
 std::string programBuildLog(cl_program program, cl_device_id dev) {
     size_t n = 0;
-    if (clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) != CL_SUCCESS || n == 0)
-        return {};
+    if (clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
     std::string s(n, '\0');
     clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, n, s.data(), nullptr);
     s.resize(std::strlen(s.c_str()));
     return s;
 }
 
-void giveBuildLog(ze_module_build_log_handle_t *phBuildLog, std::string text) {
-    if (phBuildLog == nullptr)
-        return;
-    auto *log = new BuildLog;
+void giveBuildLog(ze_module_build_log_handle_t* phBuildLog, std::string text) {
+    if (phBuildLog == nullptr) return;
+    auto* log = new BuildLog;
     log->loaderDdi = loaderShimTable();
     log->text = std::move(text);
     publish(log);
@@ -35,14 +33,12 @@ void giveBuildLog(ze_module_build_log_handle_t *phBuildLog, std::string text) {
 
 // pBuildFlags are IGC options in L0; those with the "-ze-" prefix mean nothing to an
 // OpenCL compiler and would fail the build, so they are dropped. The rest pass through.
-std::string filterBuildFlags(const char *flags) {
-    if (flags == nullptr)
-        return {};
+std::string filterBuildFlags(const char* flags) {
+    if (flags == nullptr) return {};
     std::istringstream in(flags);
     std::string tok, out;
     while (in >> tok) {
-        if (tok.rfind("-ze-", 0) == 0)
-            continue;
+        if (tok.rfind("-ze-", 0) == 0) continue;
         out += ' ';
         out += tok;
     }
@@ -52,22 +48,19 @@ std::string filterBuildFlags(const char *flags) {
 std::vector<std::string> kernelNamesOf(cl_program program) {
     size_t n = 0;
     std::vector<std::string> names;
-    if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &n) != CL_SUCCESS || n == 0)
-        return names;
+    if (clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &n) != CL_SUCCESS || n == 0) return names;
     std::string s(n, '\0');
     clGetProgramInfo(program, CL_PROGRAM_KERNEL_NAMES, n, s.data(), nullptr);
     s.resize(std::strlen(s.c_str()));
     std::istringstream in(s);
     std::string name;
     while (std::getline(in, name, ';'))
-        if (!name.empty())
-            names.push_back(name);
+        if (!name.empty()) names.push_back(name);
     return names;
 }
 
-ze_result_t copyString(const std::string &s, size_t *pSize, char *out) {
-    if (pSize == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t copyString(const std::string& s, size_t* pSize, char* out) {
+    if (pSize == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (out == nullptr || *pSize == 0) {
         *pSize = s.size() + 1;
         return ZE_RESULT_SUCCESS;
@@ -79,7 +72,8 @@ ze_result_t copyString(const std::string &s, size_t *pSize, char *out) {
     return ZE_RESULT_SUCCESS;
 }
 
-template <class T> T kernelWgInfo(cl_kernel k, cl_device_id d, cl_kernel_work_group_info what) {
+template <class T>
+T kernelWgInfo(cl_kernel k, cl_device_id d, cl_kernel_work_group_info what) {
     T v{};
     clGetKernelWorkGroupInfo(k, d, what, sizeof(T), &v, nullptr);
     return v;
@@ -87,11 +81,11 @@ template <class T> T kernelWgInfo(cl_kernel k, cl_device_id d, cl_kernel_work_gr
 
 std::atomic<ze_api_version_t> loaderApiVersion{ZE_API_VERSION_FORCE_UINT32};
 
-} // namespace
+}  // namespace
 
 void noteLoaderApiVersion(ze_api_version_t version) { loaderApiVersion = version; }
 
-const void *loaderShimTable() {
+const void* loaderShimTable() {
     // The loader's dditable_t starts with ze_dditable_t; only the build-log entries matter.
     static const ze_dditable_t table = [] {
         ze_dditable_t t{};
@@ -102,28 +96,24 @@ const void *loaderShimTable() {
     return loaderApiVersion.load() == ZE_API_VERSION_CURRENT ? &table : nullptr;
 }
 
-} // namespace zecl
+}  // namespace zecl
 
 namespace zecl::api {
 
-ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_module_desc_t *desc,
-                         ze_module_handle_t *phModule, ze_module_build_log_handle_t *phBuildLog) {
+ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_module_desc_t* desc,
+                         ze_module_handle_t* phModule, ze_module_build_log_handle_t* phBuildLog) {
     ze_result_t err;
-    Context *ctx = lookup<Context>(hContext, err);
-    Device *dev = ctx ? lookup<Device>(hDevice, err) : nullptr;
-    if (!ctx || !dev)
-        return err;
+    Context* ctx = lookup<Context>(hContext, err);
+    Device* dev = ctx ? lookup<Device>(hDevice, err) : nullptr;
+    if (!ctx || !dev) return err;
     if (desc == nullptr || phModule == nullptr || desc->pInputModule == nullptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (desc->format != ZE_MODULE_FORMAT_NATIVE && desc->format != ZE_MODULE_FORMAT_IL_SPIRV)
         return ZE_RESULT_ERROR_INVALID_ENUMERATION;
-    if (desc->inputSize == 0)
-        return ZE_RESULT_ERROR_INVALID_SIZE;
-    if (!ctx->hasDevice(dev))
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (desc->inputSize == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (!ctx->hasDevice(dev)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     *phModule = nullptr;
-    if (phBuildLog)
-        *phBuildLog = nullptr;
+    if (phBuildLog) *phBuildLog = nullptr;
     if (desc->pConstants != nullptr && desc->pConstants->numConstants > 0) {
         giveBuildLog(phBuildLog, "zecl: specialization constants are not supported");
         return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
@@ -139,13 +129,14 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
             return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
         }
         options.assign(view.options, view.options_size);
-        const char *src = view.source;
+        const char* src = view.source;
         size_t len = view.source_size;
         program = clCreateProgramWithSource(ctx->cl, 1, &src, &len, &e);
     } else {
         if (!dev->ilSpirv) {
-            giveBuildLog(phBuildLog, "zecl: this OpenCL device accepts no SPIR-V (spirvVersionSupported = 0); "
-                                     "use the source bundle (ZE_MODULE_FORMAT_NATIVE)");
+            giveBuildLog(phBuildLog,
+                         "zecl: this OpenCL device accepts no SPIR-V (spirvVersionSupported = 0); "
+                         "use the source bundle (ZE_MODULE_FORMAT_NATIVE)");
             return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         }
         program = clCreateProgramWithIL(ctx->cl, desc->pInputModule, desc->inputSize, &e);
@@ -174,12 +165,12 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
     }
     giveBuildLog(phBuildLog, std::move(log));
 
-    auto *m = new Module;
+    auto* m = new Module;
     m->context = ctx;
     m->device = dev;
     m->program = program;
     m->format = desc->format;
-    auto *in = static_cast<const uint8_t *>(desc->pInputModule);
+    auto* in = static_cast<const uint8_t*>(desc->pInputModule);
     m->input.assign(in, in + desc->inputSize);
     m->kernelNames = kernelNamesOf(program);
     publish(m);
@@ -189,9 +180,8 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
 
 ze_result_t ModuleDestroy(ze_module_handle_t hModule) {
     ze_result_t err;
-    Module *m = lookup<Module>(hModule, err);
-    if (!m)
-        return err;
+    Module* m = lookup<Module>(hModule, err);
+    if (!m) return err;
     retire(m);
     // Kernels and recorded commands hold their own references to the program.
     clReleaseProgram(m->program);
@@ -199,13 +189,11 @@ ze_result_t ModuleDestroy(ze_module_handle_t hModule) {
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t ModuleGetNativeBinary(ze_module_handle_t hModule, size_t *pSize, uint8_t *pModuleNativeBinary) {
+ze_result_t ModuleGetNativeBinary(ze_module_handle_t hModule, size_t* pSize, uint8_t* pModuleNativeBinary) {
     ze_result_t err;
-    Module *m = lookup<Module>(hModule, err);
-    if (!m)
-        return err;
-    if (pSize == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Module* m = lookup<Module>(hModule, err);
+    if (!m) return err;
+    if (pSize == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     // The "native binary" of a zecl module is its input: the source bundle (or SPIR-V),
     // which rebuilds on any zecl device.
     if (pModuleNativeBinary == nullptr) {
@@ -218,68 +206,57 @@ ze_result_t ModuleGetNativeBinary(ze_module_handle_t hModule, size_t *pSize, uin
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t ModuleGetKernelNames(ze_module_handle_t hModule, uint32_t *pCount, const char **pNames) {
+ze_result_t ModuleGetKernelNames(ze_module_handle_t hModule, uint32_t* pCount, const char** pNames) {
     ze_result_t err;
-    Module *m = lookup<Module>(hModule, err);
-    if (!m)
-        return err;
-    if (pCount == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Module* m = lookup<Module>(hModule, err);
+    if (!m) return err;
+    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     uint32_t n = uint32_t(m->kernelNames.size());
-    if (*pCount == 0 || *pCount > n)
-        *pCount = n;
+    if (*pCount == 0 || *pCount > n) *pCount = n;
     if (pNames)
-        for (uint32_t i = 0; i < *pCount; ++i)
-            pNames[i] = m->kernelNames[i].c_str();
+        for (uint32_t i = 0; i < *pCount; ++i) pNames[i] = m->kernelNames[i].c_str();
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t ModuleGetProperties(ze_module_handle_t hModule, ze_module_properties_t *p) {
+ze_result_t ModuleGetProperties(ze_module_handle_t hModule, ze_module_properties_t* p) {
     ze_result_t err;
-    if (!lookup<Module>(hModule, err))
-        return err;
-    if (p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    p->flags = 0; // no unresolved imports: OpenCL programs are fully linked
+    if (!lookup<Module>(hModule, err)) return err;
+    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    p->flags = 0;  // no unresolved imports: OpenCL programs are fully linked
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t ModuleBuildLogDestroy(ze_module_build_log_handle_t hLog) {
     ze_result_t err;
-    BuildLog *log = lookup<BuildLog>(hLog, err);
-    if (!log)
-        return err;
+    BuildLog* log = lookup<BuildLog>(hLog, err);
+    if (!log) return err;
     retire(log);
     delete log;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t ModuleBuildLogGetString(ze_module_build_log_handle_t hLog, size_t *pSize, char *pBuildLog) {
+ze_result_t ModuleBuildLogGetString(ze_module_build_log_handle_t hLog, size_t* pSize, char* pBuildLog) {
     ze_result_t err;
-    BuildLog *log = lookup<BuildLog>(hLog, err);
-    if (!log)
-        return err;
+    BuildLog* log = lookup<BuildLog>(hLog, err);
+    if (!log) return err;
     return copyString(log->text, pSize, pBuildLog);
 }
 
-ze_result_t KernelCreate(ze_module_handle_t hModule, const ze_kernel_desc_t *desc, ze_kernel_handle_t *phKernel) {
+ze_result_t KernelCreate(ze_module_handle_t hModule, const ze_kernel_desc_t* desc, ze_kernel_handle_t* phKernel) {
     ze_result_t err;
-    Module *m = lookup<Module>(hModule, err);
-    if (!m)
-        return err;
+    Module* m = lookup<Module>(hModule, err);
+    if (!m) return err;
     if (desc == nullptr || desc->pKernelName == nullptr || phKernel == nullptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *phKernel = nullptr;
-    if (faultNow(Fault::Kernel))
-        return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
+    if (faultNow(Fault::Kernel)) return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
     if (std::find(m->kernelNames.begin(), m->kernelNames.end(), desc->pKernelName) == m->kernelNames.end())
         return ZE_RESULT_ERROR_INVALID_KERNEL_NAME;
     cl_int e = CL_SUCCESS;
     cl_kernel k = clCreateKernel(m->program, desc->pKernelName, &e);
-    if (e != CL_SUCCESS)
-        return fromCl(e);
+    if (e != CL_SUCCESS) return fromCl(e);
 
-    auto *kernel = new Kernel;
+    auto* kernel = new Kernel;
     kernel->module = m;
     kernel->device = m->device;
     kernel->program = m->program;
@@ -295,23 +272,22 @@ ze_result_t KernelCreate(ze_module_handle_t hModule, const ze_kernel_desc_t *des
         cl_kernel_arg_address_qualifier q = CL_KERNEL_ARG_ADDRESS_PRIVATE;
         if (clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof(q), &q, nullptr) != CL_SUCCESS &&
             m->format == ZE_MODULE_FORMAT_IL_SPIRV) {
-            if (!ilKinds)
-                ilKinds = spirvKernelArgKinds(m->input, kernel->name);
+            if (!ilKinds) ilKinds = spirvKernelArgKinds(m->input, kernel->name);
             if (ilKinds && ilKinds->size() == numArgs) {
                 kernel->args[i].kind = (*ilKinds)[i];
                 continue;
             }
         }
-        kernel->args[i].kind = q == CL_KERNEL_ARG_ADDRESS_LOCAL                                     ? ArgKind::Local
-                               : q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT ? ArgKind::Pointer
-                                                                                                   : ArgKind::Value;
+        kernel->args[i].kind = q == CL_KERNEL_ARG_ADDRESS_LOCAL ? ArgKind::Local
+                               : q == CL_KERNEL_ARG_ADDRESS_GLOBAL || q == CL_KERNEL_ARG_ADDRESS_CONSTANT
+                                   ? ArgKind::Pointer
+                                   : ArgKind::Value;
     }
     cl_device_id dev = m->device->cl;
     size_t reqd[3] = {0, 0, 0};
     clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof(reqd), reqd, nullptr);
     kernel->requiredGroupSize = {reqd[0], reqd[1], reqd[2]};
-    if (reqd[0] && reqd[1] && reqd[2])
-        kernel->groupSize = {uint32_t(reqd[0]), uint32_t(reqd[1]), uint32_t(reqd[2])};
+    if (reqd[0] && reqd[1] && reqd[2]) kernel->groupSize = {uint32_t(reqd[0]), uint32_t(reqd[1]), uint32_t(reqd[2])};
     kernel->maxGroupSize = std::max<size_t>(1, kernelWgInfo<size_t>(k, dev, CL_KERNEL_WORK_GROUP_SIZE));
     kernel->preferredMultiple =
         std::max<size_t>(1, kernelWgInfo<size_t>(k, dev, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE));
@@ -330,12 +306,10 @@ ze_result_t KernelCreate(ze_module_handle_t hModule, const ze_kernel_desc_t *des
 
 ze_result_t KernelDestroy(ze_kernel_handle_t hKernel) {
     ze_result_t err;
-    Kernel *k = lookup<Kernel>(hKernel, err);
-    if (!k)
-        return err;
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
     retire(k);
-    if (k->snapshot)
-        clReleaseKernel(k->snapshot);
+    if (k->snapshot) clReleaseKernel(k->snapshot);
     clReleaseKernel(k->cl);
     clReleaseProgram(k->program);
     delete k;
@@ -350,32 +324,28 @@ ze_result_t KernelSetCacheConfig(ze_kernel_handle_t hKernel, ze_cache_config_fla
 
 ze_result_t KernelSetGroupSize(ze_kernel_handle_t hKernel, uint32_t x, uint32_t y, uint32_t z) {
     ze_result_t err;
-    Kernel *k = lookup<Kernel>(hKernel, err);
-    if (!k)
-        return err;
-    const Device *d = k->device;
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
+    const Device* d = k->device;
     if (x == 0 || y == 0 || z == 0 || x > d->maxWorkItemSizes[0] || y > d->maxWorkItemSizes[1] ||
         z > d->maxWorkItemSizes[2] || uint64_t(x) * y * z > k->maxGroupSize)
         return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
-    const auto &r = k->requiredGroupSize;
-    if (r[0] && (r[0] != x || r[1] != y || r[2] != z))
-        return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+    const auto& r = k->requiredGroupSize;
+    if (r[0] && (r[0] != x || r[1] != y || r[2] != z)) return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
     k->groupSize = {x, y, z};
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t KernelSuggestGroupSize(ze_kernel_handle_t hKernel, uint32_t globalSizeX, uint32_t globalSizeY,
-                                   uint32_t globalSizeZ, uint32_t *groupSizeX, uint32_t *groupSizeY,
-                                   uint32_t *groupSizeZ) {
+                                   uint32_t globalSizeZ, uint32_t* groupSizeX, uint32_t* groupSizeY,
+                                   uint32_t* groupSizeZ) {
     ze_result_t err;
-    Kernel *k = lookup<Kernel>(hKernel, err);
-    if (!k)
-        return err;
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
     if (groupSizeX == nullptr || groupSizeY == nullptr || groupSizeZ == nullptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (globalSizeX == 0 || globalSizeY == 0 || globalSizeZ == 0)
-        return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    const auto &r = k->requiredGroupSize;
+    if (globalSizeX == 0 || globalSizeY == 0 || globalSizeZ == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    const auto& r = k->requiredGroupSize;
     if (r[0]) {
         *groupSizeX = uint32_t(r[0]);
         *groupSizeY = uint32_t(r[1]);
@@ -384,7 +354,7 @@ ze_result_t KernelSuggestGroupSize(ze_kernel_handle_t hKernel, uint32_t globalSi
     }
     // Largest divisors of the global sizes that fit the kernel's work-group limit,
     // filled X first: L0 launches whole groups, so a suggestion must divide evenly.
-    const Device *d = k->device;
+    const Device* d = k->device;
     size_t budget = k->maxGroupSize;
     uint32_t global[3] = {globalSizeX, globalSizeY, globalSizeZ};
     uint32_t out[3] = {1, 1, 1};
@@ -406,43 +376,37 @@ ze_result_t KernelSuggestGroupSize(ze_kernel_handle_t hKernel, uint32_t globalSi
 }
 
 ze_result_t KernelSetArgumentValue(ze_kernel_handle_t hKernel, uint32_t argIndex, size_t argSize,
-                                   const void *pArgValue) {
+                                   const void* pArgValue) {
     ze_result_t err;
-    Kernel *k = lookup<Kernel>(hKernel, err);
-    if (!k)
-        return err;
-    if (argIndex >= k->args.size())
-        return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
-    ArgSlot &slot = k->args[argIndex];
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
+    if (argIndex >= k->args.size()) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
+    ArgSlot& slot = k->args[argIndex];
     cl_int e = CL_SUCCESS;
     switch (slot.kind) {
-    case ArgKind::Pointer: {
-        if (argSize != sizeof(void *))
-            return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
-        const void *ptr = pArgValue ? *static_cast<void *const *>(pArgValue) : nullptr;
-        // Interior pointers are fine: OpenCL accepts any address inside an SVM allocation.
-        e = ptr ? clSetKernelArgSVMPointer(k->cl, argIndex, ptr) : clSetKernelArg(k->cl, argIndex, sizeof(cl_mem), nullptr);
-        if (e == CL_SUCCESS)
-            slot.pointer = ptr;
-        break;
-    }
-    case ArgKind::Local:
-        if (pArgValue != nullptr || argSize == 0)
-            return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        e = clSetKernelArg(k->cl, argIndex, argSize, nullptr);
-        break;
-    case ArgKind::Value:
-        if (pArgValue == nullptr)
-            return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-        e = clSetKernelArg(k->cl, argIndex, argSize, pArgValue);
-        if (e == CL_SUCCESS) {
-            auto *b = static_cast<const uint8_t *>(pArgValue);
-            slot.value.assign(b, b + argSize);
+        case ArgKind::Pointer: {
+            if (argSize != sizeof(void*)) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
+            const void* ptr = pArgValue ? *static_cast<void* const*>(pArgValue) : nullptr;
+            // Interior pointers are fine: OpenCL accepts any address inside an SVM allocation.
+            e = ptr ? clSetKernelArgSVMPointer(k->cl, argIndex, ptr)
+                    : clSetKernelArg(k->cl, argIndex, sizeof(cl_mem), nullptr);
+            if (e == CL_SUCCESS) slot.pointer = ptr;
+            break;
         }
-        break;
+        case ArgKind::Local:
+            if (pArgValue != nullptr || argSize == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            e = clSetKernelArg(k->cl, argIndex, argSize, nullptr);
+            break;
+        case ArgKind::Value:
+            if (pArgValue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+            e = clSetKernelArg(k->cl, argIndex, argSize, pArgValue);
+            if (e == CL_SUCCESS) {
+                auto* b = static_cast<const uint8_t*>(pArgValue);
+                slot.value.assign(b, b + argSize);
+            }
+            break;
     }
-    if (e != CL_SUCCESS)
-        return e == CL_INVALID_ARG_VALUE ? ZE_RESULT_ERROR_INVALID_ARGUMENT : fromCl(e);
+    if (e != CL_SUCCESS) return e == CL_INVALID_ARG_VALUE ? ZE_RESULT_ERROR_INVALID_ARGUMENT : fromCl(e);
     slot.size = argSize;
     slot.set = true;
     ++k->generation;
@@ -451,33 +415,28 @@ ze_result_t KernelSetArgumentValue(ze_kernel_handle_t hKernel, uint32_t argIndex
 
 ze_result_t KernelSetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t flags) {
     ze_result_t err;
-    Kernel *k = lookup<Kernel>(hKernel, err);
-    if (!k)
-        return err;
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
     // SVM allocations of the context are reachable from any kernel on these devices, so
     // indirect access needs no extra work; the flags are remembered for the getter.
     k->indirect = flags;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t KernelGetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t *pFlags) {
+ze_result_t KernelGetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t* pFlags) {
     ze_result_t err;
-    Kernel *k = lookup<Kernel>(hKernel, err);
-    if (!k)
-        return err;
-    if (pFlags == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
+    if (pFlags == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *pFlags = k->indirect;
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t KernelGetSourceAttributes(ze_kernel_handle_t hKernel, uint32_t *pSize, char **pString) {
+ze_result_t KernelGetSourceAttributes(ze_kernel_handle_t hKernel, uint32_t* pSize, char** pString) {
     ze_result_t err;
-    Kernel *k = lookup<Kernel>(hKernel, err);
-    if (!k)
-        return err;
-    if (pSize == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
+    if (pSize == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (pString == nullptr || *pString == nullptr || *pSize == 0) {
         *pSize = uint32_t(k->attributes.size() + 1);
         return ZE_RESULT_SUCCESS;
@@ -489,13 +448,11 @@ ze_result_t KernelGetSourceAttributes(ze_kernel_handle_t hKernel, uint32_t *pSiz
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t KernelGetProperties(ze_kernel_handle_t hKernel, ze_kernel_properties_t *p) {
+ze_result_t KernelGetProperties(ze_kernel_handle_t hKernel, ze_kernel_properties_t* p) {
     ze_result_t err;
-    Kernel *k = lookup<Kernel>(hKernel, err);
-    if (!k)
-        return err;
-    if (p == nullptr)
-        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
+    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->numKernelArgs = uint32_t(k->args.size());
     p->requiredGroupSizeX = uint32_t(k->requiredGroupSize[0]);
     p->requiredGroupSizeY = uint32_t(k->requiredGroupSize[1]);
@@ -516,12 +473,11 @@ ze_result_t KernelGetProperties(ze_kernel_handle_t hKernel, ze_kernel_properties
     return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t KernelGetName(ze_kernel_handle_t hKernel, size_t *pSize, char *pName) {
+ze_result_t KernelGetName(ze_kernel_handle_t hKernel, size_t* pSize, char* pName) {
     ze_result_t err;
-    Kernel *k = lookup<Kernel>(hKernel, err);
-    if (!k)
-        return err;
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
     return copyString(k->name, pSize, pName);
 }
 
-} // namespace zecl::api
+}  // namespace zecl::api

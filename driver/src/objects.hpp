@@ -20,24 +20,37 @@
 
 namespace zecl {
 
-enum class Kind : uint32_t { Driver = 1, Device, Context, Queue, List, Module, BuildLog, Kernel, EventPool, Event, Fence };
+enum class Kind : uint32_t {
+    Driver = 1,
+    Device,
+    Context,
+    Queue,
+    List,
+    Module,
+    BuildLog,
+    Kernel,
+    EventPool,
+    Event,
+    Fence
+};
 
 class Registry {
 public:
-    void add(const void *handle, Kind kind);
-    void remove(const void *handle);
-    bool has(const void *handle, Kind kind) const;
+    void add(const void* handle, Kind kind);
+    void remove(const void* handle);
+    bool has(const void* handle, Kind kind) const;
 
 private:
     mutable std::shared_mutex mutex_;
-    std::unordered_map<const void *, Kind> live_;
+    std::unordered_map<const void*, Kind> live_;
 };
 
-Registry &registry();
+Registry& registry();
 
 // Turns a handle into its object, or sets `err` (null → INVALID_NULL_HANDLE, unknown or
 // destroyed → INVALID_ARGUMENT) and returns nullptr.
-template <class T, class H> T *lookup(H handle, ze_result_t &err) {
+template <class T, class H>
+T* lookup(H handle, ze_result_t& err) {
     if (handle == nullptr) {
         err = ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
         return nullptr;
@@ -46,11 +59,17 @@ template <class T, class H> T *lookup(H handle, ze_result_t &err) {
         err = ZE_RESULT_ERROR_INVALID_ARGUMENT;
         return nullptr;
     }
-    return reinterpret_cast<T *>(handle);
+    return reinterpret_cast<T*>(handle);
 }
 
-template <class T> void publish(T *object) { registry().add(object, T::kKind); }
-template <class T> void retire(T *object) { registry().remove(object); }
+template <class T>
+void publish(T* object) {
+    registry().add(object, T::kKind);
+}
+template <class T>
+void retire(T* object) {
+    registry().remove(object);
+}
 
 ze_result_t fromCl(cl_int err);
 
@@ -64,14 +83,14 @@ struct Driver;
 
 struct Device {
     static constexpr Kind kKind = Kind::Device;
-    Driver *driver = nullptr;
+    Driver* driver = nullptr;
     cl_device_id cl = nullptr;
-    uint32_t ordinal = 0; // index within the driver
+    uint32_t ordinal = 0;  // index within the driver
 
     std::string name;
     ze_device_type_t type = ZE_DEVICE_TYPE_GPU;
     uint32_t vendorId = 0;
-    uint32_t clVersion = 0; // major * 100 + minor
+    uint32_t clVersion = 0;  // major * 100 + minor
     cl_uint computeUnits = 1;
     cl_uint clockMHz = 0;
     size_t maxWorkGroupSize = 1;
@@ -80,11 +99,11 @@ struct Device {
     cl_ulong globalMemSize = 0;
     cl_ulong maxAllocSize = 0;
     cl_ulong globalCacheSize = 0;
-    cl_uint baseAddrAlign = 128; // bytes
+    cl_uint baseAddrAlign = 128;  // bytes
     cl_device_svm_capabilities svm = 0;
     cl_device_fp_config fp16 = 0, fp32 = 0, fp64 = 0;
     bool ilSpirv = false;
-    uint32_t spirvVersion = 0; // ZE_MAKE_VERSION form
+    uint32_t spirvVersion = 0;  // ZE_MAKE_VERSION form
     size_t maxParameterSize = 0;
     size_t printfBufferSize = 0;
     std::vector<uint32_t> subGroupSizes;
@@ -93,7 +112,7 @@ struct Device {
     bool hostUnifiedMemory = false;
     bool ecc = false;
     bool int64Atomics = false;
-    bool hostTimer = false; // clGetDeviceAndHostTimer works
+    bool hostTimer = false;  // clGetDeviceAndHostTimer works
     ze_device_uuid_t uuid{};
     std::atomic<bool> cloneWorks{true};
 };
@@ -109,38 +128,38 @@ struct Driver {
 };
 
 struct Allocation {
-    void *clBase = nullptr; // what clSVMAlloc returned (differs from the user pointer when over-aligned)
+    void* clBase = nullptr;  // what clSVMAlloc returned (differs from the user pointer when over-aligned)
     uintptr_t begin = 0;
     size_t size = 0;
     ze_memory_type_t type = ZE_MEMORY_TYPE_UNKNOWN;
-    struct Device *device = nullptr;
+    struct Device* device = nullptr;
     uint64_t id = 0;
 };
 
 struct Context {
     static constexpr Kind kKind = Kind::Context;
-    Driver *driver = nullptr;
+    Driver* driver = nullptr;
     cl_context cl = nullptr;
-    std::vector<Device *> devices;
+    std::vector<Device*> devices;
     std::mutex allocMutex;
-    std::map<uintptr_t, Allocation> allocs; // keyed by user begin address
+    std::map<uintptr_t, Allocation> allocs;  // keyed by user begin address
     // Every cl queue of this context (L0 queues and immediate lists): zeMemFree waits for them,
     // so memory freed after a failed submission is never still in use by work in flight.
     std::mutex queuesMutex;
     std::vector<cl_command_queue> queues;
 
-    bool hasDevice(const Device *d) const;
+    bool hasDevice(const Device* d) const;
     // The allocation containing ptr (interior pointers included); allocMutex held by the caller.
-    const Allocation *findLocked(const void *ptr) const;
+    const Allocation* findLocked(const void* ptr) const;
 };
 
 struct Module {
     static constexpr Kind kKind = Kind::Module;
-    Context *context = nullptr;
-    Device *device = nullptr;
+    Context* context = nullptr;
+    Device* device = nullptr;
     cl_program program = nullptr;
     ze_module_format_t format = ZE_MODULE_FORMAT_NATIVE;
-    std::vector<uint8_t> input; // the bundle or IL as given, for zeModuleGetNativeBinary
+    std::vector<uint8_t> input;  // the bundle or IL as given, for zeModuleGetNativeBinary
     std::vector<std::string> kernelNames;
 };
 
@@ -150,33 +169,33 @@ struct Module {
 // therefore starts with exactly that layout, pointing at a table of zecl's own entries.
 struct BuildLog {
     static constexpr Kind kKind = Kind::BuildLog;
-    const void *loaderHandle = this;
-    const void *loaderDdi = nullptr; // see loaderShimTable()
+    const void* loaderHandle = this;
+    const void* loaderDdi = nullptr;  // see loaderShimTable()
     std::string text;
 };
 
 // Records the API version the loader asked the tables for: the loader's own table layout
 // is that version's, so the shim is only offered when it equals zecl's header version.
 void noteLoaderApiVersion(ze_api_version_t version);
-const void *loaderShimTable();
+const void* loaderShimTable();
 
 enum class ArgKind : uint8_t { Pointer, Local, Value };
 
 struct ArgSlot {
     ArgKind kind = ArgKind::Value;
     bool set = false;
-    size_t size = 0;              // by-value size or __local bytes
-    std::vector<uint8_t> value;   // by-value bytes
-    const void *pointer = nullptr; // pointer args
+    size_t size = 0;                // by-value size or __local bytes
+    std::vector<uint8_t> value;     // by-value bytes
+    const void* pointer = nullptr;  // pointer args
 };
 
 struct Kernel {
     static constexpr Kind kKind = Kind::Kernel;
-    Module *module = nullptr;
-    Device *device = nullptr; // kept apart from module: kernels may outlive a destroyed module
-    cl_program program = nullptr; // retained, for the clCreateKernel fallback of snapshots
+    Module* module = nullptr;
+    Device* device = nullptr;      // kept apart from module: kernels may outlive a destroyed module
+    cl_program program = nullptr;  // retained, for the clCreateKernel fallback of snapshots
     std::string name;
-    cl_kernel cl = nullptr; // holds the current arguments; immediate lists enqueue it directly
+    cl_kernel cl = nullptr;  // holds the current arguments; immediate lists enqueue it directly
     std::vector<ArgSlot> args;
     std::array<uint32_t, 3> groupSize{1, 1, 1};
     std::array<size_t, 3> requiredGroupSize{0, 0, 0};
@@ -198,22 +217,22 @@ struct EventPool;
 
 struct Event {
     static constexpr Kind kKind = Kind::Event;
-    EventPool *pool = nullptr;
+    EventPool* pool = nullptr;
     uint32_t index = 0;
     std::mutex mutex;
     bool hostSignaled = false;
-    cl_event last = nullptr; // the latest enqueued command that signals this event
-    uint64_t tickNs = 1;     // timer resolution of the device that signalled `last`
-    cl_event gate = nullptr; // user event that waiters enqueued before any signaller was known wait on
+    cl_event last = nullptr;  // the latest enqueued command that signals this event
+    uint64_t tickNs = 1;      // timer resolution of the device that signalled `last`
+    cl_event gate = nullptr;  // user event that waiters enqueued before any signaller was known wait on
 };
 
 struct EventPool {
     static constexpr Kind kKind = Kind::EventPool;
-    Context *context = nullptr;
+    Context* context = nullptr;
     ze_event_pool_flags_t flags = 0;
     uint32_t count = 0;
     std::mutex mutex;
-    std::vector<Event *> slots;
+    std::vector<Event*> slots;
 };
 
 // One recorded command of a regular list (or the transient description of an
@@ -222,48 +241,48 @@ enum class Op : uint8_t { Launch, Copy, Fill, Barrier, Signal, Wait, Reset, Time
 
 struct Command {
     Op op = Op::Barrier;
-    cl_kernel kernel = nullptr; // owned (retained) in regular lists
+    cl_kernel kernel = nullptr;  // owned (retained) in regular lists
     std::array<size_t, 3> global{0, 0, 0};
     std::array<size_t, 3> local{1, 1, 1};
-    void *dst = nullptr;
-    const void *src = nullptr;
+    void* dst = nullptr;
+    const void* src = nullptr;
     size_t size = 0;
-    std::vector<uint8_t> pattern; // fill pattern bytes, or the expanded source of an emulated fill
-    uint64_t tickNs = 1;          // ns per tick of the list's device timer
-    Event *target = nullptr;      // Reset: the event to reset
-    Event *signal = nullptr;
-    std::vector<Event *> waits;
+    std::vector<uint8_t> pattern;  // fill pattern bytes, or the expanded source of an emulated fill
+    uint64_t tickNs = 1;           // ns per tick of the list's device timer
+    Event* target = nullptr;       // Reset: the event to reset
+    Event* signal = nullptr;
+    std::vector<Event*> waits;
 };
 
 struct Queue {
     static constexpr Kind kKind = Kind::Queue;
-    Context *context = nullptr;
-    Device *device = nullptr;
+    Context* context = nullptr;
+    Device* device = nullptr;
     cl_command_queue cl = nullptr;
     bool synchronous = false;
 };
 
 struct List {
     static constexpr Kind kKind = Kind::List;
-    Context *context = nullptr;
-    Device *device = nullptr;
+    Context* context = nullptr;
+    Device* device = nullptr;
     bool immediate = false;
     bool closed = false;
     bool synchronous = false;
-    cl_command_queue cl = nullptr; // immediate lists only
+    cl_command_queue cl = nullptr;  // immediate lists only
     std::vector<Command> commands;
 };
 
 struct Fence {
     static constexpr Kind kKind = Kind::Fence;
-    Queue *queue = nullptr;
+    Queue* queue = nullptr;
     std::mutex mutex;
     cl_event marker = nullptr;
 };
 
 // Command execution (command.cpp), shared by regular-list replay and immediate appends.
 // `waits` is passed apart from the command so immediate appends need no allocation.
-ze_result_t enqueueCommand(cl_command_queue q, const Command &c, std::span<Event *const> waits);
-void releaseCommand(Command &c);
+ze_result_t enqueueCommand(cl_command_queue q, const Command& c, std::span<Event* const> waits);
+void releaseCommand(Command& c);
 
-} // namespace zecl
+}  // namespace zecl

@@ -18,4 +18,4 @@ namespace zecl {
 // SPIR-V module or have no kernel of that name.
 std::optional<std::vector<ArgKind>> spirvKernelArgKinds(std::span<const uint8_t> spirv, std::string_view name);
 
-} // namespace zecl
+}  // namespace zecl

@@ -15,8 +15,10 @@ int main(int argc, char** argv) {
     try {
         zeprobe::DeviceOptions options;
         for (int a = 1; a < argc; ++a) {
-            if (std::string(argv[a]) == "--configure-loader") options.configureLoader = true;
-            else options.device = argv[a];
+            if (std::string(argv[a]) == "--configure-loader")
+                options.configureLoader = true;
+            else
+                options.device = argv[a];
         }
         zeprobe::Device device(options);
         // 2 rows x top-6 over 48 experts on 4 cards: this card (0) owns experts 0..11.
@@ -27,10 +29,9 @@ int main(int argc, char** argv) {
         std::vector<std::uint16_t> hidden(2 * 128);  // BF16 bits
         for (std::size_t i = 0; i < hidden.size(); ++i)
             hidden[i] = std::uint16_t(((i % 3 == 0) ? 0xBE00 : 0x3E00) + (i * 37) % 256);
-        const std::vector<std::int32_t> ids = {0, 5, 11, 12, 30, 47,    // row 0: 3 local routes
-                                               5, 5, 2, 20, 40, 13};    // row 1: expert 5 twice
-        const std::vector<float> weights = {0.3f, 0.2f, 0.1f, 0.1f, 0.2f, 0.1f,
-                                            0.25f, 0.25f, 0.5f, 0.0f, 0.0f, 0.0f};
+        const std::vector<std::int32_t> ids = {0, 5, 11, 12, 30, 47,   // row 0: 3 local routes
+                                               5, 5, 2,  20, 40, 13};  // row 1: expert 5 twice
+        const std::vector<float> weights = {0.3f, 0.2f, 0.1f, 0.1f, 0.2f, 0.1f, 0.25f, 0.25f, 0.5f, 0.0f, 0.0f, 0.0f};
         const std::vector<std::uint16_t> out = chain.forward(hidden, ids, weights);
 
         std::uint64_t hash = 1469598103934665603ull;  // FNV-1a over the output's bytes

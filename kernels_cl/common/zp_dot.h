@@ -13,8 +13,8 @@
 
 /* Elements 2t and 2t+1 of the block: code nibbles (cw >> sh) and (cw >> sh+4), activations
  * in the low and high half of the packed word aw (32 BF16 = 16 words = 4 uint4). */
-#define ZP_FMA_PAIR(cw, sh, aw)                                       \
-    p = fma(zp_e2m1((cw) >> (sh)), zp_bf16_lo(aw), p);                \
+#define ZP_FMA_PAIR(cw, sh, aw)                        \
+    p = fma(zp_e2m1((cw) >> (sh)), zp_bf16_lo(aw), p); \
     p = fma(zp_e2m1((cw) >> ((sh) + 4)), zp_bf16_hi(aw), p);
 #define ZP_FMA_WORD(cw, a0, a1, a2, a3) \
     ZP_FMA_PAIR(cw, 0, a0) ZP_FMA_PAIR(cw, 8, a1) ZP_FMA_PAIR(cw, 16, a2) ZP_FMA_PAIR(cw, 24, a3)
@@ -35,34 +35,32 @@ ZP_FN float zp_block_partial(uint4 c, uint4 a0, uint4 a1, uint4 a2, uint4 a3) {
  * x 16 bytes, ws[c]: kb bytes). Each activation block is loaded once for all columns and
  * each weight block once for all rows (the M2 tiling). acc[c * ROWS + i] = +0, then
  * acc += q[b] for b = lane, lane + 16, ... ascending. */
-#define ZP_DEFINE_LANE_DOT(NAME, ASPACE)                                                       \
-    ZP_FN void NAME(const global uchar* const* wc, const global uchar* const* ws, uint kb,     \
-                    uint lane, ASPACE const ushort* abase, const int* aoff, int nrows,          \
-                    float* acc) {                                                              \
-        for (int j = 0; j < ZP_GEMM_ACC; ++j) acc[j] = 0.0f;                                   \
-        for (uint b = lane; b < kb; b += ZP_LANES) {                                           \
-            uint4 a[ZP_GEMM_ROWS_PER_PASS][4];                                                 \
-            for (int i = 0; i < ZP_GEMM_ROWS_PER_PASS; ++i) {                                  \
-                if (i < nrows) {                                                               \
-                    ASPACE const uint* ai = (ASPACE const uint*)(abase + aoff[i]) + 16 * b;     \
-                    a[i][0] = vload4(0, ai);                                                   \
-                    a[i][1] = vload4(1, ai);                                                   \
-                    a[i][2] = vload4(2, ai);                                                   \
-                    a[i][3] = vload4(3, ai);                                                   \
-                }                                                                              \
-            }                                                                                  \
-            for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c) {                                  \
-                const uint4 codes = vload4(b, (const global uint*)wc[c]);                      \
-                const float scale = zp_e8m0(ws[c][b]);                                         \
-                for (int i = 0; i < ZP_GEMM_ROWS_PER_PASS; ++i) {                              \
-                    if (i < nrows) {                                                           \
-                        const float q =                                                        \
-                            zp_block_partial(codes, a[i][0], a[i][1], a[i][2], a[i][3]) * scale; \
-                        acc[c * ZP_GEMM_ROWS_PER_PASS + i] = acc[c * ZP_GEMM_ROWS_PER_PASS + i] + q; \
-                    }                                                                          \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
+#define ZP_DEFINE_LANE_DOT(NAME, ASPACE)                                                                     \
+    ZP_FN void NAME(const global uchar* const* wc, const global uchar* const* ws, uint kb, uint lane,        \
+                    ASPACE const ushort* abase, const int* aoff, int nrows, float* acc) {                    \
+        for (int j = 0; j < ZP_GEMM_ACC; ++j) acc[j] = 0.0f;                                                 \
+        for (uint b = lane; b < kb; b += ZP_LANES) {                                                         \
+            uint4 a[ZP_GEMM_ROWS_PER_PASS][4];                                                               \
+            for (int i = 0; i < ZP_GEMM_ROWS_PER_PASS; ++i) {                                                \
+                if (i < nrows) {                                                                             \
+                    ASPACE const uint* ai = (ASPACE const uint*)(abase + aoff[i]) + 16 * b;                  \
+                    a[i][0] = vload4(0, ai);                                                                 \
+                    a[i][1] = vload4(1, ai);                                                                 \
+                    a[i][2] = vload4(2, ai);                                                                 \
+                    a[i][3] = vload4(3, ai);                                                                 \
+                }                                                                                            \
+            }                                                                                                \
+            for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c) {                                                \
+                const uint4 codes = vload4(b, (const global uint*)wc[c]);                                    \
+                const float scale = zp_e8m0(ws[c][b]);                                                       \
+                for (int i = 0; i < ZP_GEMM_ROWS_PER_PASS; ++i) {                                            \
+                    if (i < nrows) {                                                                         \
+                        const float q = zp_block_partial(codes, a[i][0], a[i][1], a[i][2], a[i][3]) * scale; \
+                        acc[c * ZP_GEMM_ROWS_PER_PASS + i] = acc[c * ZP_GEMM_ROWS_PER_PASS + i] + q;         \
+                    }                                                                                        \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
     }
 ZP_DEFINE_LANE_DOT(zp_lane_dot_global, global)
 ZP_DEFINE_LANE_DOT(zp_lane_dot_local, local)

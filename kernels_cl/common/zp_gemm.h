@@ -12,8 +12,7 @@
 /* Activation offsets (in elements) of the rows of one pass: row r of the group reads
  * a + a_row(r) * k, with a_row(r) = src_rows[r'].m (source-direct: through the compact row
  * table) or r' itself (compact rows / the M1 route's token row), r' = a_first + r. */
-ZP_FN void zp_pass_offsets(int* aoff, const global int* src_rows, int a_first, int r0, int rows,
-                            int k) {
+ZP_FN void zp_pass_offsets(int* aoff, const global int* src_rows, int a_first, int r0, int rows, int k) {
     for (int i = 0; i < ZP_GEMM_ROWS_PER_PASS; ++i) {
         const int r = a_first + r0 + min(i, rows - 1);
         aoff[i] = (src_rows ? src_rows[ZP_ROW_WORDS * r + 1] : r) * k;
@@ -43,13 +42,12 @@ ZP_FN int zp_item_first_col(int tile) {
  * on row 0 but write nothing; every work-item joins the barriers). The weight tile is read
  * once per pass of ZP_GEMM_ROWS_PER_PASS rows (once for M <= 2).
  * `red`: the kernel's local float[ZP_GEMM_RED_FLOATS]. */
-ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_scales, int le,
-                         int n_total, int k, int tile, const global ushort* a,
-                         const global int* src_rows, int a_first, int nrows, global ushort* out,
-                         int out_first, local float* red) {
+ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_scales, int le, int n_total, int k,
+                         int tile, const global ushort* a, const global int* src_rows, int a_first, int nrows,
+                         global ushort* out, int out_first, local float* red) {
 #if ZP_GEMM_TILE == 1
-    zp_block_gemm(w_blocks, w_scales, le, n_total, k, tile, a, src_rows, a_first, nrows, 0, 0, 0, 0,
-                  0.0f, 0.0f, out, out_first, red);
+    zp_block_gemm(w_blocks, w_scales, le, n_total, k, tile, a, src_rows, a_first, nrows, 0, 0, 0, 0, 0.0f, 0.0f, out,
+                  out_first, red);
 #else
     const uint lane = get_local_id(0);
     const int n0 = zp_item_first_col(tile);

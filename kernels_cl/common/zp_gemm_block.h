@@ -36,9 +36,8 @@
 #define ZP_GEMM_RED_FLOATS (4 * ZP_BLK_CHAINS * ZP_BLK_ITEMS + 16)
 
 /* E2M1 of the nibble at bit `sh` of word w from the local table, addressed by byte offset. */
-#define ZP_BLK_E2M1(tbl, w, sh)                                                              \
-    (*(local const float*)((local const uchar*)(tbl) +                                      \
-                           ((sh) >= 2 ? ((w) >> ((sh) - 2)) & 0x3Cu : ((w) << 2) & 0x3Cu)))
+#define ZP_BLK_E2M1(tbl, w, sh) \
+    (*(local const float*)((local const uchar*)(tbl) + ((sh) >= 2 ? ((w) >> ((sh)-2)) & 0x3Cu : ((w) << 2) & 0x3Cu)))
 
 /* Output column n of logical column lc of the tile: plain, or (paired) the gate column of pair
  * lc / 2 when lc is even and its up column when odd. -1 when outside the matrix. */
@@ -60,15 +59,15 @@ ZP_FN float zp_blk_tree(local const float* lanes) {
 
 /* This item's code and scale bytes for step `st` (column set st / chunks, chunk st % chunks):
  * item (s, j) of a live slot reads block chunk * p_blocks + j of each of its set's columns. */
-ZP_FN void zp_blk_load(uint4* codes, uint* scales, int st, int chunks, int slots, int p_blocks, int s,
-                       int j, int kb, int tile, int n_total, int paired, int intermediate, int layout,
-                       int le, const global uchar* w_blocks, const global uchar* w_scales) {
+ZP_FN void zp_blk_load(uint4* codes, uint* scales, int st, int chunks, int slots, int p_blocks, int s, int j, int kb,
+                       int tile, int n_total, int paired, int intermediate, int layout, int le,
+                       const global uchar* w_blocks, const global uchar* w_scales) {
     const int set = (st / chunks) * slots + s;
     const int b = (st % chunks) * p_blocks + j;
     const bool live = s < slots && b < kb;
     for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c) {
-        int n = set < ZP_BLK_SETS ? zp_blk_column(tile * ZP_GEMM_COLS_PER_WG + set * ZP_GEMM_COLS_PER_ITEM + c,
-                                                  n_total, paired, intermediate, layout)
+        int n = set < ZP_BLK_SETS ? zp_blk_column(tile * ZP_GEMM_COLS_PER_WG + set * ZP_GEMM_COLS_PER_ITEM + c, n_total,
+                                                  paired, intermediate, layout)
                                   : -1;
         n = n < 0 ? 0 : n; /* outside the matrix: any row, never written */
         const size_t row = (size_t)le * n_total + n;
@@ -79,9 +78,9 @@ ZP_FN void zp_blk_load(uint4* codes, uint* scales, int st, int chunks, int slots
 
 /* Step 3 for the column sets set0 .. set0 + slots - 1: one item per (slot, column, row) — or,
  * paired, per (slot, pair, row) — applies the tree to its 16 lane sums and writes the output. */
-ZP_FN void zp_blk_epilogue(local const float* sums, int t, int tuples, int set0, int rows, int tile,
-                           int n_total, int paired, int intermediate, float limit, float up_bias,
-                           global const ushort* silu, global ushort* out, int out_row0) {
+ZP_FN void zp_blk_epilogue(local const float* sums, int t, int tuples, int set0, int rows, int tile, int n_total,
+                           int paired, int intermediate, float limit, float up_bias, global const ushort* silu,
+                           global ushort* out, int out_row0) {
     for (int v = t; v < tuples / ZP_LANES; v += ZP_BLK_ITEMS) {
         const int i = v % ZP_GEMM_ROWS_PER_PASS;
         const int c = (v / ZP_GEMM_ROWS_PER_PASS) % ZP_GEMM_COLS_PER_ITEM;
@@ -111,10 +110,9 @@ ZP_FN void zp_blk_epilogue(local const float* sums, int t, int tuples, int set0,
  * st and reads it after; it is written again in step st + 2, after barrier st + 1. Step st's
  * lane sums write sums[st & 1] after barrier st; the tree reads them after barrier st + 1, and
  * they are written again after barrier st + 2. */
-ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_scales, int le,
-                         int n_total, int k, int tile, const global ushort* a,
-                         const global int* src_rows, int a_first, int nrows, int paired,
-                         int intermediate, int layout, global const ushort* silu, float limit,
+ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_scales, int le, int n_total, int k,
+                         int tile, const global ushort* a, const global int* src_rows, int a_first, int nrows,
+                         int paired, int intermediate, int layout, global const ushort* silu, float limit,
                          float up_bias, global ushort* out, int out_first, local float* red) {
     const int t = (int)(get_local_id(1) * ZP_LANES + get_local_id(0));
     local float* tbl = red + 4 * ZP_BLK_CHAINS * ZP_BLK_ITEMS; /* E2M1 values */
@@ -137,8 +135,8 @@ ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_sca
 
         uint4 codes[ZP_GEMM_COLS_PER_ITEM], next_codes[ZP_GEMM_COLS_PER_ITEM];
         uint scales[ZP_GEMM_COLS_PER_ITEM], next_scales[ZP_GEMM_COLS_PER_ITEM];
-        zp_blk_load(codes, scales, 0, chunks, slots, p_blocks, s, j, kb, tile, n_total, paired,
-                    intermediate, layout, le, w_blocks, w_scales);
+        zp_blk_load(codes, scales, 0, chunks, slots, p_blocks, s, j, kb, tile, n_total, paired, intermediate, layout,
+                    le, w_blocks, w_scales);
 
         float af[ZP_GEMM_ROWS_PER_PASS][32];
         float lane_sum[ZP_BLK_CHAINS];
@@ -146,11 +144,11 @@ ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_sca
 
         for (int st = 0; st < steps; ++st) {
             const int chunk = st % chunks;
-            local float* qbuf = red + (st & 1) * ZP_BLK_CHAINS * ZP_BLK_ITEMS;        /* [chain][item] */
-            local float* sums = red + (2 + (st & 1)) * ZP_BLK_CHAINS * ZP_BLK_ITEMS;  /* [slot][c][i][lane] */
+            local float* qbuf = red + (st & 1) * ZP_BLK_CHAINS * ZP_BLK_ITEMS;       /* [chain][item] */
+            local float* sums = red + (2 + (st & 1)) * ZP_BLK_CHAINS * ZP_BLK_ITEMS; /* [slot][c][i][lane] */
             if (st + 1 < steps)
-                zp_blk_load(next_codes, next_scales, st + 1, chunks, slots, p_blocks, s, j, kb, tile,
-                            n_total, paired, intermediate, layout, le, w_blocks, w_scales);
+                zp_blk_load(next_codes, next_scales, st + 1, chunks, slots, p_blocks, s, j, kb, tile, n_total, paired,
+                            intermediate, layout, le, w_blocks, w_scales);
 
             /* activations of this item's block: once when one chunk covers the row */
             const int b = chunk * p_blocks + j;
@@ -208,8 +206,8 @@ ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_sca
             /* 3. the previous step's tree, when it ended its column sets */
             if (st > 0 && (st - 1) % chunks == chunks - 1)
                 zp_blk_epilogue(red + (2 + ((st - 1) & 1)) * ZP_BLK_CHAINS * ZP_BLK_ITEMS, t, tuples,
-                                ((st - 1) / chunks) * slots, rows, tile, n_total, paired, intermediate,
-                                limit, up_bias, silu, out, out_first + r0);
+                                ((st - 1) / chunks) * slots, rows, tile, n_total, paired, intermediate, limit, up_bias,
+                                silu, out, out_first + r0);
             if (st + 1 < steps)
                 for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c) {
                     codes[c] = next_codes[c];
@@ -219,8 +217,8 @@ ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_sca
         /* the last step's tree */
         barrier(CLK_LOCAL_MEM_FENCE);
         zp_blk_epilogue(red + (2 + ((steps - 1) & 1)) * ZP_BLK_CHAINS * ZP_BLK_ITEMS, t, tuples,
-                        ((steps - 1) / chunks) * slots, rows, tile, n_total, paired, intermediate, limit,
-                        up_bias, silu, out, out_first + r0);
+                        ((steps - 1) / chunks) * slots, rows, tile, n_total, paired, intermediate, limit, up_bias, silu,
+                        out, out_first + r0);
     }
 }
 

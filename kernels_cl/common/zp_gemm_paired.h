@@ -22,14 +22,13 @@
 /* Column tile `tile` of expert group (le, first, nrows): act[first + r][i] for the tile's
  * pairs i. Work-item column c (of ZP_GEMM_COLS_PER_ITEM) computes pair
  * zp_item_first_col(tile) / 2 + c / 2, its gate when c is even, its up when odd. */
-ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uchar* w1_scales,
-                                 int le, int hidden, int intermediate, int layout, int tile,
-                                 const global ushort* a, const global int* src_rows, int first,
-                                 int nrows, global const ushort* silu, float limit,
-                                 float up_bias, global ushort* act, local float* red) {
+ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uchar* w1_scales, int le, int hidden,
+                                 int intermediate, int layout, int tile, const global ushort* a,
+                                 const global int* src_rows, int first, int nrows, global const ushort* silu,
+                                 float limit, float up_bias, global ushort* act, local float* red) {
 #if ZP_GEMM_TILE == 1
-    zp_block_gemm(w1_blocks, w1_scales, le, 2 * intermediate, hidden, tile, a, src_rows, first, nrows,
-                  1, intermediate, layout, silu, limit, up_bias, act, first, red);
+    zp_block_gemm(w1_blocks, w1_scales, le, 2 * intermediate, hidden, tile, a, src_rows, first, nrows, 1, intermediate,
+                  layout, silu, limit, up_bias, act, first, red);
 #else
     const uint lane = get_local_id(0);
     const int pair0 = zp_item_first_col(tile) / 2;
@@ -38,9 +37,9 @@ ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uch
     const global uchar* ws[ZP_GEMM_COLS_PER_ITEM];
     for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c) {
         const int pair = pair0 + c / 2;
-        const int n = pair < intermediate ? ((c & 1) ? zp_up_col(pair, intermediate, layout)
-                                                     : zp_gate_col(pair, intermediate, layout))
-                                          : 0;
+        const int n = pair < intermediate
+                          ? ((c & 1) ? zp_up_col(pair, intermediate, layout) : zp_gate_col(pair, intermediate, layout))
+                          : 0;
         wc[c] = zp_weight_codes(w1_blocks, le, n_total, n, hidden);
         ws[c] = zp_weight_scales(w1_scales, le, n_total, n, hidden);
     }
@@ -61,8 +60,7 @@ ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uch
                     /* gate_up = bf16(dot) exactly as §5.4, never written to memory */
                     const ushort gate = zp_f32_to_bf16(acc[(2 * q) * ZP_GEMM_ROWS_PER_PASS + i]);
                     const ushort up = zp_f32_to_bf16(acc[(2 * q + 1) * ZP_GEMM_ROWS_PER_PASS + i]);
-                    act[(size_t)(first + r0 + i) * intermediate + pair] =
-                        zp_swiglu(gate, up, limit, up_bias, silu);
+                    act[(size_t)(first + r0 + i) * intermediate + pair] = zp_swiglu(gate, up, limit, up_bias, silu);
                 }
             }
     }

@@ -14,8 +14,7 @@ ZP_FN int zp_local_expert(int id, int experts, int cards, int card) {
 }
 
 /* Writes route_info's error words for ids[0 .. routes): the §5.1 error flag. One work-item. */
-ZP_FN void zp_flag_invalid_ids(global const int* topk_ids, int routes, int experts,
-                                global int* route_info) {
+ZP_FN void zp_flag_invalid_ids(global const int* topk_ids, int routes, int experts, global int* route_info) {
     int invalid = 0, first = -1;
     for (int i = 0; i < routes; ++i) {
         const int id = topk_ids[i];

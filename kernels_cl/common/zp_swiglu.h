@@ -9,17 +9,14 @@
 #define ZP_LAYOUT_SPLIT 0
 #define ZP_LAYOUT_INTERLEAVED 1
 
-ZP_FN int zp_gate_col(int i, int intermediate, int layout) {
-    return layout == ZP_LAYOUT_INTERLEAVED ? 2 * i : i;
-}
+ZP_FN int zp_gate_col(int i, int intermediate, int layout) { return layout == ZP_LAYOUT_INTERLEAVED ? 2 * i : i; }
 ZP_FN int zp_up_col(int i, int intermediate, int layout) {
     return layout == ZP_LAYOUT_INTERLEAVED ? 2 * i + 1 : intermediate + i;
 }
 
 /* silu: the host's 65,536-entry BF16 table indexed by g's BF16 bits. L is a BF16 value
  * (validated by the host), so bf16(g) is exact; NaN gates index the canonical NaN. */
-ZP_FN ushort zp_swiglu(uint gate_bits, uint up_bits, float limit, float up_bias,
-                        global const ushort* silu) {
+ZP_FN ushort zp_swiglu(uint gate_bits, uint up_bits, float limit, float up_bias, global const ushort* silu) {
     const float gate = zp_bf16_to_f32(gate_bits);
     const float up = zp_bf16_to_f32(up_bits);
     /* comparisons are false for NaN, so NaN passes through */

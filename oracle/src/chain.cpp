@@ -67,8 +67,8 @@ void checkChainArgs(const ChainShape& s, const LocalWeights& w, const ChainInput
     validateShape(s);
     const int M = s.rows, K = s.topK, H = s.hidden;
     if (in.hidden.size() != std::size_t(M) * H)
-        throw std::invalid_argument("hidden has " + std::to_string(in.hidden.size()) + " values, expected rows*hidden = " +
-                                    std::to_string(std::size_t(M) * H));
+        throw std::invalid_argument("hidden has " + std::to_string(in.hidden.size()) +
+                                    " values, expected rows*hidden = " + std::to_string(std::size_t(M) * H));
     if (in.topkWeights.size() != std::size_t(M) * K)
         throw std::invalid_argument("topk_weights has " + std::to_string(in.topkWeights.size()) +
                                     " values, expected rows*top_k = " + std::to_string(M * K));
@@ -99,9 +99,9 @@ void validateShape(const ChainShape& s) {
     if (s.card < 0 || s.card >= s.cards)
         reject("card", str(s.card), "must be in [0, cards) = [0, " + str(s.cards) + ")");
     // SILU is indexed by g's BF16 bits and g may be L itself (§5.5), so L must be a BF16 value.
-    if (!std::isfinite(s.swigluLimit) || s.swigluLimit < 0 ||
-        f32FromBf16(bf16FromF32(s.swigluLimit)) != s.swigluLimit)
-        reject("swiglu.limit", str(s.swigluLimit), "must be a finite, non-negative value exactly representable in BF16");
+    if (!std::isfinite(s.swigluLimit) || s.swigluLimit < 0 || f32FromBf16(bf16FromF32(s.swigluLimit)) != s.swigluLimit)
+        reject("swiglu.limit", str(s.swigluLimit),
+               "must be a finite, non-negative value exactly representable in BF16");
     if (!std::isfinite(s.swigluAlpha)) reject("swiglu.alpha", str(s.swigluAlpha), "must be finite");
     if (!std::isfinite(s.swigluUpBias)) reject("swiglu.up_bias", str(s.swigluUpBias), "must be finite");
 }
@@ -119,15 +119,15 @@ LocalWeights LocalWeights::zeros(const ChainShape& s) {
 CompactRoutes compactRoutes(const ChainShape& s, std::span<const std::int32_t> topkIds) {
     const int M = s.rows, K = s.topK, perCard = s.localExperts(), first = s.firstLocalExpert();
     if (topkIds.size() != std::size_t(M) * K)
-        throw std::invalid_argument("topk_ids has " + std::to_string(topkIds.size()) + " entries, expected rows*top_k = " +
-                                    std::to_string(M * K));
+        throw std::invalid_argument("topk_ids has " + std::to_string(topkIds.size()) +
+                                    " entries, expected rows*top_k = " + std::to_string(M * K));
     std::vector<CompactRoutes::Row> pairs;
     for (int m = 0; m < M; ++m)
         for (int k = 0; k < K; ++k) {
             const std::int32_t id = topkIds[std::size_t(m) * K + k];
             if (id < 0 || id >= s.experts)
-                throw std::invalid_argument("topk_ids[" + std::to_string(m) + "][" + std::to_string(k) + "] = " +
-                                            std::to_string(id) + " is not an expert id in [0, " +
+                throw std::invalid_argument("topk_ids[" + std::to_string(m) + "][" + std::to_string(k) +
+                                            "] = " + std::to_string(id) + " is not an expert id in [0, " +
                                             std::to_string(s.experts) + ")");
             if (id >= first && id < first + perCard) pairs.push_back({id - first, m});
         }
@@ -167,7 +167,8 @@ ChainOutputs runChain(const ChainShape& s, const LocalWeights& w, const ChainInp
         const bf16_t* a = in.hidden.data() + std::size_t(m) * H;
         for (int n = 0; n < 2 * I; ++n) {
             const std::size_t row = std::size_t(le) * 2 * I + n;
-            const float d = dotTracked(a, w.w1Blocks.data() + row * (H / 2), w.w1Scales.data() + row * (H / 32), H, sub);
+            const float d =
+                dotTracked(a, w.w1Blocks.data() + row * (H / 2), w.w1Scales.data() + row * (H / 32), H, sub);
             o.gateUp[r * 2 * I + n] = bf16FromF32(d);
         }
     }
@@ -175,7 +176,8 @@ ChainOutputs runChain(const ChainShape& s, const LocalWeights& w, const ChainInp
     o.act.resize(R * I);
     for (std::size_t r = 0; r < R; ++r)
         for (int i = 0; i < I; ++i)
-            o.act[r * I + i] = swiglu(s, o.gateUp[r * 2 * I + gateColumn(s, i)], o.gateUp[r * 2 * I + upColumn(s, i)], silu, sub);
+            o.act[r * I + i] =
+                swiglu(s, o.gateUp[r * 2 * I + gateColumn(s, i)], o.gateUp[r * 2 * I + upColumn(s, i)], silu, sub);
 
     o.y.resize(R * H);
     for (std::size_t r = 0; r < R; ++r) {
@@ -183,7 +185,8 @@ ChainOutputs runChain(const ChainShape& s, const LocalWeights& w, const ChainInp
         const bf16_t* a = o.act.data() + r * I;
         for (int h = 0; h < H; ++h) {
             const std::size_t row = std::size_t(le) * H + h;
-            const float d = dotTracked(a, w.w2Blocks.data() + row * (I / 2), w.w2Scales.data() + row * (I / 32), I, sub);
+            const float d =
+                dotTracked(a, w.w2Blocks.data() + row * (I / 2), w.w2Scales.data() + row * (I / 32), I, sub);
             o.y[r * H + h] = bf16FromF32(d);
         }
     }
@@ -195,7 +198,8 @@ ChainOutputs runChain(const ChainShape& s, const LocalWeights& w, const ChainInp
             for (int k = 0; k < K; ++k) {
                 const std::int32_t r = o.routes.routeRow[std::size_t(m) * K + k];
                 if (r < 0) continue;
-                const float weight = in.topkWeights[std::size_t(m) * K + k], y = f32FromBf16(o.y[std::size_t(r) * H + h]);
+                const float weight = in.topkWeights[std::size_t(m) * K + k],
+                            y = f32FromBf16(o.y[std::size_t(r) * H + h]);
                 acc = std::fma(weight, y, acc);
                 sub |= isSubnormal(weight) | isSubnormal(y) | isSubnormal(acc);
             }
@@ -218,8 +222,8 @@ std::vector<bf16_t> runChainM1(const ChainShape& s, const LocalWeights& w, const
         for (int k = 0; k < K; ++k) {
             const std::int32_t id = in.topkIds[std::size_t(m) * K + k];
             if (id < 0 || id >= s.experts)
-                throw std::invalid_argument("topk_ids[" + std::to_string(m) + "][" + std::to_string(k) + "] = " +
-                                            std::to_string(id) + " is not an expert id in [0, " +
+                throw std::invalid_argument("topk_ids[" + std::to_string(m) + "][" + std::to_string(k) +
+                                            "] = " + std::to_string(id) + " is not an expert id in [0, " +
                                             std::to_string(s.experts) + ")");
             if (id < first || id >= first + perCard) continue;
             local[std::size_t(m) * K + k] = true;
@@ -227,13 +231,14 @@ std::vector<bf16_t> runChainM1(const ChainShape& s, const LocalWeights& w, const
             const bf16_t* x = in.hidden.data() + std::size_t(m) * H;
             for (int n = 0; n < 2 * I; ++n) {
                 const std::size_t row = le * 2 * I + n;
-                gateUp[n] = bf16FromF32(dotTracked(x, w.w1Blocks.data() + row * (H / 2), w.w1Scales.data() + row * (H / 32), H, sub));
+                gateUp[n] = bf16FromF32(
+                    dotTracked(x, w.w1Blocks.data() + row * (H / 2), w.w1Scales.data() + row * (H / 32), H, sub));
             }
             for (int i = 0; i < I; ++i) act[i] = swiglu(s, gateUp[gateColumn(s, i)], gateUp[upColumn(s, i)], silu, sub);
             for (int h = 0; h < H; ++h) {
                 const std::size_t row = le * H + h;
-                yRoute[(std::size_t(m) * K + k) * H + h] =
-                    bf16FromF32(dotTracked(act.data(), w.w2Blocks.data() + row * (I / 2), w.w2Scales.data() + row * (I / 32), I, sub));
+                yRoute[(std::size_t(m) * K + k) * H + h] = bf16FromF32(dotTracked(
+                    act.data(), w.w2Blocks.data() + row * (I / 2), w.w2Scales.data() + row * (I / 32), I, sub));
             }
         }
     std::vector<bf16_t> out(std::size_t(M) * H);
@@ -242,7 +247,8 @@ std::vector<bf16_t> runChainM1(const ChainShape& s, const LocalWeights& w, const
             float acc = 0.0f;
             for (int k = 0; k < K; ++k)
                 if (local[std::size_t(m) * K + k])
-                    acc = std::fma(in.topkWeights[std::size_t(m) * K + k], f32FromBf16(yRoute[(std::size_t(m) * K + k) * H + h]), acc);
+                    acc = std::fma(in.topkWeights[std::size_t(m) * K + k],
+                                   f32FromBf16(yRoute[(std::size_t(m) * K + k) * H + h]), acc);
             out[std::size_t(m) * H + h] = bf16FromF32(acc);
         }
     return out;

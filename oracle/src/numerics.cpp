@@ -47,9 +47,12 @@ std::vector<bf16_t> buildSiluTable(double alpha) {
     for (std::uint32_t bits = 0; bits < 65536; ++bits) {
         const double g = static_cast<double>(f32FromBf16(static_cast<bf16_t>(bits)));
         bf16_t entry;
-        if (std::isnan(g)) entry = kBf16CanonicalNaN;
-        else if (std::isinf(g)) entry = g < 0 ? bf16_t{0x8000} : bf16_t{0x7F80};
-        else entry = bf16FromF64(g / (1.0 + std::exp(-alpha * g)));
+        if (std::isnan(g))
+            entry = kBf16CanonicalNaN;
+        else if (std::isinf(g))
+            entry = g < 0 ? bf16_t{0x8000} : bf16_t{0x7F80};
+        else
+            entry = bf16FromF64(g / (1.0 + std::exp(-alpha * g)));
         table[bits] = entry;
     }
     return table;

@@ -40,9 +40,8 @@ std::vector<ze_driver_extension_properties_t> driverExtensions(ze_driver_handle_
     return exts;
 }
 
-DeviceInfo queryDevice(ze_driver_handle_t driver, ze_device_handle_t device,
-                       const ze_driver_properties_t& driverProps, ze_api_version_t api,
-                       const std::vector<ze_driver_extension_properties_t>& exts) {
+DeviceInfo queryDevice(ze_driver_handle_t driver, ze_device_handle_t device, const ze_driver_properties_t& driverProps,
+                       ze_api_version_t api, const std::vector<ze_driver_extension_properties_t>& exts) {
     DeviceInfo d;
     d.driver = driver;
     d.device = device;
@@ -52,9 +51,8 @@ DeviceInfo queryDevice(ze_driver_handle_t driver, ze_device_handle_t device,
 
     // _1_2 reports timerResolution in cycles/s (exact for non-integer ns periods, e.g. 19.2 MHz);
     // drivers older than 1.2 only know the ns/tick form.
-    d.props.stype = ZE_MAJOR_VERSION(api) > 1 || ZE_MINOR_VERSION(api) >= 2
-                        ? ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2
-                        : ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+    d.props.stype = ZE_MAJOR_VERSION(api) > 1 || ZE_MINOR_VERSION(api) >= 2 ? ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2
+                                                                            : ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
     ZE_CHECK(zeDeviceGetProperties(device, &d.props));
 
     d.compute.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
@@ -98,19 +96,21 @@ DeviceInfo queryDevice(ze_driver_handle_t driver, ze_device_handle_t device,
 
 std::string formatBytes(uint64_t bytes) {
     char buf[32];
-    if (bytes >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.1f GiB", double(bytes) / double(1ull << 30));
-    else std::snprintf(buf, sizeof buf, "%.0f MiB", double(bytes) / double(1ull << 20));
+    if (bytes >= (1ull << 30))
+        std::snprintf(buf, sizeof buf, "%.1f GiB", double(bytes) / double(1ull << 30));
+    else
+        std::snprintf(buf, sizeof buf, "%.0f MiB", double(bytes) / double(1ull << 20));
     return buf;
 }
 
 const char* deviceTypeName(ze_device_type_t type) {
     switch (type) {
-    case ZE_DEVICE_TYPE_GPU: return "gpu";
-    case ZE_DEVICE_TYPE_CPU: return "cpu";
-    case ZE_DEVICE_TYPE_FPGA: return "fpga";
-    case ZE_DEVICE_TYPE_MCA: return "mca";
-    case ZE_DEVICE_TYPE_VPU: return "vpu";
-    default: return "unknown";
+        case ZE_DEVICE_TYPE_GPU: return "gpu";
+        case ZE_DEVICE_TYPE_CPU: return "cpu";
+        case ZE_DEVICE_TYPE_FPGA: return "fpga";
+        case ZE_DEVICE_TYPE_MCA: return "mca";
+        case ZE_DEVICE_TYPE_VPU: return "vpu";
+        default: return "unknown";
     }
 }
 
@@ -137,13 +137,13 @@ std::string moduleFormats(const DeviceInfo& d) {
     return out;
 }
 
-} // namespace
+}  // namespace
 
 const char* driverKindName(DriverKind kind) noexcept {
     switch (kind) {
-    case DriverKind::Intel: return "intel";
-    case DriverKind::Zecl: return "zecl";
-    default: return "other";
+        case DriverKind::Intel: return "intel";
+        case DriverKind::Zecl: return "zecl";
+        default: return "other";
     }
 }
 
@@ -259,9 +259,8 @@ std::string formatDeviceList(const std::vector<DeviceInfo>& devices) {
             out += line;
             lastDriver = d.driver;
         }
-        std::snprintf(line, sizeof line,
-                      "  [%zu] %s  %s  %u CUs  %s  max group %u  fp32 denorm: %s  formats: %s\n", d.index,
-                      d.props.name, deviceTypeName(d.props.type), d.computeUnits(),
+        std::snprintf(line, sizeof line, "  [%zu] %s  %s  %u CUs  %s  max group %u  fp32 denorm: %s  formats: %s\n",
+                      d.index, d.props.name, deviceTypeName(d.props.type), d.computeUnits(),
                       formatBytes(d.totalMemory()).c_str(), d.compute.maxTotalGroupSize,
                       d.supportsFp32Denorm() ? "yes" : "no", moduleFormats(d).c_str());
         out += line;
@@ -281,4 +280,4 @@ GlobalTimestamps globalTimestamps(const DeviceInfo& device) {
     return t;
 }
 
-} // namespace ze
+}  // namespace ze

@@ -52,7 +52,7 @@ const char* resultName(ze_result_t code) noexcept {
         ZP_CASE(ZE_RESULT_ERROR_OVERLAPPING_REGIONS);
         ZP_CASE(ZE_RESULT_WARNING_ACTION_REQUIRED);
         ZP_CASE(ZE_RESULT_ERROR_UNKNOWN);
-    default: break;
+        default: break;
     }
 #undef ZP_CASE
     // A result newer than the 1.4 headers: keep the numeric value visible.
@@ -71,11 +71,14 @@ std::string composeMessage(ze_result_t code, const std::string& expression, cons
     if (!extra.empty()) msg += "\n" + extra;
     return msg;
 }
-} // namespace
+}  // namespace
 
 Error::Error(ze_result_t code, std::string expression, const char* file, int line, std::string extra)
     : std::runtime_error(composeMessage(code, expression, file, line, extra)),
-      code_(code), expression_(std::move(expression)), file_(file ? file : ""), line_(line),
+      code_(code),
+      expression_(std::move(expression)),
+      file_(file ? file : ""),
+      line_(line),
       extra_(std::move(extra)) {}
 
 namespace detail {
@@ -86,10 +89,9 @@ void throwError(ze_result_t code, const char* expression, const char* file, int 
 void checkRange(size_t offset, size_t count, size_t size, const char* what) {
     if (offset > size || count > size - offset)
         throwError(ZE_RESULT_ERROR_INVALID_SIZE, what, __FILE__, __LINE__,
-                   "range [" + std::to_string(offset) + ", " + std::to_string(offset) + " + " +
-                       std::to_string(count) + ") exceeds the buffer's " + std::to_string(size) +
-                       " elements; pass a smaller span or offset");
+                   "range [" + std::to_string(offset) + ", " + std::to_string(offset) + " + " + std::to_string(count) +
+                       ") exceeds the buffer's " + std::to_string(size) + " elements; pass a smaller span or offset");
 }
-} // namespace detail
+}  // namespace detail
 
-} // namespace ze
+}  // namespace ze

@@ -50,8 +50,12 @@ fs::path executableDir() {
 std::optional<std::string> findIntelDriver() {
     // The directories ld.so searches on Debian/Ubuntu and common distributions.
     static const char* const dirs[] = {
-        "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64",
-        "/usr/local/lib",            "/usr/lib",                   "/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib/aarch64-linux-gnu",
+        "/usr/lib64",
+        "/usr/local/lib",
+        "/usr/lib",
+        "/lib/x86_64-linux-gnu",
         "/lib64",
     };
     for (const char* dir : dirs)
@@ -59,14 +63,13 @@ std::optional<std::string> findIntelDriver() {
     return std::nullopt;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<std::string> findZeclLibrary(std::optional<std::string> zeclPath) {
     if (zeclPath) {
         if (auto p = existingAbsolute(*zeclPath)) return p;
         detail::throwError(ZE_RESULT_ERROR_INVALID_ARGUMENT, "ze::findZeclLibrary", __FILE__, __LINE__,
-                           "zecl library '" + *zeclPath +
-                               "' does not exist; pass the path of libze_zecl.so");
+                           "zecl library '" + *zeclPath + "' does not exist; pass the path of libze_zecl.so");
     }
     if (const char* env = std::getenv("ZP_ZECL_PATH"); env && *env) {
         if (auto p = existingAbsolute(env)) return p;
@@ -75,8 +78,7 @@ std::optional<std::string> findZeclLibrary(std::optional<std::string> zeclPath) 
                                "' does not name an existing file; point it at libze_zecl.so or unset it");
     }
     if (fs::path dir = executableDir(); !dir.empty()) {
-        for (const fs::path& sub : {fs::path("."), fs::path("../lib"), fs::path("../driver"),
-                                    fs::path("../../driver")})
+        for (const fs::path& sub : {fs::path("."), fs::path("../lib"), fs::path("../driver"), fs::path("../../driver")})
             if (auto p = existingAbsolute(dir / sub / kZeclLibrary)) return p;
     }
     if (auto p = existingAbsolute(ZP_ZECL_BUILD_PATH)) return p;
@@ -131,8 +133,7 @@ void init(const InitOptions& options) {
             }
         }
     }
-    if (s.result != ZE_RESULT_SUCCESS)
-        detail::throwError(s.result, "zeInit", __FILE__, __LINE__, s.extra);
+    if (s.result != ZE_RESULT_SUCCESS) detail::throwError(s.result, "zeInit", __FILE__, __LINE__, s.extra);
 }
 
 bool initialized() noexcept {
@@ -141,4 +142,4 @@ bool initialized() noexcept {
     return s.done && s.result == ZE_RESULT_SUCCESS;
 }
 
-} // namespace ze
+}  // namespace ze

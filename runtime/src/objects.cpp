@@ -64,7 +64,7 @@ bool syncResult(ze_result_t r, const char* expression, const char* file, int lin
 }
 #define ZP_SYNC(expr) syncResult((expr), #expr, __FILE__, __LINE__)
 
-} // namespace
+}  // namespace
 
 // ----------------------------------------------------------------------------------- Context
 
@@ -100,9 +100,9 @@ Allocation Allocation::device(const Context& ctx, const DeviceInfo& dev, size_t 
     ze_result_t r = zeMemAllocDevice(c, &desc, bytes, alignment, d, &a.ptr_);
     if (r != ZE_RESULT_SUCCESS)
         detail::throwError(r, "zeMemAllocDevice(ctx, &desc, bytes, alignment, device, &ptr)", __FILE__, __LINE__,
-                           "asked for " + std::to_string(bytes) + " bytes on '" + dev.name() +
-                               "' (maxMemAllocSize " + std::to_string(dev.props.maxMemAllocSize) +
-                               ", total " + std::to_string(dev.totalMemory()) + ")");
+                           "asked for " + std::to_string(bytes) + " bytes on '" + dev.name() + "' (maxMemAllocSize " +
+                               std::to_string(dev.props.maxMemAllocSize) + ", total " +
+                               std::to_string(dev.totalMemory()) + ")");
     a.context_ = c;
     a.bytes_ = bytes;
     a.kind_ = Kind::Device;
@@ -244,9 +244,9 @@ Kernel::Kernel(const Module& module, const std::string& name) : name_(name) {
         } catch (const Error&) {
             why = "the module's kernel names are unavailable";
         }
-        detail::throwError(r, "zeKernelCreate(module, &desc, &kernel)", __FILE__, __LINE__,
-                           std::string("kernel creation failed for '") + name_ + "' with " + resultName(r) + "; " +
-                               why);
+        detail::throwError(
+            r, "zeKernelCreate(module, &desc, &kernel)", __FILE__, __LINE__,
+            std::string("kernel creation failed for '") + name_ + "' with " + resultName(r) + "; " + why);
     }
 }
 Kernel::Kernel(Kernel&& o) noexcept : handle_(take(o.handle_)), name_(std::move(o.name_)), groupSize_(o.groupSize_) {}
@@ -268,8 +268,8 @@ void Kernel::setArgRaw(uint32_t index, size_t size, const void* value) {
     ze_result_t r = zeKernelSetArgumentValue(handle(), index, size, value);
     if (r != ZE_RESULT_SUCCESS)
         detail::throwError(r, "zeKernelSetArgumentValue(kernel, index, size, value)", __FILE__, __LINE__,
-                           "kernel '" + name_ + "' argument " + std::to_string(index) + " (" +
-                               std::to_string(size) + " bytes" + (value ? "" : ", local memory") + ")");
+                           "kernel '" + name_ + "' argument " + std::to_string(index) + " (" + std::to_string(size) +
+                               " bytes" + (value ? "" : ", local memory") + ")");
 }
 
 void Kernel::setGroupSize(GroupSize size) {
@@ -328,9 +328,9 @@ Event::Event(const EventPool& pool, uint32_t index, ze_event_scope_flags_t signa
              ze_event_scope_flags_t waitScope) {
     ze_event_pool_handle_t p = pool.handle();
     if (index >= pool.count())
-        detail::throwError(ZE_RESULT_ERROR_INVALID_ARGUMENT, "ze::Event", __FILE__, __LINE__,
-                           "event index " + std::to_string(index) + " outside the pool's " +
-                               std::to_string(pool.count()) + " events");
+        detail::throwError(
+            ZE_RESULT_ERROR_INVALID_ARGUMENT, "ze::Event", __FILE__, __LINE__,
+            "event index " + std::to_string(index) + " outside the pool's " + std::to_string(pool.count()) + " events");
     ze_event_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, index, signalScope, waitScope};
     ZE_CHECK(zeEventCreate(p, &desc, &handle_));
 }
@@ -371,9 +371,7 @@ CommandListBase& CommandListBase::operator=(CommandListBase&& o) noexcept {
 void CommandListBase::destroy() noexcept {
     if (handle_) zeCommandListDestroy(take(handle_));
 }
-ze_command_list_handle_t CommandListBase::handle() const {
-    return ZP_REQUIRE(handle_, "ze::CommandList::handle");
-}
+ze_command_list_handle_t CommandListBase::handle() const { return ZP_REQUIRE(handle_, "ze::CommandList::handle"); }
 
 void CommandListBase::launch(const Kernel& kernel, GroupCount groups, Event* signal, Waits waits) {
     ze_command_list_handle_t l = handle();
@@ -393,8 +391,8 @@ void CommandListBase::launchIndirect(const Kernel& kernel, const ze_group_count_
     ze_command_list_handle_t l = handle();
     ze_kernel_handle_t k = kernel.handle();
     if (groupCount == nullptr)
-        detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "ze::CommandList::launchIndirect", __FILE__,
-                           __LINE__, "groupCount must point to device-accessible memory");
+        detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "ze::CommandList::launchIndirect", __FILE__, __LINE__,
+                           "groupCount must point to device-accessible memory");
     WaitHandles w(waits);
     ZE_CHECK(zeCommandListAppendLaunchKernelIndirect(l, k, groupCount, signalHandle(signal), w.count(), w.data()));
 }
@@ -421,8 +419,8 @@ void CommandListBase::memoryFill(void* dst, const void* pattern, size_t patternS
         detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "ze::CommandList::memoryFill", __FILE__, __LINE__,
                            std::string(dst ? "pattern" : "dst") + " is null");
     WaitHandles w(waits);
-    ZE_CHECK(zeCommandListAppendMemoryFill(l, dst, pattern, patternSize, bytes, signalHandle(signal), w.count(),
-                                           w.data()));
+    ZE_CHECK(
+        zeCommandListAppendMemoryFill(l, dst, pattern, patternSize, bytes, signalHandle(signal), w.count(), w.data()));
 }
 
 void CommandListBase::signalEvent(Event& event) {
@@ -471,7 +469,7 @@ ze_command_queue_desc_t queueDesc(const DeviceInfo& dev, const QueueOptions& o) 
     desc.priority = o.priority;
     return desc;
 }
-} // namespace
+}  // namespace
 
 ImmediateCommandList::ImmediateCommandList(const Context& ctx, const DeviceInfo& dev, QueueOptions options) {
     ze_context_handle_t c = ctx.handle();
@@ -582,4 +580,4 @@ bool Fence::hostSynchronize(uint64_t timeoutNs) { return ZP_SYNC(zeFenceHostSync
 bool Fence::isSignaled() const { return ZP_SYNC(zeFenceQueryStatus(handle())); }
 void Fence::reset() { ZE_CHECK(zeFenceReset(handle())); }
 
-} // namespace ze
+}  // namespace ze

@@ -10,11 +10,11 @@ using oracle::ChainShape;
 void validateInputs(const ChainShape& s, const oracle::ChainInputs& in) {
     const std::size_t MK = std::size_t(s.rows) * s.topK;
     if (in.hidden.size() != std::size_t(s.rows) * s.hidden)
-        throw InputError("hidden has " + std::to_string(in.hidden.size()) + " values, expected rows*hidden = " +
-                         std::to_string(std::size_t(s.rows) * s.hidden));
+        throw InputError("hidden has " + std::to_string(in.hidden.size()) +
+                         " values, expected rows*hidden = " + std::to_string(std::size_t(s.rows) * s.hidden));
     if (in.topkIds.size() != MK)
-        throw InputError("topk_ids has " + std::to_string(in.topkIds.size()) + " values, expected rows*top_k = " +
-                         std::to_string(MK));
+        throw InputError("topk_ids has " + std::to_string(in.topkIds.size()) +
+                         " values, expected rows*top_k = " + std::to_string(MK));
     if (in.topkWeights.size() != MK)
         throw InputError("topk_weights has " + std::to_string(in.topkWeights.size()) +
                          " values, expected rows*top_k = " + std::to_string(MK));
@@ -22,8 +22,8 @@ void validateInputs(const ChainShape& s, const oracle::ChainInputs& in) {
         for (int k = 0; k < s.topK; ++k) {
             const std::int32_t id = in.topkIds[std::size_t(m) * s.topK + k];
             if (id < 0 || id >= s.experts)
-                throw InputError("topk_ids[" + std::to_string(m) + "][" + std::to_string(k) + "] = " + std::to_string(id) +
-                                 " is not an expert id in [0, " + std::to_string(s.experts) + ")");
+                throw InputError("topk_ids[" + std::to_string(m) + "][" + std::to_string(k) + "] = " +
+                                 std::to_string(id) + " is not an expert id in [0, " + std::to_string(s.experts) + ")");
         }
 }
 
@@ -32,9 +32,12 @@ oracle::ChainInputs loadInputs(const std::filesystem::path& file, const ChainSha
     const std::int64_t M = s.rows, H = s.hidden, K = s.topK;
     oracle::ChainInputs in;
     const std::int64_t mh[] = {M, H}, mk[] = {M, K};
-    in.hidden = tensorValues<oracle::bf16_t>(findTensor(t, "hidden", file.string()), DType::BF16, mh, file.string() + ": hidden");
-    in.topkIds = tensorValues<std::int32_t>(findTensor(t, "topk_ids", file.string()), DType::I32, mk, file.string() + ": topk_ids");
-    in.topkWeights = tensorValues<float>(findTensor(t, "topk_weights", file.string()), DType::F32, mk, file.string() + ": topk_weights");
+    in.hidden = tensorValues<oracle::bf16_t>(findTensor(t, "hidden", file.string()), DType::BF16, mh,
+                                             file.string() + ": hidden");
+    in.topkIds = tensorValues<std::int32_t>(findTensor(t, "topk_ids", file.string()), DType::I32, mk,
+                                            file.string() + ": topk_ids");
+    in.topkWeights = tensorValues<float>(findTensor(t, "topk_weights", file.string()), DType::F32, mk,
+                                         file.string() + ": topk_weights");
     try {
         validateInputs(s, in);
     } catch (const InputError& e) {
@@ -64,7 +67,8 @@ oracle::LocalWeights loadWeights(const std::filesystem::path& file, const ChainS
         if (tensor.dtype != DType::U8 || tensor.shape != p.shape) {
             std::string want = "U8 [";
             for (std::size_t i = 0; i < p.shape.size(); ++i) want += (i ? ", " : "") + std::to_string(p.shape[i]);
-            throw InputError(file.string() + ": " + name + " must be " + want + "] for this configuration (CONTRACT §3)");
+            throw InputError(file.string() + ": " + name + " must be " + want +
+                             "] for this configuration (CONTRACT §3)");
         }
         const std::size_t perExpert = tensor.bytes.size() / std::size_t(E);
         const auto first = tensor.bytes.begin() + std::ptrdiff_t(perExpert * std::size_t(s.firstLocalExpert()));
@@ -97,7 +101,8 @@ TensorMap inputTensors(const ChainShape& s, const oracle::ChainInputs& in) {
     return t;
 }
 
-TensorMap dumpTensors(const ChainShape& s, const oracle::ChainInputs& in, const oracle::ChainOutputs& o, Materialised mat) {
+TensorMap dumpTensors(const ChainShape& s, const oracle::ChainInputs& in, const oracle::ChainOutputs& o,
+                      Materialised mat) {
     TensorMap t = inputTensors(s, in);
     const std::int64_t R = std::int64_t(o.routes.rows.size());
     std::vector<std::int32_t> rows;

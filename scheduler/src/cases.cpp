@@ -15,11 +15,11 @@ using oracle::bf16FromF32;
 using oracle::ChainShape;
 
 constexpr std::array<std::string_view, 7> kPatternNames = {
-    "same_typical", "disjoint_typical", "cross_row_overlap", "within_row_duplicate",
-    "all_duplicate", "six_local", "all_remote",
+    "same_typical",  "disjoint_typical", "cross_row_overlap", "within_row_duplicate",
+    "all_duplicate", "six_local",        "all_remote",
 };
 constexpr std::array<std::string_view, kInputVariants> kVariantNames = {
-    "ordinary", "clamp", "subnormal", "zeros", "one_sign", "range",
+    "ordinary",  "clamp",     "subnormal",       "zeros",      "one_sign",     "range",
     "nan_scale", "inf_input", "routing_weights", "saturation", "cancellation", "mixed",
 };
 
@@ -77,10 +77,10 @@ bool isLocal(const ChainShape& s, std::int32_t id) {
 // --- §7 input variants -------------------------------------------------------------------
 
 struct WeightStyle {
-    int scaleLo = 118, scaleHi = 124;     // E8M0 range drawn uniformly
-    const int* scaleSet = nullptr;        // or one of these values
+    int scaleLo = 118, scaleHi = 124;  // E8M0 range drawn uniformly
+    const int* scaleSet = nullptr;     // or one of these values
     int scaleSetSize = 0;
-    int nanScalePerMille = 0;             // blocks with s = 255
+    int nanScalePerMille = 0;  // blocks with s = 255
     enum class Codes { Uniform, Negative, Saturated } codes = Codes::Uniform;
 };
 
@@ -88,13 +88,29 @@ WeightStyle weightStyle(int v) {
     static constexpr int kRangeScales[] = {1, 2, 253, 254};
     WeightStyle w;
     switch (v) {
-        case 1: w.scaleLo = 120; w.scaleHi = 126; break;
-        case 2: w.scaleLo = 0; w.scaleHi = 127; break;
+        case 1:
+            w.scaleLo = 120;
+            w.scaleHi = 126;
+            break;
+        case 2:
+            w.scaleLo = 0;
+            w.scaleHi = 127;
+            break;
         case 4: w.codes = WeightStyle::Codes::Negative; break;
-        case 5: w.scaleSet = kRangeScales; w.scaleSetSize = 4; break;
+        case 5:
+            w.scaleSet = kRangeScales;
+            w.scaleSetSize = 4;
+            break;
         case 6: w.nanScalePerMille = 30; break;
-        case 9: w.codes = WeightStyle::Codes::Saturated; w.scaleLo = 128; w.scaleHi = 140; break;
-        case 11: w.scaleLo = 0; w.scaleHi = 254; break;
+        case 9:
+            w.codes = WeightStyle::Codes::Saturated;
+            w.scaleLo = 128;
+            w.scaleHi = 140;
+            break;
+        case 11:
+            w.scaleLo = 0;
+            w.scaleHi = 254;
+            break;
         default: break;
     }
     return w;
@@ -106,7 +122,9 @@ void fillCodes(SplitMix64& rng, std::uint8_t* dst, std::size_t n, WeightStyle::C
         switch (style) {
             case WeightStyle::Codes::Uniform: dst[i] = std::uint8_t(r); break;
             case WeightStyle::Codes::Negative: dst[i] = std::uint8_t(0x88 | (r & 0x77)); break;
-            case WeightStyle::Codes::Saturated: dst[i] = std::uint8_t(((r & 1) ? 0x0F : 0x07) | ((r & 2) ? 0xF0 : 0x70)); break;
+            case WeightStyle::Codes::Saturated:
+                dst[i] = std::uint8_t(((r & 1) ? 0x0F : 0x07) | ((r & 2) ? 0xF0 : 0x70));
+                break;
         }
     }
 }
@@ -206,7 +224,8 @@ std::optional<std::string> patternInvalidReason(const ChainShape& s, RoutePatter
             if (auto r = need(T <= perCard, "needs " + str(T) + " local experts, card has " + str(perCard))) return r;
             return need(K - T <= remote, remoteWhy);
         case RoutePattern::DisjointTypical:
-            if (auto r = need(M * T <= perCard, "needs rows*T = " + str(M * T) + " distinct local experts, card has " + str(perCard)))
+            if (auto r = need(M * T <= perCard,
+                              "needs rows*T = " + str(M * T) + " distinct local experts, card has " + str(perCard)))
                 return r;
             return need(K - T <= remote, remoteWhy);
         case RoutePattern::CrossRowOverlap:
@@ -218,13 +237,14 @@ std::optional<std::string> patternInvalidReason(const ChainShape& s, RoutePatter
         case RoutePattern::WithinRowDuplicate:
             if (auto r = need(K >= 2, "needs top_k >= 2")) return r;
             if (auto r = need(K - T >= 1, "needs a remote route in row 0 (top_k > T = " + str(T) + ")")) return r;
-            if (auto r = need(M * T <= perCard, "needs rows*T = " + str(M * T) + " distinct local experts, card has " + str(perCard)))
+            if (auto r = need(M * T <= perCard,
+                              "needs rows*T = " + str(M * T) + " distinct local experts, card has " + str(perCard)))
                 return r;
             return need(K - T <= remote, remoteWhy);
-        case RoutePattern::AllDuplicate:
-            return need(K >= 2, "needs top_k >= 2");
+        case RoutePattern::AllDuplicate: return need(K >= 2, "needs top_k >= 2");
         case RoutePattern::SixLocal:
-            return need(M * K <= perCard, "needs rows*top_k = " + str(M * K) + " distinct local experts, card has " + str(perCard));
+            return need(M * K <= perCard,
+                        "needs rows*top_k = " + str(M * K) + " distinct local experts, card has " + str(perCard));
         case RoutePattern::AllRemote:
             if (auto r = need(s.cards > 1, "needs cards > 1 (no remote experts)")) return r;
             return need(K <= remote, "needs " + str(K) + " distinct remote experts per row, have " + str(remote));
@@ -264,9 +284,7 @@ std::vector<std::int32_t> makeRoutes(const ChainShape& s, RoutePattern p, std::u
             for (int m = 0; m < M; ++m) appendRow(drawRow(d, {shared}, T - 1, K - T));
             break;
         }
-        case RoutePattern::AllDuplicate:
-            ids.assign(std::size_t(M) * K, d.local(1)[0]);
-            break;
+        case RoutePattern::AllDuplicate: ids.assign(std::size_t(M) * K, d.local(1)[0]); break;
         case RoutePattern::SixLocal:
             for (int m = 0; m < M; ++m) appendRow(d.local(K));
             break;
@@ -285,9 +303,11 @@ std::string Case::name() const { return std::string(patternName(pattern)) + "/v"
 
 Case makeCase(const ChainShape& s, RoutePattern p, int v, std::uint64_t baseSeed, oracle::LocalWeights* weights) {
     if (v < 0 || v >= kInputVariants)
-        throw InputError("input variant " + std::to_string(v) + " is not in [0, " + std::to_string(kInputVariants) + ")");
+        throw InputError("input variant " + std::to_string(v) + " is not in [0, " + std::to_string(kInputVariants) +
+                         ")");
     if (auto why = patternInvalidReason(s, p))
-        throw InputError("route pattern " + std::string(patternName(p)) + " is not valid for this configuration: " + *why);
+        throw InputError("route pattern " + std::string(patternName(p)) +
+                         " is not valid for this configuration: " + *why);
     Case c{p, v, caseSeed(baseSeed, p, v), {}, {}};
     // Independent streams, so changing one part of the generator leaves the others' bytes alone.
     c.inputs.topkIds = makeRoutes(s, p, deriveSeed(c.seed, 1));
@@ -303,7 +323,8 @@ Case makeCase(const ChainShape& s, RoutePattern p, int v, std::uint64_t baseSeed
     c.touchedLocalExperts.assign(touched.begin(), touched.end());
     if (weights) {
         const WeightStyle style = weightStyle(v);
-        for (int le : c.touchedLocalExperts) fillExpert(s, *weights, le, deriveSeed(c.seed, 0x1000 + std::uint64_t(le)), style);
+        for (int le : c.touchedLocalExperts)
+            fillExpert(s, *weights, le, deriveSeed(c.seed, 0x1000 + std::uint64_t(le)), style);
     }
     return c;
 }
@@ -311,7 +332,8 @@ Case makeCase(const ChainShape& s, RoutePattern p, int v, std::uint64_t baseSeed
 oracle::LocalWeights makeRandomWeights(const ChainShape& s, std::uint64_t seed) {
     oracle::LocalWeights w = oracle::LocalWeights::zeros(s);
     const WeightStyle style = weightStyle(0);
-    for (int le = 0; le < s.localExperts(); ++le) fillExpert(s, w, le, deriveSeed(seed, 0x1000 + std::uint64_t(le)), style);
+    for (int le = 0; le < s.localExperts(); ++le)
+        fillExpert(s, w, le, deriveSeed(seed, 0x1000 + std::uint64_t(le)), style);
     return w;
 }
 

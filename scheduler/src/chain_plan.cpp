@@ -10,7 +10,8 @@
 
 namespace zp::sched {
 
-static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG && KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
+static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG &&
+                  KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
                   KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE &&
                   KernelTuning{}.gemmTile == ZP_GEMM_TILE,
               "KernelTuning's defaults must be the packaged kernels' (kernels_cl/common/zp_kernel_config.h)");
@@ -85,7 +86,9 @@ KernelTuning KernelTuning::parse(std::string_view text) {
             throw std::invalid_argument("kernel tuning: " + key + " = '" + value + "' is not an integer");
         t.*(k->field) = v;
     }
-    auto bad = [&](const std::string& why) { throw std::invalid_argument("kernel tuning " + t.describe() + ": " + why); };
+    auto bad = [&](const std::string& why) {
+        throw std::invalid_argument("kernel tuning " + t.describe() + ": " + why);
+    };
     if (t.colsPerItem < 2 || t.colsPerItem % 2) bad("cols_per_item must be even and at least 2");
     if (t.colsPerWorkGroup < 1 || t.colsPerWorkGroup % t.colsPerItem) bad("cols_per_item must divide cols_per_wg");
     if (t.rowsPerPass < 1) bad("rows_per_pass must be at least 1");
@@ -104,13 +107,15 @@ KernelTuning KernelTuning::recommendedFor(const ze::DeviceInfo& device) {
 
 std::string KernelTuning::describe() const {
     std::string s;
-    for (const auto& k : kTuningKeys) s += (s.empty() ? "" : ",") + std::string(k.name) + "=" + std::to_string(this->*(k.field));
+    for (const auto& k : kTuningKeys)
+        s += (s.empty() ? "" : ",") + std::string(k.name) + "=" + std::to_string(this->*(k.field));
     return s;
 }
 
 std::string KernelTuning::buildOptions() const {
     std::string s;
-    for (const auto& k : kTuningKeys) s += (s.empty() ? "-D" : " -D") + std::string(k.macro) + "=" + std::to_string(this->*(k.field));
+    for (const auto& k : kTuningKeys)
+        s += (s.empty() ? "-D" : " -D") + std::string(k.macro) + "=" + std::to_string(this->*(k.field));
     return s;
 }
 
@@ -118,40 +123,51 @@ std::string KernelTuning::buildOptions() const {
 
 ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package& package) {
     if (const auto* native = nativeFor(device, package))
-        return {Format::Native, native->target, "native " + native->target + " binary for IP " + ipText(*device.ipVersion)};
+        return {Format::Native, native->target,
+                "native " + native->target + " binary for IP " + ipText(*device.ipVersion)};
     if (device.supportsSpirv())
         return {Format::Spirv, "spirv64",
                 "SPIR-V (device takes SPIR-V" +
-                    std::string(device.ipVersion ? ", no native binary for IP " + ipText(*device.ipVersion) : "") + ")"};
+                    std::string(device.ipVersion ? ", no native binary for IP " + ipText(*device.ipVersion) : "") +
+                    ")"};
     if (std::memcmp(device.module.nativeKernelSupported.id, kZeclBundleUuid, sizeof kZeclBundleUuid) == 0)
         return {Format::Bundle, "zecl", "zecl source bundle (built by the OpenCL driver at module creation)"};
     std::string offers = device.ipVersion ? "IP " + ipText(*device.ipVersion) : "no IP version";
     throw std::runtime_error("device '" + device.name() + "' (" + ze::driverKindName(device.kind) +
                              " driver) cannot run the kernel package: no native binary for " + offers +
-                             " (package has: " + [&] {
+                             " (package has: " +
+                             [&] {
                                  std::string t;
                                  for (const auto& n : package.nativeTargets()) t += (t.empty() ? "" : ", ") + n;
                                  return t.empty() ? std::string("none") : t;
-                             }() + "), no SPIR-V support, and its native kernel format is not zecl's source bundle");
+                             }() +
+                             "), no SPIR-V support, and its native kernel format is not zecl's source bundle");
 }
 
 KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& device, const kernels::Package& package,
                              KernelTuning tuning)
-    : context_(&context), device_(device), package_(&package), choice_(chooseModules(device, package)), tuning_(tuning) {
+    : context_(&context),
+      device_(device),
+      package_(&package),
+      choice_(chooseModules(device, package)),
+      tuning_(tuning) {
     if (!tuning_.isPackaged() && choice_.format != Format::Bundle)
         throw std::runtime_error("kernel tuning " + tuning_.describe() + " needs the zecl source bundle, but device '" +
-                                 device.name() + "' gets " + choice_.why +
-                                 ", built with the packaged defaults (" + KernelTuning{}.describe() + ")");
+                                 device.name() + "' gets " + choice_.why + ", built with the packaged defaults (" +
+                                 KernelTuning{}.describe() + ")");
 }
 
 const ze::Module& KernelModules::module(const std::string& kernelFile) {
     if (auto it = modules_.find(kernelFile); it != modules_.end()) return it->second;
-    const kernels::Artifact* a = choice_.format == Format::Native ? package_->findNative(kernelFile, *device_.ipVersion)
-                                                                  : package_->find(kernelFile, choice_.format, choice_.target);
+    const kernels::Artifact* a = choice_.format == Format::Native
+                                     ? package_->findNative(kernelFile, *device_.ipVersion)
+                                     : package_->find(kernelFile, choice_.format, choice_.target);
     if (!a)
         throw std::runtime_error("kernel package (" + package_->origin() + ") has no " +
-                                 std::string(kernels::formatName(choice_.format)) + " artifact of '" + kernelFile + "'");
-    const ze_module_format_t format = choice_.format == Format::Spirv ? ZE_MODULE_FORMAT_IL_SPIRV : ZE_MODULE_FORMAT_NATIVE;
+                                 std::string(kernels::formatName(choice_.format)) + " artifact of '" + kernelFile +
+                                 "'");
+    const ze_module_format_t format =
+        choice_.format == Format::Spirv ? ZE_MODULE_FORMAT_IL_SPIRV : ZE_MODULE_FORMAT_NATIVE;
     // SPIR-V and native binaries need no build flags; a bundle gets the tile options only when
     // they differ from the packaged ones (zecl appends them to the bundle's own options).
     // Never -cl-mad-enable / -cl-fast-relaxed-math (CONTRACT §2).
@@ -192,8 +208,8 @@ void DeviceWeights::upload(const oracle::LocalWeights& w, std::span<const int> l
     };
     for (int le : localExperts) {
         if (le < 0 || le >= e)
-            throw std::invalid_argument("DeviceWeights::upload: local expert " + std::to_string(le) + " is not in [0, " +
-                                        std::to_string(e) + ")");
+            throw std::invalid_argument("DeviceWeights::upload: local expert " + std::to_string(le) +
+                                        " is not in [0, " + std::to_string(e) + ")");
         copy(w1Blocks_, w.w1Blocks, oracle::LocalWeights::w1BlocksPerExpert(shape_), le);
         copy(w1Scales_, w.w1Scales, oracle::LocalWeights::w1ScalesPerExpert(shape_), le);
         copy(w2Blocks_, w.w2Blocks, oracle::LocalWeights::w2BlocksPerExpert(shape_), le);
@@ -218,7 +234,8 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
     const float L = s.swigluLimit, beta = s.swigluUpBias;
 
     ChainPlan p;
-    auto add = [&](std::string file, std::string kernel, ze::GroupSize g, ze::GroupCount n, std::vector<KernelArg> args) {
+    auto add = [&](std::string file, std::string kernel, ze::GroupSize g, ze::GroupCount n,
+                   std::vector<KernelArg> args) {
         p.launches.push_back({std::move(file), std::move(kernel), g, n, std::move(args)});
     };
     auto routeCompact = [&] {
@@ -251,48 +268,46 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
     };
 
     switch (variant) {
-    case Variant::Baseline:
-        routeCompact(), remap(), gemm1(), swiglu(), gemm2(), gather();
-        break;
-    case Variant::Gemm2LoaderFused:
-        routeCompact(), remap(), gemm1();
-        add("gemm2_mxfp4_m2_loader_fused", "gemm2_mxfp4_m2_loader_fused", gemm, gemm2Grid,
-            {b.gateUp, b.silu, b.w2Blocks, b.w2Scales, b.routeInfo, b.groups, b.y, h, i, L, beta, layout,
-             ze::LocalMem{sizeof(std::uint16_t) * std::size_t(t.rowsPerPass) * I}});
-        gather();
-        break;
-    case Variant::SourceDirect:
-        routeCompact();
-        add("gemm1_mxfp4_m2_source_direct", "gemm1_mxfp4_m2_source_direct", gemm, gemm1Grid,
-            {b.hidden, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.compactRows, b.gateUp, h, i});
-        swiglu(), gemm2(), gather();
-        break;
-    case Variant::PairedEpilogue:
-        routeCompact(), remap();
-        add("gemm1_mxfp4_m2_paired", "gemm1_mxfp4_m2_paired", gemm, pairedGrid,
-            {b.a, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.silu, b.act, h, i, L, beta, layout});
-        gemm2(), gather();
-        break;
-    case Variant::PairedDirect:
-        routeCompact();
-        add("gemm1_mxfp4_m2_paired_direct", "gemm1_mxfp4_m2_paired_direct", gemm, pairedGrid,
-            {b.hidden, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.compactRows, b.silu, b.act, h, i, L, beta,
-             layout});
-        gemm2(), gather();
-        break;
-    case Variant::M1Oracle: {
-        // One route per work-group row: y = M*K regardless of the experts (no dedup).
-        const std::string f = "m1_oracle_mxfp4";
-        add(f, "m1_gemm1", gemm, {ceilDiv(2 * I, cols), routes, 1},
-            {b.hidden, b.topkIds, b.w1Blocks, b.w1Scales, b.gateUp, k, h, i, e, c, card});
-        add(f, "m1_swiglu", elem, {ceilDiv(I, ZP_ELEMWISE_WG), routes, 1},
-            {b.gateUp, b.silu, b.topkIds, b.act, i, L, beta, layout, e, c, card});
-        add(f, "m1_gemm2", gemm, {ceilDiv(H, cols), routes, 1},
-            {b.act, b.topkIds, b.w2Blocks, b.w2Scales, b.y, h, i, e, c, card});
-        add(f, "m1_gather", elem, {ceilDiv(H, ZP_ELEMWISE_WG), M, 1},
-            {b.y, b.topkIds, b.topkWeights, b.out, b.routeInfo, m, k, h, e, c, card});
-        break;
-    }
+        case Variant::Baseline: routeCompact(), remap(), gemm1(), swiglu(), gemm2(), gather(); break;
+        case Variant::Gemm2LoaderFused:
+            routeCompact(), remap(), gemm1();
+            add("gemm2_mxfp4_m2_loader_fused", "gemm2_mxfp4_m2_loader_fused", gemm, gemm2Grid,
+                {b.gateUp, b.silu, b.w2Blocks, b.w2Scales, b.routeInfo, b.groups, b.y, h, i, L, beta, layout,
+                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(t.rowsPerPass) * I}});
+            gather();
+            break;
+        case Variant::SourceDirect:
+            routeCompact();
+            add("gemm1_mxfp4_m2_source_direct", "gemm1_mxfp4_m2_source_direct", gemm, gemm1Grid,
+                {b.hidden, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.compactRows, b.gateUp, h, i});
+            swiglu(), gemm2(), gather();
+            break;
+        case Variant::PairedEpilogue:
+            routeCompact(), remap();
+            add("gemm1_mxfp4_m2_paired", "gemm1_mxfp4_m2_paired", gemm, pairedGrid,
+                {b.a, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.silu, b.act, h, i, L, beta, layout});
+            gemm2(), gather();
+            break;
+        case Variant::PairedDirect:
+            routeCompact();
+            add("gemm1_mxfp4_m2_paired_direct", "gemm1_mxfp4_m2_paired_direct", gemm, pairedGrid,
+                {b.hidden, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.compactRows, b.silu, b.act, h, i, L, beta,
+                 layout});
+            gemm2(), gather();
+            break;
+        case Variant::M1Oracle: {
+            // One route per work-group row: y = M*K regardless of the experts (no dedup).
+            const std::string f = "m1_oracle_mxfp4";
+            add(f, "m1_gemm1", gemm, {ceilDiv(2 * I, cols), routes, 1},
+                {b.hidden, b.topkIds, b.w1Blocks, b.w1Scales, b.gateUp, k, h, i, e, c, card});
+            add(f, "m1_swiglu", elem, {ceilDiv(I, ZP_ELEMWISE_WG), routes, 1},
+                {b.gateUp, b.silu, b.topkIds, b.act, i, L, beta, layout, e, c, card});
+            add(f, "m1_gemm2", gemm, {ceilDiv(H, cols), routes, 1},
+                {b.act, b.topkIds, b.w2Blocks, b.w2Scales, b.y, h, i, e, c, card});
+            add(f, "m1_gather", elem, {ceilDiv(H, ZP_ELEMWISE_WG), M, 1},
+                {b.y, b.topkIds, b.topkWeights, b.out, b.routeInfo, m, k, h, e, c, card});
+            break;
+        }
     }
     return p;
 }
@@ -455,8 +470,8 @@ std::vector<KernelSpan> DeviceChain::kernelSpans() const {
     const std::uint64_t firstTicks = events_.front().kernelTimestamp().context.kernelStart;
     // NOTE: absolute device times (~1e18 ns on some drivers) do not fit a double exactly:
     // the base stays an integer when a tick is 1 ns, and offsets from it are small.
-    const std::uint64_t base = clock.nsPerTick == 1.0 ? (firstTicks & clock.mask)
-                                                      : std::uint64_t(clock.toNs(firstTicks));
+    const std::uint64_t base =
+        clock.nsPerTick == 1.0 ? (firstTicks & clock.mask) : std::uint64_t(clock.toNs(firstTicks));
     for (std::size_t n = 0; n < events_.size(); ++n) {
         const auto ts = events_[n].kernelTimestamp();
         const std::uint64_t start = base + std::uint64_t(clock.durationNs(firstTicks, ts.context.kernelStart));

@@ -73,13 +73,16 @@ Int readInt(const Ctx& c, const YAML::Node& n, const std::string& path) {
             fail(c, n, path, s + ": out of range [0, " + std::to_string(std::numeric_limits<Int>::max()) + "]");
     }
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    const bool digits = !t.empty() && (std::isdigit(static_cast<unsigned char>(t.front())) ||
-                                       (t.size() > 1 && t.front() == '-' && std::isdigit(static_cast<unsigned char>(t[1]))));
-    if (isQuoted(n) || !digits || end != t.data() + t.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
+    const bool digits =
+        !t.empty() && (std::isdigit(static_cast<unsigned char>(t.front())) ||
+                       (t.size() > 1 && t.front() == '-' && std::isdigit(static_cast<unsigned char>(t[1]))));
+    if (isQuoted(n) || !digits || end != t.data() + t.size() ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range))
         fail(c, n, path, quotedForMessage(s) + ": not an integer");
     if (ec == std::errc::result_out_of_range)
-        fail(c, n, path, s + ": out of range [" + std::to_string(std::numeric_limits<Int>::min()) + ", " +
-                             std::to_string(std::numeric_limits<Int>::max()) + "]");
+        fail(c, n, path,
+             s + ": out of range [" + std::to_string(std::numeric_limits<Int>::min()) + ", " +
+                 std::to_string(std::numeric_limits<Int>::max()) + "]");
     return v;
 }
 
@@ -107,10 +110,13 @@ double readDouble(const Ctx& c, const YAML::Node& n, const std::string& path) {
     if (!u.empty() && u.front() == '+') u.remove_prefix(1);
     double v = 0;
     const auto [end, ec] = std::from_chars(u.data(), u.data() + u.size(), v);
-    const bool starts = !u.empty() && (std::isdigit(static_cast<unsigned char>(u.front())) || u.front() == '.' || u.front() == '-');
-    if (isQuoted(n) || !starts || end != u.data() + u.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
+    const bool starts =
+        !u.empty() && (std::isdigit(static_cast<unsigned char>(u.front())) || u.front() == '.' || u.front() == '-');
+    if (isQuoted(n) || !starts || end != u.data() + u.size() ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range))
         fail(c, n, path, quotedForMessage(s) + ": not a number");
-    if (ec == std::errc::result_out_of_range || !std::isfinite(v)) fail(c, n, path, s + ": out of range (must be finite)");
+    if (ec == std::errc::result_out_of_range || !std::isfinite(v))
+        fail(c, n, path, s + ": out of range (must be finite)");
     return v;
 }
 
@@ -147,32 +153,47 @@ const std::vector<Leaf>& leaves() {
              if (v != 1) fail(c, n, p, std::to_string(v) + ": this build implements contract 1 only");
              cfg.contract = v;
          }},
-        {"hidden", [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) { cfg.shape.hidden = readMultipleOf32(c, n, p); }},
-        {"intermediate", [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) { cfg.shape.intermediate = readMultipleOf32(c, n, p); }},
-        {"experts", [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) { cfg.shape.experts = readIntAtLeast(c, n, p, 1); }},
-        {"top_k", [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) { cfg.shape.topK = readIntAtLeast(c, n, p, 1); }},
-        {"rows", [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) { cfg.shape.rows = readIntAtLeast(c, n, p, 1); }},
-        {"cards", [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) { cfg.shape.cards = readIntAtLeast(c, n, p, 1); }},
-        {"card", [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) { cfg.shape.card = readIntAtLeast(c, n, p, 0); }},
-        {"layers", [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) { cfg.layers = readIntAtLeast(c, n, p, 1); }},
-        {"seed", [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) { cfg.seed = readInt<std::uint64_t>(c, n, p); }},
+        {"hidden", [](Config& cfg, const YAML::Node& n, const Ctx& c,
+                      const std::string& p) { cfg.shape.hidden = readMultipleOf32(c, n, p); }},
+        {"intermediate", [](Config& cfg, const YAML::Node& n, const Ctx& c,
+                            const std::string& p) { cfg.shape.intermediate = readMultipleOf32(c, n, p); }},
+        {"experts", [](Config& cfg, const YAML::Node& n, const Ctx& c,
+                       const std::string& p) { cfg.shape.experts = readIntAtLeast(c, n, p, 1); }},
+        {"top_k", [](Config& cfg, const YAML::Node& n, const Ctx& c,
+                     const std::string& p) { cfg.shape.topK = readIntAtLeast(c, n, p, 1); }},
+        {"rows", [](Config& cfg, const YAML::Node& n, const Ctx& c,
+                    const std::string& p) { cfg.shape.rows = readIntAtLeast(c, n, p, 1); }},
+        {"cards", [](Config& cfg, const YAML::Node& n, const Ctx& c,
+                     const std::string& p) { cfg.shape.cards = readIntAtLeast(c, n, p, 1); }},
+        {"card", [](Config& cfg, const YAML::Node& n, const Ctx& c,
+                    const std::string& p) { cfg.shape.card = readIntAtLeast(c, n, p, 0); }},
+        {"layers", [](Config& cfg, const YAML::Node& n, const Ctx& c,
+                      const std::string& p) { cfg.layers = readIntAtLeast(c, n, p, 1); }},
+        {"seed", [](Config& cfg, const YAML::Node& n, const Ctx& c,
+                    const std::string& p) { cfg.seed = readInt<std::uint64_t>(c, n, p); }},
         {"swiglu.limit",
          [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) {
              // §5.5: g may equal L and SILU is indexed by BF16 bits, so L must be exactly a BF16 value.
              const double d = readDouble(c, n, p);
              const float f = float(d);
              if (d < 0 || double(f) != d || oracle::f32FromBf16(oracle::bf16FromF32(f)) != f)
-                 fail(c, n, p, n.Scalar() + ": must be a non-negative value exactly representable in BF16 (e.g. 7, 10, 7.5)");
+                 fail(c, n, p,
+                      n.Scalar() + ": must be a non-negative value exactly representable in BF16 (e.g. 7, 10, 7.5)");
              cfg.shape.swigluLimit = f;
          }},
-        {"swiglu.alpha", [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) { cfg.shape.swigluAlpha = readFloat(c, n, p); }},
-        {"swiglu.up_bias", [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) { cfg.shape.swigluUpBias = readFloat(c, n, p); }},
+        {"swiglu.alpha", [](Config& cfg, const YAML::Node& n, const Ctx& c,
+                            const std::string& p) { cfg.shape.swigluAlpha = readFloat(c, n, p); }},
+        {"swiglu.up_bias", [](Config& cfg, const YAML::Node& n, const Ctx& c,
+                              const std::string& p) { cfg.shape.swigluUpBias = readFloat(c, n, p); }},
         {"gate_up_layout",
          [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) {
              const std::string& s = scalar(c, n, p, "split or interleaved");
-             if (s == "split") cfg.shape.layout = oracle::GateUpLayout::Split;
-             else if (s == "interleaved") cfg.shape.layout = oracle::GateUpLayout::Interleaved;
-             else fail(c, n, p, quotedForMessage(s) + ": must be split or interleaved");
+             if (s == "split")
+                 cfg.shape.layout = oracle::GateUpLayout::Split;
+             else if (s == "interleaved")
+                 cfg.shape.layout = oracle::GateUpLayout::Interleaved;
+             else
+                 fail(c, n, p, quotedForMessage(s) + ": must be split or interleaved");
          }},
         {"weights.prefix",
          [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) {
@@ -237,9 +258,12 @@ void applyMap(Config& cfg, const YAML::Node& map, const std::string& group, cons
                              kindName(key) + " " + known(group));
         const std::string path = join(group, key.Scalar());
         if (!seen.insert(key.Scalar()).second) fail(c, key, path, "duplicate key");
-        if (const Leaf* leaf = findLeaf(path)) leaf->set(cfg, kv.second, c, path);
-        else if (isGroup(path)) applyMap(cfg, kv.second, path, c);
-        else fail(c, key, path, "unknown key " + known(group));
+        if (const Leaf* leaf = findLeaf(path))
+            leaf->set(cfg, kv.second, c, path);
+        else if (isGroup(path))
+            applyMap(cfg, kv.second, path, c);
+        else
+            fail(c, key, path, "unknown key " + known(group));
     }
 }
 
@@ -289,7 +313,8 @@ void applySet(Config& cfg, std::string_view keyEqualsValue) {
     const Ctx c{"--set", false};
     const auto eq = keyEqualsValue.find('=');
     if (eq == std::string_view::npos || eq == 0)
-        throw InputError("--set " + quotedForMessage(keyEqualsValue) + ": expected key=value, e.g. --set swiglu.limit=7");
+        throw InputError("--set " + quotedForMessage(keyEqualsValue) +
+                         ": expected key=value, e.g. --set swiglu.limit=7");
     const std::string key(keyEqualsValue.substr(0, eq));
     const std::string valueText(keyEqualsValue.substr(eq + 1));
     YAML::Node value;
@@ -297,8 +322,9 @@ void applySet(Config& cfg, std::string_view keyEqualsValue) {
         value = YAML::Load(valueText);
     } catch (const YAML::Exception& e) {
         throw InputError("--set " + key + ": " + quotedForMessage(valueText) + ": malformed YAML value: " +
-                         (dynamic_cast<const YAML::ParserException*>(&e) ? static_cast<const YAML::ParserException&>(e).msg
-                                                                         : std::string(e.what())));
+                         (dynamic_cast<const YAML::ParserException*>(&e)
+                              ? static_cast<const YAML::ParserException&>(e).msg
+                              : std::string(e.what())));
     }
     // Walk the dotted key down the groups so that an unknown part is named with its siblings.
     std::string group;
@@ -308,9 +334,12 @@ void applySet(Config& cfg, std::string_view keyEqualsValue) {
         const std::string path = join(group, std::string(rest.substr(0, dot)));
         if (dot == std::string_view::npos) {
             try {
-                if (const Leaf* leaf = findLeaf(path)) leaf->set(cfg, value, c, path);
-                else if (isGroup(path)) applyMap(cfg, value, path, c);
-                else throw InputError("--set " + path + ": unknown key " + known(group));
+                if (const Leaf* leaf = findLeaf(path))
+                    leaf->set(cfg, value, c, path);
+                else if (isGroup(path))
+                    applyMap(cfg, value, path, c);
+                else
+                    throw InputError("--set " + path + ": unknown key " + known(group));
             } catch (const YAML::Exception& e) {
                 throw InputError("--set " + path + ": " + e.what());
             }
@@ -357,7 +386,8 @@ std::string toYaml(const Config& cfg) {
     y += "  up_bias: " + floatText(s.swigluUpBias) + "\n";
     y += std::string("gate_up_layout: ") + (s.layout == oracle::GateUpLayout::Split ? "split" : "interleaved") + "\n";
     y += "weights:\n";
-    y += "  prefix: " + quotedForMessage(cfg.weightsPrefix) + "\n";  // a JSON string is a valid YAML double-quoted scalar
+    y += "  prefix: " + quotedForMessage(cfg.weightsPrefix) +
+         "\n";  // a JSON string is a valid YAML double-quoted scalar
     y += "gate:\n";
     y += "  min_saving_ms: " + doubleText(cfg.gateMinSavingMs) + "\n";
     return y;

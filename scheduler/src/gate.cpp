@@ -85,20 +85,24 @@ CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projec
         speed = fmt::format("worst pattern {}: the projection is not a finite number (median {}, 95% CI [{}, {}])",
                             worst->pattern, worst->medianMs, worst->ciLowMs, worst->ciHighMs);
     } else if (!worst->passes) {
-        speed = fmt::format("worst pattern {}: 95% CI lower end {} < {} over {} layers", worst->pattern, ms(worst->ciLowMs),
-                            ms(minSavingMs), layers);
+        speed = fmt::format("worst pattern {}: 95% CI lower end {} < {} over {} layers", worst->pattern,
+                            ms(worst->ciLowMs), ms(minSavingMs), layers);
         if (worst->medianMs >= minSavingMs)
-            speed += fmt::format(" (its median {} is above the bar, but a median alone does not pass)", ms(worst->medianMs));
+            speed +=
+                fmt::format(" (its median {} is above the bar, but a median alone does not pass)", ms(worst->medianMs));
         if (below > 1) speed += fmt::format("; {} of {} patterns below the bar", below, g.projections.size());
     }
 
     if (v.pass) {
-        v.line = fmt::format("PASS {}: every pattern's 95% CI lower end >= {} over {} layers; worst pattern {} at {}; {}",
-                             g.candidate, ms(minSavingMs), layers, worst->pattern, ms(worst->ciLowMs),
-                             casesText(correctness));
+        v.line = fmt::format(
+            "PASS {}: every pattern's 95% CI lower end >= {} over {} layers; worst pattern {} at {}; {}", g.candidate,
+            ms(minSavingMs), layers, worst->pattern, ms(worst->ciLowMs), casesText(correctness));
     } else {
-        if (!speed.empty()) why.push_back(speed);
-        else why.push_back(fmt::format("speed alone would pass (worst pattern {} at {})", worst->pattern, ms(worst->ciLowMs)));
+        if (!speed.empty())
+            why.push_back(speed);
+        else
+            why.push_back(
+                fmt::format("speed alone would pass (worst pattern {} at {})", worst->pattern, ms(worst->ciLowMs)));
         std::string joined;
         for (const auto& w : why) joined += (joined.empty() ? "" : "; ") + w;
         v.line = fmt::format("FAIL {}: {}", g.candidate, joined);
@@ -109,14 +113,16 @@ CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projec
 std::string formatGateTable(const CandidateGate& g) {
     const std::string savingHead = fmt::format("projected saving / {} layers (median)", g.layers);
     const std::size_t w = std::max<std::size_t>(savingHead.size(), 12);
-    std::string out = fmt::format("{} vs {}: gate = 95% CI lower end >= {:.2f} ms\n", g.candidate, g.baseline, g.minSavingMs);
+    std::string out =
+        fmt::format("{} vs {}: gate = 95% CI lower end >= {:.2f} ms\n", g.candidate, g.baseline, g.minSavingMs);
     out += fmt::format("  {:<22} | {:>{}} | {:^21} | {}\n", "pattern", savingHead, w, "95% CI", "pass");
     out += fmt::format("  {:-<22}-+-{:-<{}}-+-{:-<21}-+-{:-<4}\n", "", "", w, "", "");
     for (const Projection& p : g.projections) {
         const std::string ci = fmt::format("[{:.3f}, {:.3f}] ms", p.ciLowMs, p.ciHighMs);
         std::string mark = p.passes ? "yes" : "NO";
         if (g.verdict.worstPattern && *g.verdict.worstPattern == p.pattern) mark += "  <- worst";
-        out += fmt::format("  {:<22} | {:>{}} | {:>21} | {}\n", p.pattern, fmt::format("{:.3f} ms", p.medianMs), w, ci, mark);
+        out += fmt::format("  {:<22} | {:>{}} | {:>21} | {}\n", p.pattern, fmt::format("{:.3f} ms", p.medianMs), w, ci,
+                           mark);
     }
     for (const NotValidPattern& n : g.notValid)
         out += fmt::format("  {:<22} | not valid for this configuration: {}\n", n.pattern, n.reason);
@@ -135,7 +141,8 @@ nlohmann::json gateJson(const CandidateGate& g) {
         {"layers", g.layers},
         {"min_saving_ms", g.minSavingMs},
         {"confidence", 0.95},
-        {"correctness", {{"passed", g.correctness.passed}, {"failed", g.correctness.failed}, {"skipped", g.correctness.skipped}}},
+        {"correctness",
+         {{"passed", g.correctness.passed}, {"failed", g.correctness.failed}, {"skipped", g.correctness.skipped}}},
     };
     j["projections"] = nlohmann::json::array();
     for (const Projection& p : g.projections)
@@ -148,12 +155,14 @@ nlohmann::json gateJson(const CandidateGate& g) {
                                     {"baseline_median_ns", num(p.baselineMedianNs)},
                                     {"candidate_median_ns", num(p.candidateMedianNs)}});
     j["not_valid"] = nlohmann::json::array();
-    for (const NotValidPattern& n : g.notValid) j["not_valid"].push_back({{"pattern", n.pattern}, {"reason", n.reason}});
-    j["verdict"] = {{"pass", g.verdict.pass},
-                    {"correctness_ok", g.verdict.correctnessOk},
-                    {"speed_ok", g.verdict.speedOk},
-                    {"worst_pattern", g.verdict.worstPattern ? nlohmann::json(*g.verdict.worstPattern) : nlohmann::json(nullptr)},
-                    {"line", g.verdict.line}};
+    for (const NotValidPattern& n : g.notValid)
+        j["not_valid"].push_back({{"pattern", n.pattern}, {"reason", n.reason}});
+    j["verdict"] = {
+        {"pass", g.verdict.pass},
+        {"correctness_ok", g.verdict.correctnessOk},
+        {"speed_ok", g.verdict.speedOk},
+        {"worst_pattern", g.verdict.worstPattern ? nlohmann::json(*g.verdict.worstPattern) : nlohmann::json(nullptr)},
+        {"line", g.verdict.line}};
     return j;
 }
 

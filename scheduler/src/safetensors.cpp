@@ -16,9 +16,19 @@ namespace zp::sched {
 namespace {
 
 constexpr std::array<std::pair<DType, std::string_view>, 13> kDTypes{{
-    {DType::U8, "U8"},     {DType::I8, "I8"},     {DType::U16, "U16"}, {DType::I16, "I16"}, {DType::BF16, "BF16"},
-    {DType::F16, "F16"},   {DType::I32, "I32"},   {DType::U32, "U32"}, {DType::F32, "F32"}, {DType::I64, "I64"},
-    {DType::U64, "U64"},   {DType::F64, "F64"},   {DType::BOOL, "BOOL"},
+    {DType::U8, "U8"},
+    {DType::I8, "I8"},
+    {DType::U16, "U16"},
+    {DType::I16, "I16"},
+    {DType::BF16, "BF16"},
+    {DType::F16, "F16"},
+    {DType::I32, "I32"},
+    {DType::U32, "U32"},
+    {DType::F32, "F32"},
+    {DType::I64, "I64"},
+    {DType::U64, "U64"},
+    {DType::F64, "F64"},
+    {DType::BOOL, "BOOL"},
 }};
 
 std::string knownDTypes() {
@@ -58,7 +68,9 @@ nlohmann::json parseHeaderJson(std::string_view text, const std::string& file) {
         switch (event) {
             case E::object_start:
             case E::array_start:
-                if (depth > kMaxDepth) bad(file, "header nests deeper than a safetensors header can (" + std::to_string(depth + 1) + " levels)");
+                if (depth > kMaxDepth)
+                    bad(file,
+                        "header nests deeper than a safetensors header can (" + std::to_string(depth + 1) + " levels)");
                 if (event == E::object_start) keys.emplace_back();
                 break;
             case E::object_end:
@@ -68,13 +80,13 @@ nlohmann::json parseHeaderJson(std::string_view text, const std::string& file) {
                 if (!keys.empty() && !keys.back().insert(parsed.get<std::string>()).second)
                     bad(file, "header has the key '" + parsed.get<std::string>() + "' twice");
                 break;
-            default:
-                break;
+            default: break;
         }
         return true;
     };
     try {
-        return nlohmann::json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+        return nlohmann::json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true,
+                                     /*ignore_comments=*/false);
     } catch (const nlohmann::json::exception& e) {
         bad(file, std::string("header is not valid JSON: ") + e.what());
     }
@@ -92,10 +104,10 @@ Header parseHeader(std::string_view text, std::uint64_t dataSize, const std::str
     Header h;
     for (const auto& [name, v] : j.items()) {
         if (name == "__metadata__") {
-            if (!v.is_object()) bad(file, std::string("__metadata__ must be an object of strings, got ") + v.type_name());
+            if (!v.is_object())
+                bad(file, std::string("__metadata__ must be an object of strings, got ") + v.type_name());
             for (const auto& [k, s] : v.items()) {
-                if (!s.is_string())
-                    bad(file, "__metadata__ '" + k + "': value " + s.dump() + " must be a string");
+                if (!s.is_string()) bad(file, "__metadata__ '" + k + "': value " + s.dump() + " must be a string");
                 h.metadata.emplace(k, s.get<std::string>());
             }
             continue;
@@ -123,14 +135,18 @@ Header parseHeader(std::string_view text, std::uint64_t dataSize, const std::str
         for (const auto& d : sh) {
             if (d.is_number_integer() && !d.is_number_unsigned())
                 bad(file, t + "shape " + sh.dump() + " has a negative dimension " + d.dump());
-            if (!d.is_number_unsigned()) bad(file, t + "shape " + sh.dump() + " has a non-integer dimension " + d.dump());
+            if (!d.is_number_unsigned())
+                bad(file, t + "shape " + sh.dump() + " has a non-integer dimension " + d.dump());
             const std::uint64_t n = d.get<std::uint64_t>();
             if (n > std::uint64_t(std::numeric_limits<std::int64_t>::max()))
                 bad(file, t + "shape " + sh.dump() + " has a dimension too large: " + d.dump());
             e.shape.push_back(std::int64_t(n));
-            if (n == 0) zero = true;
-            else if (!overflow && product > std::numeric_limits<std::uint64_t>::max() / n) overflow = true;
-            else if (!overflow) product *= n;
+            if (n == 0)
+                zero = true;
+            else if (!overflow && product > std::numeric_limits<std::uint64_t>::max() / n)
+                overflow = true;
+            else if (!overflow)
+                product *= n;
         }
         const std::uint64_t size = dtypeSize(e.dtype);
         if (!zero && (overflow || product > std::numeric_limits<std::uint64_t>::max() / size))
@@ -143,7 +159,8 @@ Header parseHeader(std::string_view text, std::uint64_t dataSize, const std::str
         e.end = offsetValue(off[1], file, name);
         if (e.begin > e.end) bad(file, t + "data_offsets " + off.dump() + ": begin is after end");
         if (e.end > dataSize)
-            bad(file, t + "data_offsets " + off.dump() + " run past the end of the data (" + std::to_string(dataSize) + " bytes)");
+            bad(file, t + "data_offsets " + off.dump() + " run past the end of the data (" + std::to_string(dataSize) +
+                          " bytes)");
         if (elements * size != e.end - e.begin)
             bad(file, t + std::string(dtypeName(e.dtype)) + " " + shapeText(e.shape) + " is " +
                           std::to_string(elements * size) + " bytes but data_offsets " + off.dump() + " span " +
@@ -152,19 +169,20 @@ Header parseHeader(std::string_view text, std::uint64_t dataSize, const std::str
     }
 
     // The format lays tensors out back to back: each byte of the data buffer belongs to exactly one tensor.
-    std::stable_sort(h.entries.begin(), h.entries.end(),
-                     [](const Entry& a, const Entry& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+    std::stable_sort(h.entries.begin(), h.entries.end(), [](const Entry& a, const Entry& b) {
+        return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+    });
     std::uint64_t cursor = 0;
     const Entry* previous = nullptr;
     for (const Entry& e : h.entries) {
         if (e.begin < cursor)
-            bad(file, "tensor '" + e.name + "': data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                          "] overlap tensor '" + previous->name + "' [" + std::to_string(previous->begin) + ", " +
-                          std::to_string(previous->end) + "]");
+            bad(file, "tensor '" + e.name + "': data_offsets [" + std::to_string(e.begin) + ", " +
+                          std::to_string(e.end) + "] overlap tensor '" + previous->name + "' [" +
+                          std::to_string(previous->begin) + ", " + std::to_string(previous->end) + "]");
         if (e.begin > cursor)
-            bad(file, "tensor '" + e.name + "': data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                          "] leave a gap of unused bytes [" + std::to_string(cursor) + ", " + std::to_string(e.begin) +
-                          ") (tensors must cover the data buffer back to back)");
+            bad(file, "tensor '" + e.name + "': data_offsets [" + std::to_string(e.begin) + ", " +
+                          std::to_string(e.end) + "] leave a gap of unused bytes [" + std::to_string(cursor) + ", " +
+                          std::to_string(e.begin) + ") (tensors must cover the data buffer back to back)");
         cursor = e.end;
         previous = &e;
     }
@@ -178,8 +196,8 @@ std::uint64_t headerLength(std::span<const std::uint8_t> first8, std::uint64_t f
     std::uint64_t n = 0;
     for (int i = 7; i >= 0; --i) n = (n << 8) | first8[i];
     if (n > kMaxSafetensorsHeader)
-        bad(file, "header length " + std::to_string(n) + " is absurd (more than " + std::to_string(kMaxSafetensorsHeader) +
-                      " bytes): not a safetensors file?");
+        bad(file, "header length " + std::to_string(n) + " is absurd (more than " +
+                      std::to_string(kMaxSafetensorsHeader) + " bytes): not a safetensors file?");
     if (n > fileSize - 8)
         bad(file, "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(fileSize) +
                       " bytes): truncated file?");
@@ -187,16 +205,18 @@ std::uint64_t headerLength(std::span<const std::uint8_t> first8, std::uint64_t f
 }
 
 [[noreturn]] void tooShort(const std::string& file, std::uint64_t size) {
-    bad(file, "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length: not a safetensors file");
+    bad(file,
+        "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length: not a safetensors file");
 }
 
 void checkBytes(const std::string& name, const Tensor& t) {
     for (const auto d : t.shape)
-        if (d < 0) throw std::invalid_argument("tensor '" + name + "': negative dimension in shape " + shapeText(t.shape));
+        if (d < 0)
+            throw std::invalid_argument("tensor '" + name + "': negative dimension in shape " + shapeText(t.shape));
     if (t.bytes.size() != t.elements() * dtypeSize(t.dtype))
-        throw std::invalid_argument("tensor '" + name + "': " + std::string(dtypeName(t.dtype)) + " " + shapeText(t.shape) +
-                                    " needs " + std::to_string(t.elements() * dtypeSize(t.dtype)) + " bytes, has " +
-                                    std::to_string(t.bytes.size()));
+        throw std::invalid_argument("tensor '" + name + "': " + std::string(dtypeName(t.dtype)) + " " +
+                                    shapeText(t.shape) + " needs " + std::to_string(t.elements() * dtypeSize(t.dtype)) +
+                                    " bytes, has " + std::to_string(t.bytes.size()));
 }
 
 // 8-byte length + JSON header padded with spaces to a multiple of 8.
@@ -230,10 +250,19 @@ std::string headerBytes(const TensorMap& tensors, const std::map<std::string, st
 
 std::size_t dtypeSize(DType d) {
     switch (d) {
-        case DType::U8: case DType::I8: case DType::BOOL: return 1;
-        case DType::U16: case DType::I16: case DType::BF16: case DType::F16: return 2;
-        case DType::I32: case DType::U32: case DType::F32: return 4;
-        case DType::I64: case DType::U64: case DType::F64: return 8;
+        case DType::U8:
+        case DType::I8:
+        case DType::BOOL: return 1;
+        case DType::U16:
+        case DType::I16:
+        case DType::BF16:
+        case DType::F16: return 2;
+        case DType::I32:
+        case DType::U32:
+        case DType::F32: return 4;
+        case DType::I64:
+        case DType::U64:
+        case DType::F64: return 8;
     }
     throw std::invalid_argument("dtypeSize: bad DType " + std::to_string(int(d)));
 }
@@ -313,7 +342,8 @@ TensorMap readSafetensors(const std::filesystem::path& path) {
     return readSafetensors(path, unused);
 }
 
-std::vector<std::uint8_t> serializeSafetensors(const TensorMap& tensors, const std::map<std::string, std::string>& metadata) {
+std::vector<std::uint8_t> serializeSafetensors(const TensorMap& tensors,
+                                               const std::map<std::string, std::string>& metadata) {
     const std::string header = headerBytes(tensors, metadata);
     std::vector<std::uint8_t> out(header.begin(), header.end());
     for (const auto& [name, t] : tensors) out.insert(out.end(), t.bytes.begin(), t.bytes.end());
@@ -361,11 +391,11 @@ void checkTensor(const Tensor& t, DType expected, std::span<const std::int64_t> 
     for (std::size_t i = 0; shapeOk && i < expectedShape.size(); ++i)
         shapeOk = expectedShape[i] == -1 || expectedShape[i] == t.shape[i];
     if (t.dtype != expected || !shapeOk)
-        throw InputError("tensor '" + std::string(name) + "': expected " + std::string(dtypeName(expected)) + " " +
-                         shapeText(expectedShape) + ", got " + std::string(dtypeName(t.dtype)) + " " + shapeText(t.shape) +
-                         (expectedShape.end() != std::find(expectedShape.begin(), expectedShape.end(), -1)
-                              ? " (-1 = any size)"
-                              : ""));
+        throw InputError(
+            "tensor '" + std::string(name) + "': expected " + std::string(dtypeName(expected)) + " " +
+            shapeText(expectedShape) + ", got " + std::string(dtypeName(t.dtype)) + " " + shapeText(t.shape) +
+            (expectedShape.end() != std::find(expectedShape.begin(), expectedShape.end(), -1) ? " (-1 = any size)"
+                                                                                              : ""));
     if (t.bytes.size() != t.elements() * dtypeSize(t.dtype))
         throw InputError("tensor '" + std::string(name) + "': " + std::to_string(t.bytes.size()) + " bytes, expected " +
                          std::to_string(t.elements() * dtypeSize(t.dtype)));

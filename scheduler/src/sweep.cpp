@@ -27,7 +27,6 @@ namespace {
 
 // ---------------------------------------------------------------- parsing
 
-
 std::string where(const std::string& file, const YAML::Node& n) {
     if (!n.IsDefined()) return file;
     const YAML::Mark m = n.Mark();
@@ -68,11 +67,14 @@ std::string readString(const std::string& file, const YAML::Node& n, const std::
 }
 
 // Config key paths, from the config's own JSON form: "hidden", ..., "swiglu.limit", "gate.min_saving_ms".
-void flatten(const nlohmann::json& j, const std::string& prefix, std::vector<std::pair<std::string, nlohmann::json>>& out) {
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::vector<std::pair<std::string, nlohmann::json>>& out) {
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
-        if (it->is_object()) flatten(*it, key, out);
-        else out.emplace_back(key, *it);
+        if (it->is_object())
+            flatten(*it, key, out);
+        else
+            out.emplace_back(key, *it);
     }
 }
 std::vector<std::pair<std::string, nlohmann::json>> flatConfig(const Config& c) {
@@ -123,7 +125,8 @@ std::vector<std::string> splitDots(const std::string& k) {
 
 // Applies config key `key` = `value` through config.cpp's rules, and names the error's key
 // path under `section` ("sweep.set", "sweep.axes"): "f:7:12: hidden: 100: ..." → "f:7:12: sweep.axes.hidden: 100: ...".
-void applyKey(Config& cfg, const std::string& key, const YAML::Node& value, const std::string& file, const std::string& section) {
+void applyKey(Config& cfg, const std::string& key, const YAML::Node& value, const std::string& file,
+              const std::string& section) {
     try {
         applyConfigNode(cfg, nested(splitDots(key), 0, value), file);
     } catch (const InputError& e) {
@@ -169,8 +172,10 @@ SweepAxis parseAxis(const std::string& file, const std::string& key, const YAML:
     const bool named = key == "pattern" || key == "variant";
     if (!named && !isConfigKey(key)) {
         std::string hint;
-        if (key == "patterns" || key == "variants") hint = fmt::format(" (did you mean {}?)", key.substr(0, key.size() - 1));
-        else if (isConfigGroup(key)) hint = " (a group: name one of its keys, e.g. " + key + "." + "<key>)";
+        if (key == "patterns" || key == "variants")
+            hint = fmt::format(" (did you mean {}?)", key.substr(0, key.size() - 1));
+        else if (isConfigGroup(key))
+            hint = " (a group: name one of its keys, e.g. " + key + "." + "<key>)";
         fail(file, keyNode, path, "unknown axis" + hint + " (known: " + joinList(knownAxes()) + ")");
     }
     if (named && v.IsScalar() && !isQuoted(v) && v.Scalar() == "all") {
@@ -181,8 +186,9 @@ SweepAxis parseAxis(const std::string& file, const std::string& key, const YAML:
         return axis;
     }
     if (!v.IsSequence())
-        fail(file, v, path, "got " + kindName(v) + ", expected a list of values" + (named ? " or all" : "") +
-                                 ", e.g. " + key + ": [" + (named ? "..." : "4096") + "]");
+        fail(file, v, path,
+             "got " + kindName(v) + ", expected a list of values" + (named ? " or all" : "") + ", e.g. " + key + ": [" +
+                 (named ? "..." : "4096") + "]");
     if (v.size() == 0) fail(file, v, path, "empty axis: list at least one value");
     std::set<std::string> seen;
     for (std::size_t i = 0; i < v.size(); ++i) {
@@ -202,7 +208,8 @@ SweepAxis parseAxis(const std::string& file, const std::string& key, const YAML:
             applyKey(scratch, key, item, file, "sweep.axes");
             text = *leafText(scratch, key);
             if (text.find_first_of(",=") != std::string::npos)
-                fail(file, item, ipath, quotedForMessage(text) + ": an axis value may not contain ',' or '=' (they separate point ids)");
+                fail(file, item, ipath,
+                     quotedForMessage(text) + ": an axis value may not contain ',' or '=' (they separate point ids)");
         }
         if (!seen.insert(text).second) fail(file, item, ipath, text + ": duplicate value");
         axis.values.push_back(text);
@@ -281,15 +288,18 @@ std::string cellText(const nlohmann::json& v) {
     return v.dump();  // numbers, bools, arrays (as JSON text)
 }
 
-void flattenResult(const nlohmann::json& j, const std::string& prefix, std::vector<std::pair<std::string, nlohmann::json>>& out) {
+void flattenResult(const nlohmann::json& j, const std::string& prefix,
+                   std::vector<std::pair<std::string, nlohmann::json>>& out) {
     if (!j.is_object()) {
         out.emplace_back(prefix.empty() ? "result" : prefix, j);
         return;
     }
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
-        if (it->is_object() && !it->empty()) flattenResult(*it, key, out);
-        else out.emplace_back(key, *it);
+        if (it->is_object() && !it->empty())
+            flattenResult(*it, key, out);
+        else
+            out.emplace_back(key, *it);
     }
 }
 
@@ -391,7 +401,8 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
     spec.name = std::filesystem::path(file).stem().string();
     try {
         const YAML::Node s = root["sweep"];
-        if (!s.IsMap()) fail(file, s, "sweep", "got " + kindName(s) + ", expected a map of keys (" + joinList(kSweepKeys) + ")");
+        if (!s.IsMap())
+            fail(file, s, "sweep", "got " + kindName(s) + ", expected a map of keys (" + joinList(kSweepKeys) + ")");
         std::set<std::string> seen;
         for (const auto& kv : s) {
             const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
@@ -401,9 +412,11 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
         }
         if (s["name"]) {
             spec.name = readString(file, s["name"], "sweep.name");
-            if (spec.name.empty() || spec.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
-                                         std::string::npos)
-                fail(file, s["name"], "sweep.name", quotedForMessage(spec.name) + ": use letters, digits, '_', '.', '-'");
+            if (spec.name.empty() ||
+                spec.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+                    std::string::npos)
+                fail(file, s["name"], "sweep.name",
+                     quotedForMessage(spec.name) + ": use letters, digits, '_', '.', '-'");
         }
         if (s["base_config"] && !s["base_config"].IsNull()) {
             const YAML::Node n = s["base_config"];
@@ -421,7 +434,8 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
             for (const auto& kv : set) {
                 const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
                 if (!isConfigKey(k) && !isConfigGroup(k))
-                    fail(file, kv.first, "sweep.set." + k, "unknown config key (known: " + joinList(configKeys()) + ")");
+                    fail(file, kv.first, "sweep.set." + k,
+                         "unknown config key (known: " + joinList(configKeys()) + ")");
                 if (!setKeys.insert(k).second) fail(file, kv.first, "sweep.set." + k, "duplicate key");
                 applyKey(spec.base, k, kv.second, file, "sweep.set");
             }
@@ -430,12 +444,16 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
         if (s["warmup"]) spec.warmup = readInt(file, s["warmup"], "sweep.warmup", 0);
 
         const YAML::Node axes = s["axes"];
-        if (!axes) throw InputError(where(file, s) + ": sweep.axes: missing: a sweep needs at least one axis, e.g. axes: {hidden: [4096]}");
+        if (!axes)
+            throw InputError(where(file, s) +
+                             ": sweep.axes: missing: a sweep needs at least one axis, e.g. axes: {hidden: [4096]}");
         if (!axes.IsMap() || axes.size() == 0)
-            fail(file, axes, "sweep.axes", "got " + kindName(axes) + ", expected a map of axis: [values] with at least one axis");
+            fail(file, axes, "sweep.axes",
+                 "got " + kindName(axes) + ", expected a map of axis: [values] with at least one axis");
         std::set<std::string> axisSeen;
         for (const auto& kv : axes) {
-            if (!kv.first.IsScalar()) fail(file, kv.first, "sweep.axes", "an axis name must be a string, got " + kindName(kv.first));
+            if (!kv.first.IsScalar())
+                fail(file, kv.first, "sweep.axes", "an axis name must be a string, got " + kindName(kv.first));
             const std::string k = kv.first.Scalar();
             if (!axisSeen.insert(k).second) fail(file, kv.first, "sweep.axes." + k, "duplicate axis");
             for (const auto& sk : setKeys)
@@ -466,8 +484,8 @@ SweepPlan expandSweep(const SweepSpec& spec) {
         if (a.values.empty()) throw InputError(spec.file + ": sweep.axes." + a.key + ": empty axis");
         total *= a.values.size();
         if (total > kMaxSweepPoints)
-            throw InputError(fmt::format("{}: sweep.axes: the cross product exceeds {} points; split the sweep", spec.file,
-                                         kMaxSweepPoints));
+            throw InputError(fmt::format("{}: sweep.axes: the cross product exceeds {} points; split the sweep",
+                                         spec.file, kMaxSweepPoints));
     }
     std::vector<std::size_t> at(spec.axes.size(), 0);
     std::optional<std::string> firstBad;
@@ -483,12 +501,15 @@ SweepPlan expandSweep(const SweepSpec& spec) {
             const std::string& value = spec.axes[a].values[at[a]];
             p.keys.emplace_back(key, value);
             p.id += (a ? "," : "") + key + "=" + value;
-            if (key == "pattern") p.pattern = parsePattern(value);
-            else if (key == "variant") p.variant = parseVariant(value);
+            if (key == "pattern")
+                p.pattern = parsePattern(value);
+            else if (key == "variant")
+                p.variant = parseVariant(value);
         }
         try {
             for (const auto& [key, value] : p.keys)
-                if (key != "pattern" && key != "variant") applySet(p.config, key + "=" + value);  // canonical text reads back the same value
+                if (key != "pattern" && key != "variant")
+                    applySet(p.config, key + "=" + value);  // canonical text reads back the same value
             validate(p.config);
             if (p.pattern) p.notValid = patternInvalidReason(p.config.shape, *p.pattern);
             plan.points.push_back(std::move(p));
@@ -501,8 +522,9 @@ SweepPlan expandSweep(const SweepSpec& spec) {
         }
     }
     if (bad)
-        throw InputError(spec.file + ": " + *firstBad +
-                         (bad > 1 ? fmt::format(" (and {} more of the {} points fail validation)", bad - 1, total) : ""));
+        throw InputError(
+            spec.file + ": " + *firstBad +
+            (bad > 1 ? fmt::format(" (and {} more of the {} points fail validation)", bad - 1, total) : ""));
     return plan;
 }
 
@@ -527,8 +549,10 @@ std::vector<nlohmann::json> readSweepRows(const std::filesystem::path& jsonl, bo
         const std::size_t next = complete ? nl + 1 : text.size();
         const bool last = next >= text.size();
         if (line.find_first_not_of(" \t\r") == std::string::npos) {
-            if (complete) goodEnd = next;
-            else torn = true;
+            if (complete)
+                goodEnd = next;
+            else
+                torn = true;
             pos = next;
             continue;
         }
@@ -541,7 +565,8 @@ std::vector<nlohmann::json> readSweepRows(const std::filesystem::path& jsonl, bo
             break;
         }
         if (!row.is_object() || !row.contains("id") || !row["id"].is_string())
-            throw InputError(fmt::format("{}:{}: a sweep row must be a JSON object with a string \"id\"", jsonl.string(), lineNo));
+            throw InputError(
+                fmt::format("{}:{}: a sweep row must be a JSON object with a string \"id\"", jsonl.string(), lineNo));
         rows.push_back(std::move(row));
         goodEnd = next;
         pos = next;
@@ -583,9 +608,10 @@ std::vector<nlohmann::json> SweepRunner::run(const Measure& measure) {
                                              opts_.jsonlPath.string(), r + 1, row["sweep"].dump(), plan_.name));
             const auto it = indexOf.find(id);
             if (it == indexOf.end())
-                throw InputError(fmt::format("{}:{}: point {} is not in this sweep (was the sweep file changed?): "
-                                             "resume with the file it was started with, or start afresh",
-                                             opts_.jsonlPath.string(), r + 1, id));
+                throw InputError(
+                    fmt::format("{}:{}: point {} is not in this sweep (was the sweep file changed?): "
+                                "resume with the file it was started with, or start afresh",
+                                opts_.jsonlPath.string(), r + 1, id));
             if (byPoint[it->second])
                 throw InputError(fmt::format("{}:{}: point {} appears twice", opts_.jsonlPath.string(), r + 1, id));
             byPoint[it->second] = row;
@@ -618,9 +644,12 @@ std::vector<nlohmann::json> SweepRunner::run(const Measure& measure) {
         if (!opts_.progress) return;
         prog.elapsedS = std::chrono::duration<double>(Clock::now() - t0).count();
         prog.last = last;
-        if (remainingToMeasure == 0) prog.etaS = 0.0;
-        else if (measuredNow) prog.etaS = measuredSeconds / double(measuredNow) * double(remainingToMeasure);
-        else prog.etaS.reset();
+        if (remainingToMeasure == 0)
+            prog.etaS = 0.0;
+        else if (measuredNow)
+            prog.etaS = measuredSeconds / double(measuredNow) * double(remainingToMeasure);
+        else
+            prog.etaS.reset();
         opts_.progress(prog);
     };
     report(nullptr);
@@ -634,8 +663,8 @@ std::vector<nlohmann::json> SweepRunner::run(const Measure& measure) {
             auto it = std::find_if(flat.begin(), flat.end(), [&key = k](const auto& kv) { return kv.first == key; });
             point[k] = it != flat.end() ? it->second : nlohmann::json(v);
         }
-        nlohmann::json row = {{"sweep", plan_.name}, {"id", p.id}, {"index", p.index}, {"point", point},
-                              {"config", toJson(p.config)}};
+        nlohmann::json row = {
+            {"sweep", plan_.name}, {"id", p.id}, {"index", p.index}, {"point", point}, {"config", toJson(p.config)}};
         if (p.notValid) {
             row["status"] = "not_valid";
             row["reason"] = *p.notValid;
@@ -667,7 +696,8 @@ std::vector<nlohmann::json> SweepRunner::run(const Measure& measure) {
 
 // ---------------------------------------------------------------- text
 
-std::string formatSweepSummary(const SweepPlan& plan, const std::vector<nlohmann::json>& rows, const std::vector<std::string>& fieldsIn) {
+std::string formatSweepSummary(const SweepPlan& plan, const std::vector<nlohmann::json>& rows,
+                               const std::vector<std::string>& fieldsIn) {
     std::map<std::string, const nlohmann::json*> byId;
     for (const auto& r : rows)
         if (r.contains("id") && r["id"].is_string()) byId[r["id"].get<std::string>()] = &r;
@@ -733,7 +763,8 @@ std::string formatSweepProgress(const SweepProgress& p, int barWidth) {
     const int filled = static_cast<int>(std::lround(frac * barWidth));
     std::string bar = "[" + std::string(std::size_t(std::max(0, filled)), '#') +
                       std::string(std::size_t(std::max(0, barWidth - filled)), '.') + "]";
-    std::string s = fmt::format("{} {}/{} {:3.0f}%  {} elapsed", bar, p.done, p.total, frac * 100.0, duration(p.elapsedS));
+    std::string s =
+        fmt::format("{} {}/{} {:3.0f}%  {} elapsed", bar, p.done, p.total, frac * 100.0, duration(p.elapsedS));
     s += p.etaS ? ", ETA " + duration(*p.etaS) : ", ETA ?";
     if (p.last) s += "  " + p.last->id;
     return s;

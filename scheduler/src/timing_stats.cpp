@@ -22,7 +22,8 @@ void requireFinite(std::span<const double> xs, const char* what) {
 
 double quantileSorted(std::span<const double> sorted, double q) {
     if (sorted.empty()) throw std::invalid_argument("quantile of no samples");
-    if (!(q >= 0.0 && q <= 1.0)) throw std::invalid_argument("quantile q = " + std::to_string(q) + ": must be in [0, 1]");
+    if (!(q >= 0.0 && q <= 1.0))
+        throw std::invalid_argument("quantile q = " + std::to_string(q) + ": must be in [0, 1]");
     const double h = double(sorted.size() - 1) * q;
     const std::size_t lo = static_cast<std::size_t>(std::floor(h));
     if (lo + 1 >= sorted.size()) return sorted.back();
@@ -66,13 +67,15 @@ Summary summarize(std::span<const double> samples) {
     return r;
 }
 
-PairedSaving pairedSaving(std::span<const double> baseline, std::span<const double> candidate, const BootstrapOptions& o) {
+PairedSaving pairedSaving(std::span<const double> baseline, std::span<const double> candidate,
+                          const BootstrapOptions& o) {
     if (baseline.size() != candidate.size())
         throw std::invalid_argument("paired saving: " + std::to_string(baseline.size()) + " baseline samples but " +
                                     std::to_string(candidate.size()) + " candidate samples; pairs need equal counts");
     requireFinite(baseline, "paired saving, baseline");
     requireFinite(candidate, "paired saving, candidate");
-    if (o.resamples < 1) throw std::invalid_argument("bootstrap resamples = " + std::to_string(o.resamples) + ": must be at least 1");
+    if (o.resamples < 1)
+        throw std::invalid_argument("bootstrap resamples = " + std::to_string(o.resamples) + ": must be at least 1");
     if (!(o.confidence > 0.0 && o.confidence < 1.0))
         throw std::invalid_argument("bootstrap confidence = " + std::to_string(o.confidence) + ": must be in (0, 1)");
 
@@ -106,7 +109,8 @@ PairedSaving pairedSaving(std::span<const double> baseline, std::span<const doub
 }
 
 ProjectedSaving projectSaving(const PairedSaving& s, int layers) {
-    if (layers < 1) throw std::invalid_argument("projection over " + std::to_string(layers) + " layers: must be at least 1");
+    if (layers < 1)
+        throw std::invalid_argument("projection over " + std::to_string(layers) + " layers: must be at least 1");
     const double k = double(layers) * 1e-6;  // ns per layer → ms over all layers
     return {s.median * k, s.ciLow * k, s.ciHigh * k};
 }

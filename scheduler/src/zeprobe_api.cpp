@@ -40,14 +40,14 @@ int contractVersion() noexcept { return 1; }
 
 const char* errorCodeName(ErrorCode code) noexcept {
     switch (code) {
-    case ErrorCode::invalid_argument: return "invalid_argument";
-    case ErrorCode::not_found: return "not_found";
-    case ErrorCode::io: return "io";
-    case ErrorCode::device: return "device";
-    case ErrorCode::kernel_build: return "kernel_build";
-    case ErrorCode::unsupported: return "unsupported";
-    case ErrorCode::out_of_memory: return "out_of_memory";
-    case ErrorCode::internal: return "internal";
+        case ErrorCode::invalid_argument: return "invalid_argument";
+        case ErrorCode::not_found: return "not_found";
+        case ErrorCode::io: return "io";
+        case ErrorCode::device: return "device";
+        case ErrorCode::kernel_build: return "kernel_build";
+        case ErrorCode::unsupported: return "unsupported";
+        case ErrorCode::out_of_memory: return "out_of_memory";
+        case ErrorCode::internal: return "internal";
     }
     return "unknown";
 }
@@ -59,16 +59,16 @@ namespace {
 
 ErrorCode codeOf(const ze::Error& e) {
     switch (e.code()) {
-    case ZE_RESULT_ERROR_MODULE_BUILD_FAILURE:
-    case ZE_RESULT_ERROR_MODULE_LINK_FAILURE:
-    case ZE_RESULT_ERROR_INVALID_NATIVE_BINARY:
-    case ZE_RESULT_ERROR_INVALID_KERNEL_NAME: return ErrorCode::kernel_build;  // zeKernelCreate refused
-    case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE:
-    case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return ErrorCode::unsupported;
-    case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
-    case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return ErrorCode::out_of_memory;
-    case ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE: return ErrorCode::not_found;
-    default: return ErrorCode::device;
+        case ZE_RESULT_ERROR_MODULE_BUILD_FAILURE:
+        case ZE_RESULT_ERROR_MODULE_LINK_FAILURE:
+        case ZE_RESULT_ERROR_INVALID_NATIVE_BINARY:
+        case ZE_RESULT_ERROR_INVALID_KERNEL_NAME: return ErrorCode::kernel_build;  // zeKernelCreate refused
+        case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE:
+        case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return ErrorCode::unsupported;
+        case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
+        case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return ErrorCode::out_of_memory;
+        case ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE: return ErrorCode::not_found;
+        default: return ErrorCode::device;
     }
 }
 
@@ -103,7 +103,8 @@ ErrorCode codeOf(const ze::Error& e) {
 // the prefix may differ from the configured one, so the compiled-in install libdir is not enough).
 std::optional<std::string> zeclNextToThisLibrary() {
     Dl_info info{};
-    if (dladdr(reinterpret_cast<const void*>(&zeclNextToThisLibrary), &info) == 0 || !info.dli_fname) return std::nullopt;
+    if (dladdr(reinterpret_cast<const void*>(&zeclNextToThisLibrary), &info) == 0 || !info.dli_fname)
+        return std::nullopt;
     std::error_code ec;
     const fs::path candidate = fs::path(info.dli_fname).parent_path() / "libze_zecl.so";
     if (!fs::is_regular_file(candidate, ec)) return std::nullopt;
@@ -213,8 +214,8 @@ struct ChainState {
     zp::sched::Variant variant{};
     ze::CommandQueue queue;
     std::unique_ptr<zp::sched::DeviceChain> chain;
-    zp::oracle::ChainInputs inputs;   // staging, reused between calls: [M, ·] with padded rows
-    std::int32_t paddingId = 0;       // expert id of padded routes: another card's when C > 1
+    zp::oracle::ChainInputs inputs;  // staging, reused between calls: [M, ·] with padded rows
+    std::int32_t paddingId = 0;      // expert id of padded routes: another card's when C > 1
     bool ran = false;
 
     // A forward() that failed part-way (e.g. an enqueue error) can leave earlier commands in
@@ -222,8 +223,7 @@ struct ChainState {
     ~ChainState() {
         try {
             if (queue) queue.synchronize();
-        } catch (...) {
-        }
+        } catch (...) {}
     }
 };
 
@@ -247,12 +247,13 @@ Device::Device(const DeviceOptions& options) {
                         std::string("zeprobe::Device: ") + e.extra(), static_cast<std::int32_t>(e.code()));
         }
         s->context = ze::Context(s->device);
-        s->modules = std::make_unique<zp::sched::KernelModules>(s->context, s->device,
-                                                                zp::kernels::Package::instance(),
-                                                                tuning.value_or(zp::sched::KernelTuning::recommendedFor(s->device)));
+        s->modules = std::make_unique<zp::sched::KernelModules>(
+            s->context, s->device, zp::kernels::Package::instance(),
+            tuning.value_or(zp::sched::KernelTuning::recommendedFor(s->device)));
         s->info = describe(s->device);
-        s->info.kernels = s->modules->choice().why +
-                          (s->modules->tuning().isPackaged() ? std::string() : "; tiles " + s->modules->tuning().describe());
+        s->info.kernels =
+            s->modules->choice().why +
+            (s->modules->tuning().isPackaged() ? std::string() : "; tiles " + s->modules->tuning().describe());
         state_ = std::move(s);
     } catch (...) {
         rethrowTranslated("zeprobe::Device", ErrorCode::invalid_argument, ErrorCode::unsupported);
@@ -422,7 +423,9 @@ void Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::
     detail::ChainState& s = *state_;
     const Shape& sh = s.layer->shape;
     const std::size_t H = std::size_t(sh.hidden), K = std::size_t(sh.topK), M = std::size_t(sh.rows);
-    auto bad = [](const std::string& why) { throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: " + why); };
+    auto bad = [](const std::string& why) {
+        throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: " + why);
+    };
 
     // CONTRACT §5.1: everything is checked before any device work.
     if (topkIds.empty() || topkIds.size() % K != 0)
@@ -436,11 +439,11 @@ void Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::
         bad("hidden has " + std::to_string(hidden.size()) + " values, expected rows*hidden = " + std::to_string(m) +
             "*" + std::to_string(H) + " = " + std::to_string(m * H));
     if (topkWeights.size() != m * K)
-        bad("topk_weights has " + std::to_string(topkWeights.size()) + " values, expected rows*top_k = " +
-            std::to_string(m * K));
+        bad("topk_weights has " + std::to_string(topkWeights.size()) +
+            " values, expected rows*top_k = " + std::to_string(m * K));
     if (out.size() != m * H)
-        bad("out has room for " + std::to_string(out.size()) + " values, expected rows*hidden = " +
-            std::to_string(m * H));
+        bad("out has room for " + std::to_string(out.size()) +
+            " values, expected rows*hidden = " + std::to_string(m * H));
     for (std::size_t r = 0; r < m; ++r)
         for (std::size_t k = 0; k < K; ++k) {
             const std::int32_t id = topkIds[r * K + k];
@@ -463,9 +466,9 @@ void Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::
         s.ran = true;
         const zp::sched::DeviceResults r = s.chain->results();
         if (r.invalidIds > 0)
-            throw Error(ErrorCode::internal,
-                        "zeprobe::Chain::forward: the device flagged " + std::to_string(r.invalidIds) +
-                            " expert id(s) outside [0, " + std::to_string(sh.experts) + ") that the host accepted");
+            throw Error(ErrorCode::internal, "zeprobe::Chain::forward: the device flagged " +
+                                                 std::to_string(r.invalidIds) + " expert id(s) outside [0, " +
+                                                 std::to_string(sh.experts) + ") that the host accepted");
         if (r.out.size() < m * H) throw Error(ErrorCode::internal, "zeprobe::Chain::forward: short output");
         std::copy_n(r.out.begin(), m * H, out.begin());
     } catch (...) {

@@ -14,9 +14,9 @@ namespace zp::kernels {
 
 std::string_view formatName(Format format) noexcept {
     switch (format) {
-    case Format::Native: return "native";
-    case Format::Spirv: return "spirv";
-    case Format::Bundle: return "bundle";
+        case Format::Native: return "native";
+        case Format::Spirv: return "spirv";
+        case Format::Bundle: return "bundle";
     }
     return "?";
 }
@@ -47,7 +47,8 @@ Package Package::fromDirectory(const std::filesystem::path& dir) {
     const auto manifestPath = dir / "manifest.txt";
     std::ifstream manifest(manifestPath);
     if (!manifest)
-        throw std::runtime_error("ZP_KERNEL_DIR=" + dir.string() + ": no manifest.txt there (point it at a build's spirv/artifacts directory)");
+        throw std::runtime_error("ZP_KERNEL_DIR=" + dir.string() +
+                                 ": no manifest.txt there (point it at a build's spirv/artifacts directory)");
     Package p;
     p.origin_ = dir.string();
     std::string line;
@@ -63,14 +64,16 @@ Package Package::fromDirectory(const std::filesystem::path& dir) {
         auto bytes = std::make_shared<std::vector<std::byte>>();
         const std::string raw{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
         bytes->resize(raw.size());
-        std::transform(raw.begin(), raw.end(), bytes->begin(), [](char c) { return std::byte(static_cast<unsigned char>(c)); });
+        std::transform(raw.begin(), raw.end(), bytes->begin(),
+                       [](char c) { return std::byte(static_cast<unsigned char>(c)); });
         Artifact a;
         a.file = f[0];
         a.format = *format;
         a.target = f[2];
         if (f[3] != "-") {
             std::istringstream ips(f[3]);
-            for (std::string ip; std::getline(ips, ip, ',');) a.ipVersions.push_back(static_cast<std::uint32_t>(std::stoul(ip)));
+            for (std::string ip; std::getline(ips, ip, ',');)
+                a.ipVersions.push_back(static_cast<std::uint32_t>(std::stoul(ip)));
         }
         a.bytes = std::span<const std::byte>(*bytes);
         p.storage_.push_back(std::move(bytes));

@@ -63,7 +63,8 @@ std::string inlineIncludes(const fs::path& file, const std::string& display, con
                         shown = fs::path(name).lexically_normal().string();
                     }
                     if (!fs::exists(target))
-                        throw std::runtime_error(file.string() + ":" + std::to_string(lineNo) + ": cannot find \"" + name + "\"");
+                        throw std::runtime_error(file.string() + ":" + std::to_string(lineNo) + ": cannot find \"" +
+                                                 name + "\"");
                     out += inlineIncludes(target, shown, includeDir, depth + 1);
                     out += "#line " + std::to_string(lineNo + 1) + " \"" + display + "\"\n";
                     continue;
@@ -124,12 +125,14 @@ int embed(const std::map<std::string, std::string>& args) {
             for (std::string ip; std::getline(ips, ip, ',');) cpp << ip << "u,";
         }
         cpp << "0u};\n";
-        const std::size_t ipCount = f[3] == "-" ? 0 : static_cast<std::size_t>(std::count(f[3].begin(), f[3].end(), ',') + 1);
+        const std::size_t ipCount =
+            f[3] == "-" ? 0 : static_cast<std::size_t>(std::count(f[3].begin(), f[3].end(), ',') + 1);
         table << "    {" << cString(f[0]) << ", " << cString(f[1]) << ", " << cString(f[2]) << ", ip" << n << ", "
               << ipCount << ", a" << n << ", " << bytes.size() << "},\n";
         ++n;
     }
-    cpp << "}  // namespace\n\nconst EmbeddedArtifact kEmbedded[] = {\n" << table.str()
+    cpp << "}  // namespace\n\nconst EmbeddedArtifact kEmbedded[] = {\n"
+        << table.str()
         << "    {nullptr, nullptr, nullptr, nullptr, 0, nullptr, 0}};\nconst std::size_t kEmbeddedCount = " << n
         << ";\n\n}  // namespace zp::kernels::detail\n";
     writeFile(args.at("--out"), cpp.str());
@@ -149,7 +152,8 @@ int main(int argc, char** argv) {
         if (cmd == "embed") return embed(args);
         throw std::runtime_error("unknown command '" + cmd + "' (expected bundle or embed)");
     } catch (const std::out_of_range&) {
-        std::fprintf(stderr, "zp-kernel-pack: a required option is missing (bundle: --source --out; embed: --manifest --out)\n");
+        std::fprintf(
+            stderr, "zp-kernel-pack: a required option is missing (bundle: --source --out; embed: --manifest --out)\n");
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "zp-kernel-pack: %s\n", e.what());

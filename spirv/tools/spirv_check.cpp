@@ -28,8 +28,8 @@ enum : std::uint16_t {
 };
 
 bool isTerminator(std::uint16_t op) {
-    return op == OpBranch || op == OpBranchConditional || op == OpSwitch || op == OpKill ||
-           op == OpReturn || op == OpReturnValue || op == OpUnreachable;
+    return op == OpBranch || op == OpBranchConditional || op == OpSwitch || op == OpKill || op == OpReturn ||
+           op == OpReturnValue || op == OpUnreachable;
 }
 
 struct Instruction {
@@ -75,8 +75,8 @@ Parsed parse(std::span<const std::uint32_t> words) {
     Parsed parsed;
     spvtools::Context context(kEnv);
     spv_diagnostic diagnostic = nullptr;
-    const spv_result_t rc = spvBinaryParse(context.CContext(), &parsed, words.data(), words.size(), nullptr,
-                                           onInstruction, &diagnostic);
+    const spv_result_t rc =
+        spvBinaryParse(context.CContext(), &parsed, words.data(), words.size(), nullptr, onInstruction, &diagnostic);
     if (rc != SPV_SUCCESS) {
         std::string msg = diagnostic && diagnostic->error ? diagnostic->error : "unknown parse error";
         spvDiagnosticDestroy(diagnostic);
@@ -103,7 +103,8 @@ std::optional<std::string> undefinedFunctions(std::span<const std::uint32_t> wor
         std::size_t j = i + 1;
         while (j < all.size() && all[j].opcode == OpFunctionParameter) ++j;
         if (j < all.size() && all[j].opcode == OpFunctionEnd)
-            log += "function %" + std::to_string(all[i].resultId) + " is declared but never defined (a non-static inline helper?)\n";
+            log += "function %" + std::to_string(all[i].resultId) +
+                   " is declared but never defined (a non-static inline helper?)\n";
     }
     if (log.empty()) return std::nullopt;
     return log;
@@ -165,7 +166,8 @@ std::vector<std::uint32_t> orderBlocks(std::span<const std::uint32_t> words) {
                 auto& [b, next] = stack.back();
                 if (next < blocks[b].successors.size()) {
                     const auto it = blockOfLabel.find(blocks[b].successors[next++]);
-                    if (it == blockOfLabel.end()) throw std::runtime_error("SPIR-V branch to a label outside its function");
+                    if (it == blockOfLabel.end())
+                        throw std::runtime_error("SPIR-V branch to a label outside its function");
                     if (!seen[it->second]) {
                         seen[it->second] = 1;
                         stack.emplace_back(it->second, 0);
@@ -190,7 +192,9 @@ std::vector<std::uint32_t> readWords(const std::string& path) {
     std::ifstream f(path, std::ios::binary | std::ios::ate);
     if (!f) throw std::runtime_error("cannot open " + path);
     const std::streamsize bytes = f.tellg();
-    if (bytes <= 0 || bytes % 4) throw std::runtime_error(path + ": " + std::to_string(bytes) + " bytes is not a SPIR-V module (whole 32-bit words)");
+    if (bytes <= 0 || bytes % 4)
+        throw std::runtime_error(path + ": " + std::to_string(bytes) +
+                                 " bytes is not a SPIR-V module (whole 32-bit words)");
     std::vector<std::uint32_t> words(static_cast<std::size_t>(bytes) / 4);
     f.seekg(0);
     f.read(reinterpret_cast<char*>(words.data()), bytes);

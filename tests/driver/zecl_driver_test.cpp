@@ -18,7 +18,7 @@ namespace {
 
 #define ZE_OK(expr) ASSERT_EQ(ZE_RESULT_SUCCESS, (expr)) << #expr
 
-const char *kKernels = R"CL(
+const char* kKernels = R"CL(
 kernel void write_gid(global uint *out) { out[get_global_id(0)] = (uint)get_global_id(0); }
 
 kernel void increment(global uint *counter) { counter[0] += 1u; }
@@ -42,7 +42,7 @@ __attribute__((reqd_work_group_size(4, 1, 1)))
 kernel void fixed4(global uint *out) { out[get_global_id(0)] = (uint)get_local_size(0); }
 )CL";
 
-std::vector<uint8_t> bundle(const std::string &source, const std::string &options = "-cl-std=CL1.2") {
+std::vector<uint8_t> bundle(const std::string& source, const std::string& options = "-cl-std=CL1.2") {
     return zecl::makeSourceBundle(options, source);
 }
 
@@ -56,16 +56,15 @@ struct Zecl {
     ze_driver_handle_t driver = nullptr;
     std::vector<ze_device_handle_t> devices;
     ze_context_handle_t context = nullptr;
-    std::vector<ze_module_handle_t> modules; // kKernels, per device (lazy)
+    std::vector<ze_module_handle_t> modules;  // kKernels, per device (lazy)
 
-    static Zecl &get() {
+    static Zecl& get() {
         static Zecl z;
         return z;
     }
 
     Zecl() {
-        if (zeInit(0) != ZE_RESULT_SUCCESS)
-            return;
+        if (zeInit(0) != ZE_RESULT_SUCCESS) return;
         uint32_t n = 0;
         zeDriverGet(&n, nullptr);
         std::vector<ze_driver_handle_t> drivers(n);
@@ -75,8 +74,7 @@ struct Zecl {
                 driver = d;
                 break;
             }
-        if (!driver)
-            return;
+        if (!driver) return;
         uint32_t nd = 0;
         zeDeviceGet(driver, &nd, nullptr);
         devices.resize(nd);
@@ -114,8 +112,7 @@ std::vector<cl_device_id> clDevices() {
             if (std::string(name).find(only) == std::string::npos) continue;
         }
         cl_uint nd = 0;
-        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0)
-            continue;
+        if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd) != CL_SUCCESS || nd == 0) continue;
         std::vector<cl_device_id> ds(nd);
         clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ds.data(), nullptr);
         return ds;
@@ -123,7 +120,8 @@ std::vector<cl_device_id> clDevices() {
     return {};
 }
 
-template <class T> T clInfo(cl_device_id d, cl_device_info what) {
+template <class T>
+T clInfo(cl_device_id d, cl_device_info what) {
     T v{};
     clGetDeviceInfo(d, what, sizeof(T), &v, nullptr);
     return v;
@@ -139,9 +137,9 @@ protected:
         dev = z->devices[0];
     }
 
-    void *deviceAlloc(size_t size, ze_device_handle_t d = nullptr) {
+    void* deviceAlloc(size_t size, ze_device_handle_t d = nullptr) {
         ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
-        void *p = nullptr;
+        void* p = nullptr;
         EXPECT_EQ(ZE_RESULT_SUCCESS, zeMemAllocDevice(z->context, &desc, size, 0, d ? d : dev, &p));
         return p;
     }
@@ -155,7 +153,7 @@ protected:
         return l;
     }
 
-    ze_kernel_handle_t kernel(const char *name, size_t devIndex = 0) {
+    ze_kernel_handle_t kernel(const char* name, size_t devIndex = 0) {
         ze_module_handle_t m = z->module(devIndex);
         EXPECT_NE(m, nullptr);
         ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC};
@@ -166,7 +164,8 @@ protected:
     }
 
     // Copies `bytes` from device memory to the host (blocking).
-    template <class T> std::vector<T> download(const void *src, size_t count) {
+    template <class T>
+    std::vector<T> download(const void* src, size_t count) {
         std::vector<T> out(count);
         auto l = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
         EXPECT_EQ(ZE_RESULT_SUCCESS,
@@ -175,14 +174,15 @@ protected:
         return out;
     }
 
-    template <class T> void upload(void *dst, const std::vector<T> &v) {
+    template <class T>
+    void upload(void* dst, const std::vector<T>& v) {
         auto l = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
         EXPECT_EQ(ZE_RESULT_SUCCESS,
                   zeCommandListAppendMemoryCopy(l, dst, v.data(), v.size() * sizeof(T), nullptr, 0, nullptr));
         zeCommandListDestroy(l);
     }
 
-    Zecl *z = nullptr;
+    Zecl* z = nullptr;
     ze_device_handle_t dev = nullptr;
 };
 
@@ -208,7 +208,7 @@ TEST_F(ZeclTest, GivenZecl_WhenDriverQueried_ThenApiVersionUuidAndVersionAreRepo
 TEST_F(ZeclTest, GivenPoclDevices_WhenEnumerated_ThenOneZeDevicePerOpenClDevice) {
     auto cl = clDevices();
     EXPECT_EQ(z->devices.size(), cl.size());
-    if (const char *expect = std::getenv("ZECL_TEST_EXPECT_DEVICES")) {
+    if (const char* expect = std::getenv("ZECL_TEST_EXPECT_DEVICES")) {
         EXPECT_EQ(z->devices.size(), size_t(std::atoi(expect)));
     }
     uint32_t sub = 5;
@@ -237,7 +237,7 @@ TEST_F(ZeclTest, GivenDevice_WhenPropertiesQueried_ThenTheyMatchOpenCl) {
 
     ze_device_properties_t p12{ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2};
     ZE_OK(zeDeviceGetProperties(dev, &p12));
-    EXPECT_EQ(p12.timerResolution, 1000000000ull / p.timerResolution); // cycles per second
+    EXPECT_EQ(p12.timerResolution, 1000000000ull / p.timerResolution);  // cycles per second
 }
 
 TEST_F(ZeclTest, GivenDevice_WhenComputeAndMemoryPropertiesQueried_ThenTheyMatchOpenCl) {
@@ -290,8 +290,7 @@ TEST_F(ZeclTest, GivenDevice_WhenModulePropertiesQueried_ThenFpFlagsAndNativeUui
     size_t ilSize = 0;
     clGetDeviceInfo(cl[0], CL_DEVICE_IL_VERSION, 0, nullptr, &ilSize);
     std::string il(ilSize, '\0');
-    if (ilSize)
-        clGetDeviceInfo(cl[0], CL_DEVICE_IL_VERSION, ilSize, il.data(), nullptr);
+    if (ilSize) clGetDeviceInfo(cl[0], CL_DEVICE_IL_VERSION, ilSize, il.data(), nullptr);
     EXPECT_EQ(m.spirvVersionSupported != 0, il.find("SPIR-V") != std::string::npos);
     EXPECT_EQ(std::memcmp(m.nativeKernelSupported.id, "zecl-src-bundle1", 16), 0);
     EXPECT_EQ(m.maxArgumentsSize, clInfo<size_t>(cl[0], CL_DEVICE_MAX_PARAMETER_SIZE));
@@ -311,21 +310,20 @@ TEST_F(ZeclTest, GivenDevice_WhenGlobalTimestampsRead_ThenTheyAdvance) {
 // Memory
 
 TEST_F(ZeclTest, GivenDeviceAllocation_WhenCopiedThereAndBack_ThenBytesAreExact) {
-    const size_t n = 4099; // odd on purpose
+    const size_t n = 4099;  // odd on purpose
     std::vector<uint8_t> in(n), out(n, 0);
-    for (size_t i = 0; i < n; ++i)
-        in[i] = uint8_t(i * 131 + 7);
-    void *d = deviceAlloc(n);
+    for (size_t i = 0; i < n; ++i) in[i] = uint8_t(i * 131 + 7);
+    void* d = deviceAlloc(n);
     ASSERT_NE(d, nullptr);
     ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
-    void *h = nullptr;
+    void* h = nullptr;
     ZE_OK(zeMemAllocHost(z->context, &hd, n, 64, &h));
     ASSERT_EQ(reinterpret_cast<uintptr_t>(h) % 64, 0u);
     auto l = immediate();
     ZE_OK(zeCommandListAppendMemoryCopy(l, d, in.data(), n, nullptr, 0, nullptr));
     ZE_OK(zeCommandListAppendMemoryCopy(l, h, d, n, nullptr, 0, nullptr));
     ZE_OK(zeCommandListAppendMemoryCopy(l, out.data(), h, n, nullptr, 0, nullptr));
-    ZE_OK(zeCommandListDestroy(l)); // waits for the copies
+    ZE_OK(zeCommandListDestroy(l));  // waits for the copies
     EXPECT_EQ(in, out);
     ZE_OK(zeMemFree(z->context, d));
     ZE_OK(zeMemFree(z->context, h));
@@ -333,12 +331,11 @@ TEST_F(ZeclTest, GivenDeviceAllocation_WhenCopiedThereAndBack_ThenBytesAreExact)
 
 TEST_F(ZeclTest, GivenFillPatterns_WhenFilled_ThenEveryByteRepeatsThePattern) {
     const size_t n = 1024;
-    void *d = deviceAlloc(n);
-    for (size_t patternSize : {1, 2, 4, 16, 128, 3, 24}) { // 3 and 24 are emulated
+    void* d = deviceAlloc(n);
+    for (size_t patternSize : {1, 2, 4, 16, 128, 3, 24}) {  // 3 and 24 are emulated
         std::vector<uint8_t> pattern(patternSize);
-        for (size_t i = 0; i < patternSize; ++i)
-            pattern[i] = uint8_t(0xA0 + i);
-        const size_t size = patternSize == 3 ? 1000 : n; // 1000 is not a multiple of 3
+        for (size_t i = 0; i < patternSize; ++i) pattern[i] = uint8_t(0xA0 + i);
+        const size_t size = patternSize == 3 ? 1000 : n;  // 1000 is not a multiple of 3
         auto l = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
         std::vector<uint8_t> zeros(n, 0);
         ZE_OK(zeCommandListAppendMemoryCopy(l, d, zeros.data(), n, nullptr, 0, nullptr));
@@ -354,8 +351,8 @@ TEST_F(ZeclTest, GivenFillPatterns_WhenFilled_ThenEveryByteRepeatsThePattern) {
 }
 
 TEST_F(ZeclTest, GivenInteriorPointer_WhenPropertiesAndRangeQueried_ThenTheAllocationIsFound) {
-    void *d = deviceAlloc(4096);
-    auto *inner = static_cast<uint8_t *>(d) + 1000;
+    void* d = deviceAlloc(4096);
+    auto* inner = static_cast<uint8_t*>(d) + 1000;
     ze_memory_allocation_properties_t p{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES};
     ze_device_handle_t owner = nullptr;
     ZE_OK(zeMemGetAllocProperties(z->context, inner, &p, &owner));
@@ -364,7 +361,7 @@ TEST_F(ZeclTest, GivenInteriorPointer_WhenPropertiesAndRangeQueried_ThenTheAlloc
     ze_memory_allocation_properties_t pb{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES};
     ZE_OK(zeMemGetAllocProperties(z->context, d, &pb, nullptr));
     EXPECT_EQ(pb.id, p.id);
-    void *base = nullptr;
+    void* base = nullptr;
     size_t size = 0;
     ZE_OK(zeMemGetAddressRange(z->context, inner, &base, &size));
     EXPECT_EQ(base, d);
@@ -380,7 +377,7 @@ TEST_F(ZeclTest, GivenBadSizesOrAlignment_WhenAllocating_ThenTheSpecErrorsAreRet
     ze_device_properties_t p{ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
     ZE_OK(zeDeviceGetProperties(dev, &p));
     ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
-    void *ptr = reinterpret_cast<void *>(1);
+    void* ptr = reinterpret_cast<void*>(1);
     EXPECT_EQ(zeMemAllocDevice(z->context, &desc, p.maxMemAllocSize + 1, 0, dev, &ptr),
               ZE_RESULT_ERROR_UNSUPPORTED_SIZE);
     EXPECT_EQ(ptr, nullptr);
@@ -399,26 +396,24 @@ TEST_F(ZeclTest, GivenSharedAllocation_WhenDeviceHasFineGrainSvm_ThenHostAndKern
     auto svm = clInfo<cl_device_svm_capabilities>(cl[0], CL_DEVICE_SVM_CAPABILITIES);
     ze_device_mem_alloc_desc_t dd{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
     ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
-    void *s = nullptr;
+    void* s = nullptr;
     ze_result_t r = zeMemAllocShared(z->context, &dd, &hd, 64 * sizeof(uint32_t), 0, dev, &s);
     if (!(svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER)) {
         EXPECT_EQ(r, ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
         return;
     }
     ZE_OK(r);
-    auto *u = static_cast<uint32_t *>(s);
-    for (uint32_t i = 0; i < 64; ++i)
-        u[i] = 1000 + i;
+    auto* u = static_cast<uint32_t*>(s);
+    for (uint32_t i = 0; i < 64; ++i) u[i] = 1000 + i;
     auto k = kernel("add_value");
     uint32_t v = 5;
-    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void *), &s));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &s));
     ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof(v), &v));
     ZE_OK(zeKernelSetGroupSize(k, 8, 1, 1));
     auto l = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
     ze_group_count_t g{8, 1, 1};
     ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr));
-    for (uint32_t i = 0; i < 64; ++i)
-        ASSERT_EQ(u[i], 1005 + i);
+    for (uint32_t i = 0; i < 64; ++i) ASSERT_EQ(u[i], 1005 + i);
     ZE_OK(zeCommandListDestroy(l));
     ZE_OK(zeKernelDestroy(k));
     ZE_OK(zeMemFree(z->context, s));
@@ -433,7 +428,7 @@ TEST_F(ZeclTest, GivenSourceBundle_WhenModuleBuilt_ThenKernelNamesAndNativeBinar
     md.format = ZE_MODULE_FORMAT_NATIVE;
     md.inputSize = b.size();
     md.pInputModule = b.data();
-    md.pBuildFlags = "-ze-opt-level=2"; // IGC-only flag: dropped by zecl
+    md.pBuildFlags = "-ze-opt-level=2";  // IGC-only flag: dropped by zecl
     ze_module_handle_t m = nullptr;
     ze_module_build_log_handle_t log = nullptr;
     ZE_OK(zeModuleCreate(z->context, dev, &md, &m, &log));
@@ -445,7 +440,7 @@ TEST_F(ZeclTest, GivenSourceBundle_WhenModuleBuilt_ThenKernelNamesAndNativeBinar
     uint32_t n = 0;
     ZE_OK(zeModuleGetKernelNames(m, &n, nullptr));
     ASSERT_EQ(n, 5u);
-    std::vector<const char *> names(n);
+    std::vector<const char*> names(n);
     ZE_OK(zeModuleGetKernelNames(m, &n, names.data()));
     std::vector<std::string> sorted(names.begin(), names.end());
     std::sort(sorted.begin(), sorted.end());
@@ -501,7 +496,7 @@ TEST_F(ZeclTest, GivenWrongInputs_WhenModuleCreated_ThenTheyAreRejected) {
         const uint32_t spirvHeader[5] = {0x07230203, 0x00010000, 0, 1, 0};
         md.format = ZE_MODULE_FORMAT_IL_SPIRV;
         md.inputSize = sizeof(spirvHeader);
-        md.pInputModule = reinterpret_cast<const uint8_t *>(spirvHeader);
+        md.pInputModule = reinterpret_cast<const uint8_t*>(spirvHeader);
         EXPECT_EQ(zeModuleCreate(z->context, dev, &md, &m, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     }
 }
@@ -557,17 +552,16 @@ TEST_F(ZeclTest, GivenKernels_WhenPropertiesQueried_ThenArgsGroupSizesAndNameAre
 
 TEST_F(ZeclTest, GivenWriteGidKernel_WhenLaunchedIn3D_ThenEveryItemWritesItsGlobalId) {
     const uint32_t n = 256;
-    void *d = deviceAlloc(n * sizeof(uint32_t));
+    void* d = deviceAlloc(n * sizeof(uint32_t));
     auto k = kernel("write_gid");
-    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void *), &d));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &d));
     ZE_OK(zeKernelSetGroupSize(k, 16, 1, 1));
     auto l = immediate();
     ze_group_count_t g{n / 16, 1, 1};
     ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr));
     ZE_OK(zeCommandListDestroy(l));
     auto out = download<uint32_t>(d, n);
-    for (uint32_t i = 0; i < n; ++i)
-        ASSERT_EQ(out[i], i);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], i);
     ZE_OK(zeKernelDestroy(k));
     ZE_OK(zeMemFree(z->context, d));
 }
@@ -579,8 +573,8 @@ TEST_F(ZeclTest, GivenLocalArgument_WhenSlmReductionRuns_ThenEachGroupSumsItsIte
     void *din = deviceAlloc(n * 4), *dout = deviceAlloc((n / group) * 4);
     upload(din, in);
     auto k = kernel("slm_sum");
-    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void *), &din));
-    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof(void *), &dout));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &din));
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof(void*), &dout));
     ZE_OK(zeKernelSetArgumentValue(k, 2, group * sizeof(uint32_t), nullptr));
     ZE_OK(zeKernelSetGroupSize(k, group, 1, 1));
     auto l = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
@@ -590,8 +584,7 @@ TEST_F(ZeclTest, GivenLocalArgument_WhenSlmReductionRuns_ThenEachGroupSumsItsIte
     auto out = download<uint32_t>(dout, n / group);
     for (uint32_t b = 0; b < n / group; ++b) {
         uint32_t want = 0;
-        for (uint32_t i = 0; i < group; ++i)
-            want += in[b * group + i];
+        for (uint32_t i = 0; i < group; ++i) want += in[b * group + i];
         EXPECT_EQ(out[b], want) << "group " << b;
     }
     ZE_OK(zeKernelDestroy(k));
@@ -601,11 +594,11 @@ TEST_F(ZeclTest, GivenLocalArgument_WhenSlmReductionRuns_ThenEachGroupSumsItsIte
 
 TEST_F(ZeclTest, GivenInteriorPointerArgument_WhenKernelWrites_ThenOnlyTheOffsetWindowChanges) {
     const uint32_t n = 1024, offset = 100, count = 16;
-    void *d = deviceAlloc(n * 4);
+    void* d = deviceAlloc(n * 4);
     upload(d, std::vector<uint32_t>(n, 0xFFFFFFFFu));
-    void *inner = static_cast<uint32_t *>(d) + offset;
+    void* inner = static_cast<uint32_t*>(d) + offset;
     auto k = kernel("write_gid");
-    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void *), &inner));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &inner));
     ZE_OK(zeKernelSetGroupSize(k, count, 1, 1));
     auto l = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
     ze_group_count_t g{1, 1, 1};
@@ -638,16 +631,15 @@ QueueAndList makeQueueAndList(ze_context_handle_t ctx, ze_device_handle_t dev) {
 }
 
 TEST_F(ZeclTest, GivenRegularListWithIncrement_WhenExecuted1000Times_ThenCounterIs1000) {
-    void *counter = deviceAlloc(4);
+    void* counter = deviceAlloc(4);
     upload(counter, std::vector<uint32_t>{0});
     auto k = kernel("increment");
-    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void *), &counter));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &counter));
     auto [q, l] = makeQueueAndList(z->context, dev);
     ze_group_count_t g{1, 1, 1};
     ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr));
     ZE_OK(zeCommandListClose(l));
-    for (int i = 0; i < 1000; ++i)
-        ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+    for (int i = 0; i < 1000; ++i) ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
     ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
     EXPECT_EQ(download<uint32_t>(counter, 1)[0], 1000u);
     ZE_OK(zeCommandListDestroy(l));
@@ -657,27 +649,25 @@ TEST_F(ZeclTest, GivenRegularListWithIncrement_WhenExecuted1000Times_ThenCounter
 }
 
 TEST_F(ZeclTest, GivenRecordedLaunch_WhenArgumentsChangeAfterAppend_ThenReplayUsesTheRecordedValues) {
-    void *d = deviceAlloc(4 * 4);
+    void* d = deviceAlloc(4 * 4);
     upload(d, std::vector<uint32_t>(4, 0));
     auto k = kernel("add_value");
     uint32_t one = 1, hundred = 100;
-    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void *), &d));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &d));
     ZE_OK(zeKernelSetArgumentValue(k, 1, 4, &one));
     ZE_OK(zeKernelSetGroupSize(k, 4, 1, 1));
     auto [q, l] = makeQueueAndList(z->context, dev);
     ze_group_count_t g{1, 1, 1};
     ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr));
-    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr)); // same args: shares a snapshot
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr));  // same args: shares a snapshot
     ZE_OK(zeKernelSetArgumentValue(k, 1, 4, &hundred));
     ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr));
-    ZE_OK(zeKernelSetArgumentValue(k, 1, 4, &one)); // after the last append: must not leak in
+    ZE_OK(zeKernelSetArgumentValue(k, 1, 4, &one));  // after the last append: must not leak in
     ZE_OK(zeCommandListClose(l));
-    for (int i = 0; i < 3; ++i)
-        ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+    for (int i = 0; i < 3; ++i) ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
     ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
     auto out = download<uint32_t>(d, 4);
-    for (uint32_t v : out)
-        EXPECT_EQ(v, 3u * (1 + 1 + 100));
+    for (uint32_t v : out) EXPECT_EQ(v, 3u * (1 + 1 + 100));
     ZE_OK(zeCommandListReset(l));
     ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr));
     ZE_OK(zeCommandListClose(l));
@@ -703,9 +693,9 @@ TEST_F(ZeclTest, GivenTimestampEvent_WhenKernelRunsTwice_ThenTimestampsAreOrdere
     EXPECT_EQ(zeEventQueryStatus(ev), ZE_RESULT_NOT_READY);
 
     const uint32_t n = 4096;
-    void *d = deviceAlloc(n * 4);
+    void* d = deviceAlloc(n * 4);
     auto k = kernel("write_gid");
-    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void *), &d));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &d));
     ZE_OK(zeKernelSetGroupSize(k, 64, 1, 1));
     auto [q, l] = makeQueueAndList(z->context, dev);
     ze_group_count_t g{n / 64, 1, 1};
@@ -738,12 +728,12 @@ TEST_F(ZeclTest, GivenTimestampEvent_WhenKernelRunsTwice_ThenTimestampsAreOrdere
 
 TEST_F(ZeclTest, GivenBarrierBetweenKernels_WhenExecuted_ThenTheSecondSeesTheFirstsResult) {
     const uint32_t n = 512;
-    void *d = deviceAlloc(n * 4);
+    void* d = deviceAlloc(n * 4);
     auto w = kernel("write_gid");
     auto a = kernel("add_value");
     uint32_t v = 7;
-    ZE_OK(zeKernelSetArgumentValue(w, 0, sizeof(void *), &d));
-    ZE_OK(zeKernelSetArgumentValue(a, 0, sizeof(void *), &d));
+    ZE_OK(zeKernelSetArgumentValue(w, 0, sizeof(void*), &d));
+    ZE_OK(zeKernelSetArgumentValue(a, 0, sizeof(void*), &d));
     ZE_OK(zeKernelSetArgumentValue(a, 1, 4, &v));
     ZE_OK(zeKernelSetGroupSize(w, 32, 1, 1));
     ZE_OK(zeKernelSetGroupSize(a, 32, 1, 1));
@@ -766,8 +756,7 @@ TEST_F(ZeclTest, GivenBarrierBetweenKernels_WhenExecuted_ThenTheSecondSeesTheFir
     ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
     ZE_OK(zeEventHostSynchronize(done, UINT64_MAX));
     auto out = download<uint32_t>(d, n);
-    for (uint32_t i = 0; i < n; ++i)
-        ASSERT_EQ(out[i], i + 7);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], i + 7);
     ZE_OK(zeCommandListDestroy(l));
     ZE_OK(zeCommandQueueDestroy(q));
     ZE_OK(zeEventDestroy(done));
@@ -795,7 +784,7 @@ TEST_F(ZeclTest, GivenWaitOnHostEvent_WhenHostSignalsLater_ThenTheCopyRunsOnlyAf
     ZE_OK(zeCommandListAppendMemoryCopy(l, dst.data(), src.data(), 64 * 4, copied, 1, &go));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_EQ(zeEventQueryStatus(copied), ZE_RESULT_NOT_READY);
-    EXPECT_EQ(zeEventHostSynchronize(copied, 1000000), ZE_RESULT_NOT_READY); // 1 ms
+    EXPECT_EQ(zeEventHostSynchronize(copied, 1000000), ZE_RESULT_NOT_READY);  // 1 ms
     EXPECT_EQ(dst[0], 0u);
     ZE_OK(zeEventHostSignal(go));
     ZE_OK(zeEventHostSynchronize(copied, UINT64_MAX));
@@ -815,9 +804,9 @@ TEST_F(ZeclTest, GivenTwoQueues_WhenOneWaitsOnTheOthersEvent_ThenItSeesTheData) 
     ze_event_handle_t produced = nullptr;
     ZE_OK(zeEventCreate(pool, &ed, &produced));
     const uint32_t n = 128;
-    void *d = deviceAlloc(n * 4);
+    void* d = deviceAlloc(n * 4);
     auto k = kernel("write_gid");
-    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void *), &d));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &d));
     ZE_OK(zeKernelSetGroupSize(k, 16, 1, 1));
     std::vector<uint32_t> out(n, 0);
     // Consumer recorded first: its wait is enqueued before the producer exists.
@@ -831,8 +820,7 @@ TEST_F(ZeclTest, GivenTwoQueues_WhenOneWaitsOnTheOthersEvent_ThenItSeesTheData) 
     ZE_OK(zeCommandQueueExecuteCommandLists(consumer.queue, 1, &consumer.list, nullptr));
     ZE_OK(zeCommandQueueExecuteCommandLists(producer.queue, 1, &producer.list, nullptr));
     ZE_OK(zeCommandQueueSynchronize(consumer.queue, UINT64_MAX));
-    for (uint32_t i = 0; i < n; ++i)
-        ASSERT_EQ(out[i], i);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], i);
     for (auto ql : {consumer, producer}) {
         ZE_OK(zeCommandListDestroy(ql.list));
         ZE_OK(zeCommandQueueDestroy(ql.queue));
@@ -845,7 +833,7 @@ TEST_F(ZeclTest, GivenTwoQueues_WhenOneWaitsOnTheOthersEvent_ThenItSeesTheData) 
 
 TEST_F(ZeclTest, GivenFence_WhenExecuteCompletes_ThenFenceSignalsAndResets) {
     auto [q, l] = makeQueueAndList(z->context, dev);
-    void *d = deviceAlloc(256);
+    void* d = deviceAlloc(256);
     uint32_t pattern = 0x12345678u;
     ZE_OK(zeCommandListAppendMemoryFill(l, d, &pattern, 4, 256, nullptr, 0, nullptr));
     ZE_OK(zeCommandListClose(l));
@@ -895,14 +883,14 @@ TEST_F(ZeclTest, GivenAppendedSignalAndReset_WhenExecuted_ThenEventStateFollowsT
 
 TEST_F(ZeclTest, GivenGlobalTimestampsAroundAKernel_WhenWritten_ThenTheyAreOrderedAndNonZero) {
     ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
-    void *ts = nullptr;
+    void* ts = nullptr;
     ZE_OK(zeMemAllocHost(z->context, &hd, 2 * sizeof(uint64_t), 8, &ts));
-    void *d = deviceAlloc(1024 * 4);
+    void* d = deviceAlloc(1024 * 4);
     auto k = kernel("write_gid");
-    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void *), &d));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &d));
     ZE_OK(zeKernelSetGroupSize(k, 64, 1, 1));
     auto [q, l] = makeQueueAndList(z->context, dev);
-    auto *t = static_cast<uint64_t *>(ts);
+    auto* t = static_cast<uint64_t*>(ts);
     ze_group_count_t g{16, 1, 1};
     ZE_OK(zeCommandListAppendWriteGlobalTimestamp(l, t, nullptr, 0, nullptr));
     ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr));
@@ -957,13 +945,12 @@ TEST_F(ZeclTest, GivenNullHandlesOrPointers_WhenUsed_ThenAnErrorIsReturned) {
 // destroy, so a stale handle is a use-after-free inside the loader, before zecl is
 // reached. Only the direct mode can exercise zecl's registry.
 bool loaderIntercepts() {
-    const char *alt = std::getenv("ZE_ENABLE_ALT_DRIVERS");
+    const char* alt = std::getenv("ZE_ENABLE_ALT_DRIVERS");
     return alt && std::strchr(alt, ',') != nullptr;
 }
 
 TEST_F(ZeclTest, GivenDestroyedHandles_WhenUsed_ThenAnErrorIsReturned) {
-    if (loaderIntercepts())
-        GTEST_SKIP() << "stale handles crash inside the intercepting loader, not in zecl";
+    if (loaderIntercepts()) GTEST_SKIP() << "stale handles crash inside the intercepting loader, not in zecl";
     ze_fence_desc_t fd{ZE_STRUCTURE_TYPE_FENCE_DESC};
     auto [q, l] = makeQueueAndList(z->context, dev);
     ZE_OK(zeCommandListDestroy(l));
@@ -982,16 +969,15 @@ TEST_F(ZeclTest, GivenDestroyedHandles_WhenUsed_ThenAnErrorIsReturned) {
 TEST_F(ZeclTest, GivenUnimplementedEntries_WhenCalled_ThenUnsupportedFeature) {
     auto l = immediate();
     auto k = kernel("write_gid");
-    ze_group_count_t *counts = nullptr;
+    ze_group_count_t* counts = nullptr;
     ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
-    ZE_OK(zeMemAllocDevice(z->context, &desc, sizeof(ze_group_count_t), 0, dev, reinterpret_cast<void **>(&counts)));
+    ZE_OK(zeMemAllocDevice(z->context, &desc, sizeof(ze_group_count_t), 0, dev, reinterpret_cast<void**>(&counts)));
     EXPECT_EQ(zeCommandListAppendLaunchKernelIndirect(l, k, counts, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     uint32_t groups = 0;
     EXPECT_EQ(zeKernelSuggestMaxCooperativeGroupCount(k, &groups), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     ze_copy_region_t region{0, 0, 0, 4, 1, 1};
-    EXPECT_EQ(zeCommandListAppendMemoryCopyRegion(l, counts, &region, 4, 0, counts, &region, 4, 0, nullptr, 0,
-                                                  nullptr),
+    EXPECT_EQ(zeCommandListAppendMemoryCopyRegion(l, counts, &region, 4, 0, counts, &region, 4, 0, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     ZE_OK(zeMemFree(z->context, counts));
     ZE_OK(zeKernelDestroy(k));
@@ -1000,8 +986,8 @@ TEST_F(ZeclTest, GivenUnimplementedEntries_WhenCalled_ThenUnsupportedFeature) {
 
 TEST_F(ZeclTest, GivenKernelWithUnsetArgument_WhenAppended_ThenItIsRefused) {
     auto k = kernel("add_value");
-    void *d = deviceAlloc(64);
-    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void *), &d));
+    void* d = deviceAlloc(64);
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &d));
     auto l = immediate();
     ze_group_count_t g{1, 1, 1};
     EXPECT_EQ(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
@@ -1015,18 +1001,18 @@ TEST_F(ZeclTest, GivenKernelWithUnsetArgument_WhenAppended_ThenItIsRefused) {
 // ---------------------------------------------------------------------------------------
 // Threads and devices
 
-void launchLoop(Zecl *z, size_t devIndex, uint32_t iterations, bool *ok) {
+void launchLoop(Zecl* z, size_t devIndex, uint32_t iterations, bool* ok) {
     ze_device_handle_t dev = z->devices[devIndex];
     const uint32_t n = 256;
     ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
-    void *d = nullptr;
+    void* d = nullptr;
     *ok = zeMemAllocDevice(z->context, &desc, n * 4, 0, dev, &d) == ZE_RESULT_SUCCESS;
     ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC};
     kd.pKernelName = "add_value";
     ze_kernel_handle_t k = nullptr;
     *ok = *ok && zeKernelCreate(z->modules[devIndex], &kd, &k) == ZE_RESULT_SUCCESS;
     uint32_t one = 1;
-    *ok = *ok && zeKernelSetArgumentValue(k, 0, sizeof(void *), &d) == ZE_RESULT_SUCCESS &&
+    *ok = *ok && zeKernelSetArgumentValue(k, 0, sizeof(void*), &d) == ZE_RESULT_SUCCESS &&
           zeKernelSetArgumentValue(k, 1, 4, &one) == ZE_RESULT_SUCCESS &&
           zeKernelSetGroupSize(k, 16, 1, 1) == ZE_RESULT_SUCCESS;
     auto [q, l] = makeQueueAndList(z->context, dev);
@@ -1041,8 +1027,7 @@ void launchLoop(Zecl *z, size_t devIndex, uint32_t iterations, bool *ok) {
           zeCommandListClose(l) == ZE_RESULT_SUCCESS &&
           zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr) == ZE_RESULT_SUCCESS &&
           zeCommandQueueSynchronize(q, UINT64_MAX) == ZE_RESULT_SUCCESS;
-    for (uint32_t v : out)
-        *ok = *ok && v == iterations;
+    for (uint32_t v : out) *ok = *ok && v == iterations;
     zeCommandListDestroy(l);
     zeCommandQueueDestroy(q);
     zeKernelDestroy(k);
@@ -1060,8 +1045,7 @@ TEST_F(ZeclTest, GivenTwoThreadsOnOneDevice_WhenBothLaunch_ThenBothGetTheirResul
 }
 
 TEST_F(ZeclTest, GivenTwoDevices_WhenUsedFromTwoThreadsAtOnce_ThenBothGetTheirResults) {
-    if (z->devices.size() < 2)
-        GTEST_SKIP() << "needs two devices (run with POCL_DEVICES=\"pthread pthread\")";
+    if (z->devices.size() < 2) GTEST_SKIP() << "needs two devices (run with POCL_DEVICES=\"pthread pthread\")";
     ASSERT_NE(z->module(0), nullptr);
     ASSERT_NE(z->module(1), nullptr);
     bool ok[2] = {false, false};
@@ -1072,7 +1056,7 @@ TEST_F(ZeclTest, GivenTwoDevices_WhenUsedFromTwoThreadsAtOnce_ThenBothGetTheirRe
     EXPECT_TRUE(ok[1]);
     // Memory of one device's allocation is attributed to it.
     ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
-    void *p = nullptr;
+    void* p = nullptr;
     ZE_OK(zeMemAllocDevice(z->context, &desc, 64, 0, z->devices[1], &p));
     ze_memory_allocation_properties_t props{ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES};
     ze_device_handle_t owner = nullptr;
@@ -1084,16 +1068,15 @@ TEST_F(ZeclTest, GivenTwoDevices_WhenUsedFromTwoThreadsAtOnce_ThenBothGetTheirRe
 // ---------------------------------------------------------------------------------------
 // Fault injection: each test runs in its own ctest process with ZECL_FAULT set.
 
-bool faultIs(const char *kind) {
-    const char *f = std::getenv("ZECL_FAULT");
+bool faultIs(const char* kind) {
+    const char* f = std::getenv("ZECL_FAULT");
     return f && std::string(f).find(kind) != std::string::npos;
 }
 
 TEST_F(ZeclTest, GivenFaultInjectionAlloc2_WhenAllocatingThrice_ThenOnlyTheSecondFails) {
-    if (!faultIs("alloc:2"))
-        GTEST_SKIP() << "runs under ctest with ZECL_FAULT=alloc:2";
+    if (!faultIs("alloc:2")) GTEST_SKIP() << "runs under ctest with ZECL_FAULT=alloc:2";
     ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC};
-    void *p[3] = {};
+    void* p[3] = {};
     ZE_OK(zeMemAllocDevice(z->context, &desc, 64, 0, dev, &p[0]));
     EXPECT_EQ(zeMemAllocDevice(z->context, &desc, 64, 0, dev, &p[1]), ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY);
     EXPECT_EQ(p[1], nullptr);
@@ -1103,8 +1086,7 @@ TEST_F(ZeclTest, GivenFaultInjectionAlloc2_WhenAllocatingThrice_ThenOnlyTheSecon
 }
 
 TEST_F(ZeclTest, GivenFaultInjectionModule1_WhenBuilding_ThenTheFirstBuildFailsWithALog) {
-    if (!faultIs("module:1"))
-        GTEST_SKIP() << "runs under ctest with ZECL_FAULT=module:1";
+    if (!faultIs("module:1")) GTEST_SKIP() << "runs under ctest with ZECL_FAULT=module:1";
     auto b = bundle("kernel void k(global int *p) { p[0] = 1; }");
     ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
     md.format = ZE_MODULE_FORMAT_NATIVE;
@@ -1124,8 +1106,7 @@ TEST_F(ZeclTest, GivenFaultInjectionModule1_WhenBuilding_ThenTheFirstBuildFailsW
 }
 
 TEST_F(ZeclTest, GivenFaultInjectionKernel1_WhenCreatingKernels_ThenTheFirstFails) {
-    if (!faultIs("kernel:1"))
-        GTEST_SKIP() << "runs under ctest with ZECL_FAULT=kernel:1";
+    if (!faultIs("kernel:1")) GTEST_SKIP() << "runs under ctest with ZECL_FAULT=kernel:1";
     ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC};
     kd.pKernelName = "write_gid";
     ze_kernel_handle_t k = nullptr;
@@ -1135,8 +1116,7 @@ TEST_F(ZeclTest, GivenFaultInjectionKernel1_WhenCreatingKernels_ThenTheFirstFail
 }
 
 TEST_F(ZeclTest, GivenFaultInjectionEnqueue2_WhenSubmitting_ThenTheSecondSubmissionIsLost) {
-    if (!faultIs("enqueue:2"))
-        GTEST_SKIP() << "runs under ctest with ZECL_FAULT=enqueue:2";
+    if (!faultIs("enqueue:2")) GTEST_SKIP() << "runs under ctest with ZECL_FAULT=enqueue:2";
     std::vector<uint32_t> src(16, 5), dst(16, 0);
     auto l = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
     ZE_OK(zeCommandListAppendMemoryCopy(l, dst.data(), src.data(), 64, nullptr, 0, nullptr));
@@ -1147,4 +1127,4 @@ TEST_F(ZeclTest, GivenFaultInjectionEnqueue2_WhenSubmitting_ThenTheSecondSubmiss
     ZE_OK(zeCommandListDestroy(l));
 }
 
-} // namespace
+}  // namespace

@@ -67,10 +67,25 @@ public:
         fs::create_directories(dir_);
         log_ = dir_ / "server.log";
         const fs::path portFile = dir_ / "port";
-        const std::vector<std::string> args = {
-            MOE_SERVER_EXE, "--device", "zecl", "--set", "hidden=128", "--set", "intermediate=64", "--set", "experts=48",
-            "--seed", std::to_string(kSeed), "--host", "127.0.0.1", "--port", "0", "--port-file", portFile.string(),
-            "--threads", std::to_string(kThreads)};
+        const std::vector<std::string> args = {MOE_SERVER_EXE,
+                                               "--device",
+                                               "zecl",
+                                               "--set",
+                                               "hidden=128",
+                                               "--set",
+                                               "intermediate=64",
+                                               "--set",
+                                               "experts=48",
+                                               "--seed",
+                                               std::to_string(kSeed),
+                                               "--host",
+                                               "127.0.0.1",
+                                               "--port",
+                                               "0",
+                                               "--port-file",
+                                               portFile.string(),
+                                               "--threads",
+                                               std::to_string(kThreads)};
         std::vector<char*> argv;
         for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
@@ -202,13 +217,19 @@ std::vector<BadCase> badCases(const zp::oracle::ChainShape& s) {
     Inputs badId = ok;
     badId.in.topkIds[1] = 99;
     std::vector<BadCase> v = {
-        {"application/json", body([](json& j) { j["topk_ids"][1][2] = 48; }), "topk_ids[1][2] = 48 is not an expert id in [0, 48)"},
-        {"application/json", body([](json& j) { j["topk_ids"][0][0] = -1; }), "topk_ids[0][0] = -1 is not an expert id in [0, 48)"},
-        {"application/json", body([](json& j) { j["topk_ids"][0][5] = 5000000000LL; }), "topk_ids[0][5] = 5000000000 is not an expert id"},
-        {"application/json", body([](json& j) { j["hidden_bf16"][0].erase(0); }), "hidden_bf16[0] has 127 values, expected hidden = 128"},
-        {"application/json", body([](json& j) { j["hidden_bf16"][1][3] = 70000; }), "hidden_bf16[1][3] = 70000 is not a BF16 bit pattern"},
+        {"application/json", body([](json& j) { j["topk_ids"][1][2] = 48; }),
+         "topk_ids[1][2] = 48 is not an expert id in [0, 48)"},
+        {"application/json", body([](json& j) { j["topk_ids"][0][0] = -1; }),
+         "topk_ids[0][0] = -1 is not an expert id in [0, 48)"},
+        {"application/json", body([](json& j) { j["topk_ids"][0][5] = 5000000000LL; }),
+         "topk_ids[0][5] = 5000000000 is not an expert id"},
+        {"application/json", body([](json& j) { j["hidden_bf16"][0].erase(0); }),
+         "hidden_bf16[0] has 127 values, expected hidden = 128"},
+        {"application/json", body([](json& j) { j["hidden_bf16"][1][3] = 70000; }),
+         "hidden_bf16[1][3] = 70000 is not a BF16 bit pattern"},
         {"application/json", body([](json& j) { j.erase("topk_weights"); }), "missing 'topk_weights'"},
-        {"application/json", body([&](json& j) { j["topk_ids"].push_back(j["topk_ids"][0]); }), "'topk_ids' has 3 rows, expected 1 to at most rows = 2"},
+        {"application/json", body([&](json& j) { j["topk_ids"].push_back(j["topk_ids"][0]); }),
+         "'topk_ids' has 3 rows, expected 1 to at most rows = 2"},
         {"application/json", body([](json& j) { j["hidden"] = j["hidden_bf16"]; }), "exactly one of 'hidden_bf16'"},
         {"application/json", body([](json& j) { j["topk_weight"] = 1; }), "unknown key 'topk_weight'"},
         {"application/json", R"({"topk_ids": [[1, 2)", "malformed JSON"},
@@ -252,10 +273,18 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
                     const BadCase& b = bad[std::size_t(t * kRequestsPerThread + i) % bad.size()];
                     auto res = cli.Post("/v1/moe", b.body, b.contentType);
                     ++invalid;
-                    if (!res) { fail(where + ": no answer to a bad request (" + b.fragment + ")"); continue; }
-                    if (res->status != 400) { fail(where + ": status " + std::to_string(res->status) + " for bad request (" + b.fragment + "): " + res->body); continue; }
+                    if (!res) {
+                        fail(where + ": no answer to a bad request (" + b.fragment + ")");
+                        continue;
+                    }
+                    if (res->status != 400) {
+                        fail(where + ": status " + std::to_string(res->status) + " for bad request (" + b.fragment +
+                             "): " + res->body);
+                        continue;
+                    }
                     json j = json::parse(res->body, nullptr, false);
-                    if (!j.is_object() || !j.contains("error") || j["error"].get<std::string>().find(b.fragment) == std::string::npos)
+                    if (!j.is_object() || !j.contains("error") ||
+                        j["error"].get<std::string>().find(b.fragment) == std::string::npos)
                         fail(where + ": 400 without '" + b.fragment + "': " + res->body);
                     continue;
                 }
@@ -266,12 +295,18 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
                 ++valid;
                 if (kind == 2) {  // safetensors in and out
                     auto res = cli.Post("/v1/moe", safetensorsBody(r, shape), "application/octet-stream");
-                    if (!res || res->status != 200) { fail(where + ": binary request failed: " + (res ? res->body : "no answer")); continue; }
+                    if (!res || res->status != 200) {
+                        fail(where + ": binary request failed: " + (res ? res->body : "no answer"));
+                        continue;
+                    }
                     try {
                         const auto t = zp::sched::parseSafetensors(
-                            std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(res->body.data()), res->body.size()), "answer");
+                            std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(res->body.data()),
+                                                          res->body.size()),
+                            "answer");
                         const std::int64_t mh[] = {rows, shape.hidden};
-                        got = zp::sched::tensorValues<std::uint16_t>(zp::sched::findTensor(t, "out", "answer"), zp::sched::DType::BF16, mh, "out");
+                        got = zp::sched::tensorValues<std::uint16_t>(zp::sched::findTensor(t, "out", "answer"),
+                                                                     zp::sched::DType::BF16, mh, "out");
                     } catch (const std::exception& e) {
                         fail(where + ": bad safetensors answer: " + e.what());
                         continue;
@@ -279,11 +314,16 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
                 } else {
                     json req = {{"topk_ids", rowsJson(r.in.topkIds, rows, shape.topK)},
                                 {"topk_weights", rowsJson(r.in.topkWeights, rows, shape.topK)}};
-                    if (kind == 1) req["hidden"] = rowsJson(r.hiddenDoubles, rows, shape.hidden);
-                    else req["hidden_bf16"] = rowsJson(r.in.hidden, rows, shape.hidden);
+                    if (kind == 1)
+                        req["hidden"] = rowsJson(r.hiddenDoubles, rows, shape.hidden);
+                    else
+                        req["hidden_bf16"] = rowsJson(r.in.hidden, rows, shape.hidden);
                     if (kind == 3) req["timings"] = true;
                     auto res = cli.Post("/v1/moe", req.dump(), "application/json");
-                    if (!res || res->status != 200) { fail(where + ": JSON request failed: " + (res ? res->body : "no answer")); continue; }
+                    if (!res || res->status != 200) {
+                        fail(where + ": JSON request failed: " + (res ? res->body : "no answer"));
+                        continue;
+                    }
                     const json j = json::parse(res->body, nullptr, false);
                     if (!j.is_object() || j.value("rows", 0) != rows || !j.contains("out_bf16") || !j.contains("out")) {
                         fail(where + ": malformed answer: " + res->body.substr(0, 200));
@@ -297,21 +337,23 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
                             const json& f = j["out"][m][h];
                             const float want = zp::oracle::f32FromBf16(got[std::size_t(m) * shape.hidden + h]);
                             if (std::isfinite(want) ? (!f.is_number() || f.get<float>() != want) : !f.is_null()) {
-                                fail(where + ": out[" + std::to_string(m) + "][" + std::to_string(h) + "] = " + f.dump() +
-                                     " is not out_bf16 widened");
+                                fail(where + ": out[" + std::to_string(m) + "][" + std::to_string(h) +
+                                     "] = " + f.dump() + " is not out_bf16 widened");
                                 m = rows;
                                 break;
                             }
                         }
                     if (kind == 3 && (!j.contains("timings") || j["timings"].size() != 6 ||
                                       j["timings"][0].value("kernel", "") != "route_compact"))
-                        fail(where + ": timings missing or not the 6 baseline launches: " + j.value("timings", json()).dump());
+                        fail(where +
+                             ": timings missing or not the 6 baseline launches: " + j.value("timings", json()).dump());
                 }
                 if (got != expected) {
                     std::size_t first = 0;
                     while (first < got.size() && first < expected.size() && got[first] == expected[first]) ++first;
                     fail(where + ": out differs from the host oracle (" + std::to_string(got.size()) + " vs " +
-                         std::to_string(expected.size()) + " values, first difference at " + std::to_string(first) + ")");
+                         std::to_string(expected.size()) + " values, first difference at " + std::to_string(first) +
+                         ")");
                 }
             }
         });
@@ -340,8 +382,10 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
     ASSERT_TRUE(metrics);
     EXPECT_EQ(metrics->status, 200);
     const std::string& m = metrics->body;
-    EXPECT_NE(m.find("moe_requests_total{code=\"200\"} " + std::to_string(valid.load()) + "\n"), std::string::npos) << m;
-    EXPECT_NE(m.find("moe_requests_total{code=\"400\"} " + std::to_string(invalid.load()) + "\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("moe_requests_total{code=\"200\"} " + std::to_string(valid.load()) + "\n"), std::string::npos)
+        << m;
+    EXPECT_NE(m.find("moe_requests_total{code=\"400\"} " + std::to_string(invalid.load()) + "\n"), std::string::npos)
+        << m;
     EXPECT_NE(m.find("moe_requests_total{code=\"415\"} 1\n"), std::string::npos) << m;
     EXPECT_NE(m.find("moe_request_errors_total " + std::to_string(invalid.load() + 1) + "\n"), std::string::npos) << m;
     for (const char* q : {"0.5", "0.95", "0.99"}) {

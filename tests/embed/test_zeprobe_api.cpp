@@ -115,26 +115,30 @@ TEST_F(ZeprobeApi, GivenBadShapeOrWeights_WhenLoadingLayer_ThenCodedErrors) {
     EXPECT_EQ(shape.code(), zeprobe::ErrorCode::invalid_argument);
     EXPECT_NE(std::string(shape.what()).find("hidden"), std::string::npos) << shape.what();
 
-    auto missing = errorOf([&] { zeprobe::Layer::fromSafetensors(*device_, smallShape(), "/nonexistent/w.safetensors"); });
+    auto missing =
+        errorOf([&] { zeprobe::Layer::fromSafetensors(*device_, smallShape(), "/nonexistent/w.safetensors"); });
     EXPECT_EQ(missing.code(), zeprobe::ErrorCode::not_found) << missing.what();
 
     const fs::path dir = fs::temp_directory_path() / ("zp-api-" + std::to_string(getpid()));
     fs::create_directories(dir);
     std::ofstream(dir / "garbage.safetensors") << "not a safetensors file";
-    auto garbage = errorOf([&] { zeprobe::Layer::fromSafetensors(*device_, smallShape(), (dir / "garbage.safetensors").string()); });
+    auto garbage = errorOf(
+        [&] { zeprobe::Layer::fromSafetensors(*device_, smallShape(), (dir / "garbage.safetensors").string()); });
     EXPECT_EQ(garbage.code(), zeprobe::ErrorCode::io) << garbage.what();
 
     const auto cs = oracleShape(smallShape(), 2);
     const auto w = zp::sched::makeRandomWeights(cs, 99);
     zp::sched::writeSafetensors(dir / "w.safetensors", zp::sched::weightsTensors(cs, w, "model.layers.3.mlp.experts."));
-    auto prefix = errorOf([&] { zeprobe::Layer::fromSafetensors(*device_, smallShape(), (dir / "w.safetensors").string(), "wrong."); });
+    auto prefix = errorOf(
+        [&] { zeprobe::Layer::fromSafetensors(*device_, smallShape(), (dir / "w.safetensors").string(), "wrong."); });
     EXPECT_EQ(prefix.code(), zeprobe::ErrorCode::not_found) << prefix.what();
     EXPECT_NE(std::string(prefix.what()).find("wrong.gate_up_proj_blocks"), std::string::npos) << prefix.what();
 
     // The file's layer and the same weights from memory give the oracle's bits.
-    zeprobe::Layer fromFile =
-        zeprobe::Layer::fromSafetensors(*device_, smallShape(), (dir / "w.safetensors").string(), "model.layers.3.mlp.experts.");
-    zeprobe::Layer fromMemory = zeprobe::Layer::fromLocalWeights(*device_, smallShape(), {w.w1Blocks, w.w1Scales, w.w2Blocks, w.w2Scales});
+    zeprobe::Layer fromFile = zeprobe::Layer::fromSafetensors(*device_, smallShape(), (dir / "w.safetensors").string(),
+                                                              "model.layers.3.mlp.experts.");
+    zeprobe::Layer fromMemory =
+        zeprobe::Layer::fromLocalWeights(*device_, smallShape(), {w.w1Blocks, w.w1Scales, w.w2Blocks, w.w2Scales});
     std::mt19937_64 rng(5);
     const Step st = randomStep(rng, smallShape(), 2);
     const auto expected = oracle(smallShape(), w, st);
@@ -142,7 +146,8 @@ TEST_F(ZeprobeApi, GivenBadShapeOrWeights_WhenLoadingLayer_ThenCodedErrors) {
     EXPECT_EQ(zeprobe::Chain(fromMemory).forward(st.hidden, st.ids, st.weights), expected);
 
     auto size = errorOf([&] {
-        zeprobe::Layer::fromLocalWeights(*device_, smallShape(), {std::span(w.w1Blocks).first(10), w.w1Scales, w.w2Blocks, w.w2Scales});
+        zeprobe::Layer::fromLocalWeights(*device_, smallShape(),
+                                         {std::span(w.w1Blocks).first(10), w.w1Scales, w.w2Blocks, w.w2Scales});
     });
     EXPECT_EQ(size.code(), zeprobe::ErrorCode::invalid_argument);
     EXPECT_NE(std::string(size.what()).find("w1Blocks has 10 bytes"), std::string::npos) << size.what();
@@ -165,13 +170,15 @@ TEST_F(ZeprobeApi, GivenBadInputs_WhenForward_ThenInvalidArgumentBeforeDeviceWor
     badId.ids[1 * 6 + 4] = 48;
     auto id = errorOf([&] { chain.forward(badId.hidden, badId.ids, badId.weights); });
     EXPECT_EQ(id.code(), zeprobe::ErrorCode::invalid_argument);
-    EXPECT_NE(std::string(id.what()).find("topk_ids[1][4] = 48 is not an expert id in [0, 48)"), std::string::npos) << id.what();
+    EXPECT_NE(std::string(id.what()).find("topk_ids[1][4] = 48 is not an expert id in [0, 48)"), std::string::npos)
+        << id.what();
     badId.ids[1 * 6 + 4] = -7;
     auto negative = errorOf([&] { chain.forward(badId.hidden, badId.ids, badId.weights); });
     EXPECT_NE(std::string(negative.what()).find("topk_ids[1][4] = -7"), std::string::npos) << negative.what();
 
     auto hidden = errorOf([&] { chain.forward(std::span(st.hidden).first(200), st.ids, st.weights); });
-    EXPECT_NE(std::string(hidden.what()).find("hidden has 200 values, expected rows*hidden = 2*128 = 256"), std::string::npos)
+    EXPECT_NE(std::string(hidden.what()).find("hidden has 200 values, expected rows*hidden = 2*128 = 256"),
+              std::string::npos)
         << hidden.what();
     auto ragged = errorOf([&] { chain.forward(st.hidden, std::span(st.ids).first(7), st.weights); });
     EXPECT_NE(std::string(ragged.what()).find("topk_ids has 7 values"), std::string::npos) << ragged.what();
@@ -194,7 +201,8 @@ TEST_F(ZeprobeApi, GivenBadInputs_WhenForward_ThenInvalidArgumentBeforeDeviceWor
 // One Device, one Layer, four threads each making its own Chain (of different variants) at the
 // same time and running it; single rows too, on a one-card shape where the padded row is local.
 TEST_F(ZeprobeApi, GivenOneLayer_WhenChainsMadeAndRunOnFourThreads_ThenEveryAnswerIsTheOracles) {
-    for (const zeprobe::Shape s : {smallShape(), zeprobe::Shape{.hidden = 64, .intermediate = 32, .experts = 8, .cards = 1}}) {
+    for (const zeprobe::Shape s :
+         {smallShape(), zeprobe::Shape{.hidden = 64, .intermediate = 32, .experts = 8, .cards = 1}}) {
         SCOPED_TRACE("experts " + std::to_string(s.experts) + " cards " + std::to_string(s.cards));
         const zeprobe::Layer layer = zeprobe::Layer::random(*device_, s, 21);
         const auto w = zp::sched::makeRandomWeights(oracleShape(s, 2), 21);
@@ -232,5 +240,6 @@ TEST_F(ZeprobeApi, GivenDeviceDestroyedFirst_WhenChainRuns_ThenItStillWorks) {
     }  // Device and Layer handles gone; the Chain keeps both alive
     std::mt19937_64 rng(9);
     const Step st = randomStep(rng, s, 2);
-    EXPECT_EQ(chain->forward(st.hidden, st.ids, st.weights), oracle(s, zp::sched::makeRandomWeights(oracleShape(s, 2), 8), st));
+    EXPECT_EQ(chain->forward(st.hidden, st.ids, st.weights),
+              oracle(s, zp::sched::makeRandomWeights(oracleShape(s, 2), 8), st));
 }

@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         cfg = parseConfig(text, "fuzz.yaml");
     } catch (const InputError& e) {
-        ZP_FUZZ_CHECK(std::string(e.what()).rfind("fuzz.yaml", 0) == 0, std::string("error without the file name: ") + e.what());
+        ZP_FUZZ_CHECK(std::string(e.what()).rfind("fuzz.yaml", 0) == 0,
+                      std::string("error without the file name: ") + e.what());
         return 0;
     }
     volatile int derived = cfg.shape.maxRoutes();

@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         try {
             applySet(cfg, line);
         } catch (const InputError& e) {
-            ZP_FUZZ_CHECK(std::string(e.what()).rfind("--set", 0) == 0, std::string("error without --set: ") + e.what());
+            ZP_FUZZ_CHECK(std::string(e.what()).rfind("--set", 0) == 0,
+                          std::string("error without --set: ") + e.what());
         }
     }
     try {

@@ -76,9 +76,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ZP_FUZZ_CHECK(r.rows.size() <= std::size_t(s.rows) * s.topK, "more compact rows than routes");
     ZP_FUZZ_CHECK(r.routeRow.size() == std::size_t(s.rows) * s.topK, "routeRow is not [M, K]");
     for (const std::int32_t row : r.routeRow)
-        ZP_FUZZ_CHECK(row >= -1 && row < std::int32_t(r.rows.size()), "route row " + std::to_string(row) + " out of range");
+        ZP_FUZZ_CHECK(row >= -1 && row < std::int32_t(r.rows.size()),
+                      "route row " + std::to_string(row) + " out of range");
     for (const auto& row : r.rows)
-        ZP_FUZZ_CHECK(row.localExpert >= 0 && row.localExpert < s.localExperts() && row.tokenRow >= 0 && row.tokenRow < s.rows,
-                      "compact row out of range");
+        ZP_FUZZ_CHECK(
+            row.localExpert >= 0 && row.localExpert < s.localExperts() && row.tokenRow >= 0 && row.tokenRow < s.rows,
+            "compact row out of range");
     return 0;
 }

@@ -46,10 +46,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static zp::fuzz::MemFile mem;
     const std::string& path = mem.write(file);
     const Read read = attempt([&](auto& meta) { return readSafetensors(path, meta); });
-    ZP_FUZZ_CHECK(parsed.ok == read.ok, "parseSafetensors and readSafetensors disagree on whether the file is valid: '" +
-                                            parsed.error + "' vs '" + read.error + "'");
+    ZP_FUZZ_CHECK(parsed.ok == read.ok,
+                  "parseSafetensors and readSafetensors disagree on whether the file is valid: '" + parsed.error +
+                      "' vs '" + read.error + "'");
     if (!parsed.ok) {
-        ZP_FUZZ_CHECK(parsed.error.rfind("fuzz.safetensors: ", 0) == 0, "error does not start with the file name: " + parsed.error);
+        ZP_FUZZ_CHECK(parsed.error.rfind("fuzz.safetensors: ", 0) == 0,
+                      "error does not start with the file name: " + parsed.error);
         return 0;
     }
     ZP_FUZZ_CHECK(parsed.tensors == read.tensors && parsed.metadata == read.metadata,
@@ -57,13 +59,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     for (const auto& [name, t] : parsed.tensors) {
         ZP_FUZZ_CHECK(name != "__metadata__", "a tensor named __metadata__");
-        ZP_FUZZ_CHECK(t.bytes.size() == t.elements() * dtypeSize(t.dtype), "tensor '" + name + "' has the wrong byte count");
+        ZP_FUZZ_CHECK(t.bytes.size() == t.elements() * dtypeSize(t.dtype),
+                      "tensor '" + name + "' has the wrong byte count");
     }
 
     // The writer pads the header and orders the tensors, so the bytes may differ; the contents may not.
     const auto again = serializeSafetensors(parsed.tensors, parsed.metadata);
     const Read back = attempt([&](auto& meta) { return parseSafetensors(again, "rewritten", meta); });
     ZP_FUZZ_CHECK(back.ok, "a file written from what was read does not read back: " + back.error);
-    ZP_FUZZ_CHECK(back.tensors == parsed.tensors && back.metadata == parsed.metadata, "a rewritten file reads back different");
+    ZP_FUZZ_CHECK(back.tensors == parsed.tensors && back.metadata == parsed.metadata,
+                  "a rewritten file reads back different");
     return 0;
 }

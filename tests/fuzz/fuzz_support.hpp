@@ -12,13 +12,13 @@
 #include <string>
 
 // A harness property (two readers agree, a written file reads back equal) that does not hold.
-#define ZP_FUZZ_CHECK(cond, what)                                                                  \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            std::fprintf(stderr, "fuzz property failed: %s\n  check: %s\n  at %s:%d\n",            \
-                         std::string(what).c_str(), #cond, __FILE__, __LINE__);                    \
-            std::abort();                                                                          \
-        }                                                                                          \
+#define ZP_FUZZ_CHECK(cond, what)                                                                                  \
+    do {                                                                                                           \
+        if (!(cond)) {                                                                                             \
+            std::fprintf(stderr, "fuzz property failed: %s\n  check: %s\n  at %s:%d\n", std::string(what).c_str(), \
+                         #cond, __FILE__, __LINE__);                                                               \
+            std::abort();                                                                                          \
+        }                                                                                                          \
     } while (0)
 
 namespace zp::fuzz {

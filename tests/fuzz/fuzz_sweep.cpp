@@ -52,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::size_t expected = 1;
     try {
         const SweepSpec spec = parseSweep(text, "fuzz_sweep.yaml", dir);
-        for (const auto& a : spec.axes) expected = std::min(expected * std::max<std::size_t>(a.values.size(), 1), kMaxSweepPoints + 1);
+        for (const auto& a : spec.axes)
+            expected = std::min(expected * std::max<std::size_t>(a.values.size(), 1), kMaxSweepPoints + 1);
         // Expansion costs a YAML parse per axis value per point (about 100 us each under ASan): a
         // plan of 10^5 points takes over 10 s here, a fuzzing timeout that is no bug. While fuzzing,
         // big plans are only checked to be rejected past kMaxSweepPoints; replay_sweep expands them
@@ -60,7 +61,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (expected > kMaxFuzzedPoints && expected <= kMaxSweepPoints) return 0;
         plan = expandSweep(spec);
     } catch (const InputError& e) {
-        ZP_FUZZ_CHECK(std::string(e.what()).rfind("fuzz_sweep.yaml", 0) == 0, std::string("error without the file name: ") + e.what());
+        ZP_FUZZ_CHECK(std::string(e.what()).rfind("fuzz_sweep.yaml", 0) == 0,
+                      std::string("error without the file name: ") + e.what());
         return 0;
     }
     ZP_FUZZ_CHECK(plan.points.size() == expected, "the plan is not the cross product of the axes");

@@ -109,7 +109,8 @@ TEST(FuzzRegression, GivenAKeyThatIsNotUtf8_WhenTheConfigIsParsed_ThenInputError
 TEST(FuzzRegression, GivenAStrayComma_WhenTheConfigIsParsed_ThenInputErrorWithoutHanging) {
     for (const std::string text : {",", "\n,-- 2\n", "rows: 2\n,\n"}) {
         const std::string outcome = parseOutcomeWithin(text, 3);
-        EXPECT_EQ(outcome.rfind("InputError: fuzz.yaml:", 0), 0u) << "input " << ::testing::PrintToString(text) << ": " << outcome;
+        EXPECT_EQ(outcome.rfind("InputError: fuzz.yaml:", 0), 0u)
+            << "input " << ::testing::PrintToString(text) << ": " << outcome;
     }
 }
 
@@ -120,7 +121,10 @@ TEST(FuzzRegression, GivenAWeightsPrefixThatIsNotUtf8_WhenTheConfigIsParsed_Then
     EXPECT_EQ(outcome.rfind("InputError: fuzz.yaml", 0), 0u) << outcome;
     EXPECT_NE(outcome.find("weights.prefix"), std::string::npos) << outcome;
     Config cfg;
-    EXPECT_THROW(applySet(cfg, "weights.prefix=a\xff" "b"), InputError);
+    EXPECT_THROW(applySet(cfg,
+                          "weights.prefix=a\xff"
+                          "b"),
+                 InputError);
 }
 
 // fuzz_config, finding 4: rows × top_k beyond INT32_MAX validated, and ChainShape::maxRoutes()

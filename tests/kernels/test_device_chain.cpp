@@ -50,9 +50,12 @@ ChainShape reducedShape() {
 class ChainRig {
 public:
     explicit ChainRig(const ChainShape& shape, zp::sched::KernelTuning tuning = envTuning())
-        : shape_(shape), info_(ze::selectDevice(deviceSpec())), context_(info_),
+        : shape_(shape),
+          info_(ze::selectDevice(deviceSpec())),
+          context_(info_),
           modules_(context_, info_, zp::kernels::Package::instance(), tuning),
-          weights_(context_, info_, shape), queue_(context_, info_),
+          weights_(context_, info_, shape),
+          queue_(context_, info_),
           hostWeights_(zp::oracle::LocalWeights::zeros(shape)),
           silu_(zp::oracle::buildSiluTable(shape.swigluAlpha)) {}
 
@@ -262,8 +265,8 @@ TEST(DeviceChainPlan, GivenEachVariant_WhenPlanned_ThenItLaunchesTheKernelsOfDes
         return n;
     };
     using V = std::vector<std::string>;
-    EXPECT_EQ(names(Variant::Baseline),
-              (V{"route_compact", "remap_rows_bf16", "gemm1_mxfp4_m2", "swiglu_bf16", "gemm2_mxfp4_m2", "gather_bf16"}));
+    EXPECT_EQ(names(Variant::Baseline), (V{"route_compact", "remap_rows_bf16", "gemm1_mxfp4_m2", "swiglu_bf16",
+                                           "gemm2_mxfp4_m2", "gather_bf16"}));
     EXPECT_EQ(names(Variant::Gemm2LoaderFused),
               (V{"route_compact", "remap_rows_bf16", "gemm1_mxfp4_m2", "gemm2_mxfp4_m2_loader_fused", "gather_bf16"}));
     EXPECT_EQ(names(Variant::SourceDirect),
@@ -294,7 +297,8 @@ TEST(DeviceChainPlan, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackag
     EXPECT_TRUE(KernelTuning::parse("").isPackaged());
     EXPECT_EQ(KernelTuning::parse(t.describe()), t);
     EXPECT_EQ(t.buildOptions(),
-              "-DZP_GEMM_COLS_PER_WG=16 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=0 -DZP_GEMM_TILE=0");
+              "-DZP_GEMM_COLS_PER_WG=16 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=0 "
+              "-DZP_GEMM_TILE=0");
     EXPECT_EQ(KernelTuning::parse("gemm_tile=1").gemmTile, 1);
     EXPECT_TRUE(KernelTuning::parse("packaged").isPackaged());
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2"), std::invalid_argument);
@@ -406,8 +410,9 @@ TEST(DeviceChainDefaultShape, GivenSixLocalCases_WhenEveryVariantRuns_ThenOutput
                 line += " " + t.kernel + "=" + std::to_string(static_cast<long>(t.ns / 1000)) + "us";
                 total += t.ns;
             }
-            std::printf("[ timing  ] %-18s %-13s total %8.1f us:%s\n", std::string(zp::sched::variantName(variant)).c_str(),
-                        c.name().c_str(), total / 1000, line.c_str());
+            std::printf("[ timing  ] %-18s %-13s total %8.1f us:%s\n",
+                        std::string(zp::sched::variantName(variant)).c_str(), c.name().c_str(), total / 1000,
+                        line.c_str());
         }
     }
 }

@@ -35,7 +35,8 @@ std::vector<std::uint32_t> words(std::span<const std::byte> bytes) {
 TEST(KernelPackage, GivenTheBuild_WhenListingKernelFiles_ThenEveryKernelFileIsPackaged) {
     const auto files = Package::embedded().kernelFiles();
     const auto expected = split(ZP_EXPECTED_KERNEL_FILES);
-    EXPECT_EQ(std::set<std::string>(files.begin(), files.end()), std::set<std::string>(expected.begin(), expected.end()));
+    EXPECT_EQ(std::set<std::string>(files.begin(), files.end()),
+              std::set<std::string>(expected.begin(), expected.end()));
     EXPECT_GE(files.size(), 11u) << "baseline, variants and m1_oracle kernel files";
 }
 

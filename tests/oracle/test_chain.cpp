@@ -49,7 +49,8 @@ TEST(Compaction, GivenAllDuplicate_WhenCompacted_ThenTwoRowsOneExpert) {
 
 TEST(Compaction, GivenSixLocal_WhenCompacted_ThenTwelveRowsSortedByExpert) {
     const auto c = compact({11, 10, 9, 8, 7, 6, 0, 1, 2, 3, 4, 5});
-    EXPECT_EQ(c.rows, (Rows{{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 0}, {7, 0}, {8, 0}, {9, 0}, {10, 0}, {11, 0}}));
+    EXPECT_EQ(c.rows,
+              (Rows{{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 0}, {7, 0}, {8, 0}, {9, 0}, {10, 0}, {11, 0}}));
     EXPECT_EQ(c.routeRow, (std::vector<std::int32_t>{11, 10, 9, 8, 7, 6, 0, 1, 2, 3, 4, 5}));
 }
 
@@ -96,9 +97,9 @@ struct Tiny {
         std::fill(w.w1Scales.begin(), w.w1Scales.end(), 127);
         std::fill(w.w2Blocks.begin(), w.w2Blocks.end(), 0x22);
         std::fill(w.w2Scales.begin(), w.w2Scales.end(), 127);
-        in.hidden.assign(64, bf16FromF32(0.125f));                            // row 0: sums to 4
+        in.hidden.assign(64, bf16FromF32(0.125f));                              // row 0: sums to 4
         std::fill(in.hidden.begin() + 32, in.hidden.end(), bf16FromF32(0.5f));  // row 1: sums to 16
-        in.topkIds = {0, 1, 1, 3};  // row 1's second route is remote
+        in.topkIds = {0, 1, 1, 3};                                              // row 1's second route is remote
         in.topkWeights = {0.5f, 0.5f, 2.0f, 7.0f};
     }
     ChainOutputs run() const { return runChain(s, w, in, buildSiluTable(s.swigluAlpha)); }
@@ -117,7 +118,7 @@ TEST(Chain, GivenTinyShape_WhenRun_ThenHandComputedValues) {
     EXPECT_EQ(o.gateUp[2 * 64], bf16FromF32(16.0f));
     EXPECT_EQ(o.act[2 * 32], bf16FromF32(100.0f));
     EXPECT_EQ(o.y[2 * 32], bf16FromF32(3200.0f));
-    EXPECT_EQ(o.out[0], bf16FromF32(502.0f));   // 0.5 * 502 + 0.5 * 502
+    EXPECT_EQ(o.out[0], bf16FromF32(502.0f));    // 0.5 * 502 + 0.5 * 502
     EXPECT_EQ(o.out[32], bf16FromF32(6400.0f));  // the remote route (weight 7) is not gathered
     EXPECT_FALSE(o.metSubnormal);
 }
@@ -126,8 +127,8 @@ TEST(Chain, GivenUpBias_WhenRun_ThenAddedToClampedUp) {
     Tiny t;
     t.s.swigluUpBias = 1.0f;
     const auto o = t.run();
-    EXPECT_EQ(o.act[0], bf16FromF32(19.625f));    // bf16(3.921875 * 5 = 19.609375)
-    EXPECT_EQ(o.out[0], bf16FromF32(628.0f));     // 32 * 19.625
+    EXPECT_EQ(o.act[0], bf16FromF32(19.625f));      // bf16(3.921875 * 5 = 19.609375)
+    EXPECT_EQ(o.out[0], bf16FromF32(628.0f));       // 32 * 19.625
     EXPECT_EQ(o.act[2 * 32], bf16FromF32(110.0f));  // 10 * (10 + 1)
     EXPECT_EQ(o.out[32], bf16FromF32(7040.0f));
 }

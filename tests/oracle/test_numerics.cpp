@@ -65,11 +65,11 @@ TEST(Bf16FromF64, GivenDoubles_WhenRoundedOnce_ThenNoDetourThroughF32) {
     // 1 + 2^-8 + 2^-40: f32 would round to the tie 1 + 2^-8 and then to even (1.0);
     // rounded once from the double it is above the tie: 1 + 2^-7.
     EXPECT_EQ(bf16FromF64(1.0 + 0x1p-8 + 0x1p-40), 0x3F81);
-    EXPECT_EQ(bf16FromF64(0x1p-134), 0x0000);              // half the smallest subnormal: tie to 0
-    EXPECT_EQ(bf16FromF64(0x1p-134 + 0x1p-160), 0x0001);   // just above: rounds up
-    EXPECT_EQ(bf16FromF64(-1.5 * 0x1p-133), 0x8002);       // tie between 1 and 2 quanta: even
+    EXPECT_EQ(bf16FromF64(0x1p-134), 0x0000);             // half the smallest subnormal: tie to 0
+    EXPECT_EQ(bf16FromF64(0x1p-134 + 0x1p-160), 0x0001);  // just above: rounds up
+    EXPECT_EQ(bf16FromF64(-1.5 * 0x1p-133), 0x8002);      // tie between 1 and 2 quanta: even
     EXPECT_EQ(bf16FromF64(0x1p128), 0x7F80);
-    EXPECT_EQ(bf16FromF64(3.3961e38), 0x7F7F);             // max finite BF16 ≈ 3.3895e38, below the tie
+    EXPECT_EQ(bf16FromF64(3.3961e38), 0x7F7F);  // max finite BF16 ≈ 3.3895e38, below the tie
     EXPECT_EQ(bf16FromF64(std::nan("")), 0x7FC0);
 }
 

@@ -107,8 +107,9 @@ int main(int argc, char** argv) {
             const Step st = makeStep(100 + i);
             std::vector<std::uint16_t> out;
             if (!stage("forward", [&] { out = chain->forward(st.hidden, st.ids, st.weights); })) return 4;
-            const auto want =
-                zp::oracle::runChain(oracleShape(), weights, zp::oracle::ChainInputs{st.hidden, st.ids, st.weights}, silu).out;
+            const auto want = zp::oracle::runChain(oracleShape(), weights,
+                                                   zp::oracle::ChainInputs{st.hidden, st.ids, st.weights}, silu)
+                                  .out;
             if (out != want) {
                 std::printf("forward %d: output differs from the host oracle\n", int(i));
                 ++wrong;

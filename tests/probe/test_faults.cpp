@@ -106,10 +106,10 @@ std::map<std::string, std::string> zeclEnv(const std::string& fault) {
     return env;
 }
 
-const std::vector<std::string> kReducedArgs = {"--device",        "zecl",          "--set",   "hidden=128",
-                                               "--set",           "intermediate=64", "--set", "experts=48",
-                                               "--route-pattern", "all_duplicate", "--variant", "baseline",
-                                               "--no-timing"};
+const std::vector<std::string> kReducedArgs = {
+    "--device",        "zecl",     "--set",      "hidden=128",      "--set",
+    "intermediate=64", "--set",    "experts=48", "--route-pattern", "all_duplicate",
+    "--variant",       "baseline", "--no-timing"};
 
 class Faults : public ::testing::Test {
 protected:
@@ -169,10 +169,12 @@ INSTANTIATE_TEST_SUITE_P(
         ProbeFault{"module:1", {"ZE_RESULT_ERROR_MODULE_BUILD_FAILURE", "from zeModuleCreate", "zecl fault injection"}},
         ProbeFault{"module:2", {"ZE_RESULT_ERROR_MODULE_BUILD_FAILURE", "from zeModuleCreate", "zecl fault injection"}},
         // A refused kernel the module does have: the message must not blame the name.
-        ProbeFault{"kernel:1", {"ZE_RESULT_ERROR_INVALID_KERNEL_NAME", "from zeKernelCreate",
-                                "kernel creation failed for '", "the module has this kernel"}},
-        ProbeFault{"kernel:3", {"ZE_RESULT_ERROR_INVALID_KERNEL_NAME", "from zeKernelCreate",
-                                "kernel creation failed for '", "the module has this kernel"}},
+        ProbeFault{"kernel:1",
+                   {"ZE_RESULT_ERROR_INVALID_KERNEL_NAME", "from zeKernelCreate", "kernel creation failed for '",
+                    "the module has this kernel"}},
+        ProbeFault{"kernel:3",
+                   {"ZE_RESULT_ERROR_INVALID_KERNEL_NAME", "from zeKernelCreate", "kernel creation failed for '",
+                    "the module has this kernel"}},
         ProbeFault{"enqueue:1", {"ZE_RESULT_ERROR_DEVICE_LOST", "from zeCommand"}},
         ProbeFault{"enqueue:5", {"ZE_RESULT_ERROR_DEVICE_LOST", "from zeCommand"}},
         ProbeFault{"enqueue:100", {"ZE_RESULT_ERROR_DEVICE_LOST", "from zeCommand"}},
@@ -239,7 +241,8 @@ protected:
         writeSweep(dir / "s.yaml");
     }
     Child sweep(const std::string& fault, bool resume) const {
-        std::vector<std::string> a{"--device", "zecl", "--sweep", (dir / "s.yaml").string(), "--out", (dir / "o").string()};
+        std::vector<std::string> a{"--device",          "zecl", "--sweep", (dir / "s.yaml").string(), "--out",
+                                   (dir / "o").string()};
         if (resume) a.push_back("--resume");
         return probe(a, fault);
     }
@@ -300,9 +303,9 @@ TEST_F(FaultsSweep, GivenModuleFaultAtTheStart_WhenSweeping_ThenNoRowsAndResumeC
 struct FacadeFault {
     const char* fault;
     const char* variant;
-    const char* code;   // errorCodeName of the first error
-    const char* stage;  // where it must fire; "" = any
-    int errors;         // zeprobe::Errors in all
+    const char* code;       // errorCodeName of the first error
+    const char* stage;      // where it must fire; "" = any
+    int errors;             // zeprobe::Errors in all
     const char* what = "";  // in the error's message; "" = anything
 };
 

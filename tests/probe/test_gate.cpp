@@ -49,7 +49,8 @@ TEST(Gate, GivenOnePatternBelowTheBar_ThenFail_AndThatPatternIsNamed) {
     EXPECT_FALSE(g.verdict.speedOk);
     EXPECT_TRUE(g.verdict.correctnessOk);
     EXPECT_EQ(*g.verdict.worstPattern, "cross_row_overlap");
-    EXPECT_NE(g.verdict.line.find("worst pattern cross_row_overlap: 95% CI lower end 0.300 ms < 0.500 ms"), std::string::npos)
+    EXPECT_NE(g.verdict.line.find("worst pattern cross_row_overlap: 95% CI lower end 0.300 ms < 0.500 ms"),
+              std::string::npos)
         << g.verdict.line;
     int failing = 0;
     for (const auto& p : g.projections) failing += !p.passes;
@@ -137,8 +138,7 @@ TEST(Gate, GivenSamples_WhenProjected_ThenTheProjectionFollowsTheBootstrap) {
 TEST(Gate, GivenAVerdict_WhenFormatted_ThenTheTableHasEveryPatternAndTheVerdictLine) {
     auto ps = allGood();
     ps.push_back(proj("cross_row_overlap", 0.40, 0.30, 0.52));
-    const CandidateGate g =
-        evaluateGate("source_direct", ps, kAllCorrect, 0.50, 43, {{"all_duplicate", "K < 2"}});
+    const CandidateGate g = evaluateGate("source_direct", ps, kAllCorrect, 0.50, 43, {{"all_duplicate", "K < 2"}});
     const std::string t = formatGateTable(g);
     EXPECT_NE(t.find("projected saving / 43 layers (median)"), std::string::npos) << t;
     EXPECT_NE(t.find("95% CI"), std::string::npos);

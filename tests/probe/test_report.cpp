@@ -32,7 +32,9 @@ std::string xmlProblem(const std::string& x) {
     std::vector<std::string> open;
     std::size_t i = 0;
     int roots = 0;
-    auto isName = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.'; };
+    auto isName = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.';
+    };
     while (i < x.size()) {
         if (x[i] == '&') {
             const auto semi = x.find(';', i);
@@ -88,7 +90,8 @@ std::string xmlProblem(const std::string& x) {
         if (j >= x.size()) return "unterminated tag " + name;
         ++j;
         if (closing) {
-            if (open.empty() || open.back() != name) return "</" + name + "> closes " + (open.empty() ? "nothing" : "<" + open.back() + ">");
+            if (open.empty() || open.back() != name)
+                return "</" + name + "> closes " + (open.empty() ? "nothing" : "<" + open.back() + ">");
             open.pop_back();
         } else if (!selfClosing) {
             if (open.empty()) ++roots;
@@ -104,8 +107,9 @@ std::string xmlProblem(const std::string& x) {
 }
 
 sched::CandidateGate candidate(const std::string& name, double shift) {
-    const std::vector<std::string> patterns = {"same_typical", "disjoint_typical", "cross_row_overlap", "within_row_duplicate",
-                                               "all_duplicate", "six_local", "all_remote"};
+    const std::vector<std::string> patterns = {
+        "same_typical",  "disjoint_typical", "cross_row_overlap", "within_row_duplicate",
+        "all_duplicate", "six_local",        "all_remote"};
     std::vector<sched::Projection> ps;
     for (std::size_t i = 0; i < patterns.size(); ++i) {
         sched::Projection p;
@@ -122,7 +126,8 @@ sched::CandidateGate candidate(const std::string& name, double shift) {
 probe::ReportInput sampleReport() {
     probe::ReportInput in;
     in.device = "Intel(R) Arc(TM) B580 Graphics <test & \"quotes\">";
-    in.candidates = {candidate("paired_epilogue", 0.12), candidate("source_direct", 0.0), candidate("gemm2_loader_fused", -0.6)};
+    in.candidates = {candidate("paired_epilogue", 0.12), candidate("source_direct", 0.0),
+                     candidate("gemm2_loader_fused", -0.6)};
     return in;
 }
 
@@ -148,11 +153,12 @@ TEST(ReportSvg, GivenThreeCandidates_ThenWellFormed_WithTheGateLineAndOneWhisker
     EXPECT_NE(svg.find("&lt;test &amp; &quot;quotes&quot;&gt;"), std::string::npos);  // the device name, escaped
     EXPECT_NE(svg.find("data-candidate=\"gemm2_loader_fused\" data-pattern=\"all_remote\""), std::string::npos);
     // gemm2_loader_fused fails every pattern; paired_epilogue passes every one.
-    EXPECT_EQ(count(svg, "data-pass=\"false\""), 7u + 7u - [&] {
-                  int n = 0;
-                  for (const auto& p : in.candidates[1].projections) n += p.passes;
-                  return std::size_t(n);
-              }());
+    EXPECT_EQ(
+        count(svg, "data-pass=\"false\""), 7u + 7u - [&] {
+            int n = 0;
+            for (const auto& p : in.candidates[1].projections) n += p.passes;
+            return std::size_t(n);
+        }());
     EXPECT_EQ(count(svg, ">PASS<"), 1u);
     EXPECT_EQ(count(svg, ">FAIL<"), 2u);
 }
@@ -185,7 +191,8 @@ TEST(ReportSvg, GivenAnHtmlPath_ThenTheSvgIsInlineWithTheTables) {
     EXPECT_NE(hs.str().find(ss.str()), std::string::npos);
     EXPECT_NE(hs.str().find("verdict: PASS paired_epilogue"), std::string::npos);
     EXPECT_EQ(xmlProblem(ss.str()), "");
-    if (const char* keep = std::getenv("ZP_REPORT_KEEP")) fs::copy_file(dir / "gate.svg", keep, fs::copy_options::overwrite_existing);
+    if (const char* keep = std::getenv("ZP_REPORT_KEEP"))
+        fs::copy_file(dir / "gate.svg", keep, fs::copy_options::overwrite_existing);
     fs::remove_all(dir);
 }
 
@@ -196,8 +203,13 @@ TEST(TraceJson, GivenSpansOfTwoVariants_ThenOneNamedTrackEach_AndCompleteEventsI
     for (int rep = 0; rep < 2; ++rep)
         for (const char* variant : {"baseline", "paired_epilogue"})
             for (int k = 0; k < 3; ++k) {
-                const std::uint64_t s = t0 + std::uint64_t(rep) * 100000 + std::uint64_t(k) * 5000 + (variant[0] == 'p') * 50000;
-                spans.push_back({variant, kernels[k], s, s + 1234 + std::uint64_t(k), {{"case", "six_local/v0"}, {"pattern", "six_local"}}});
+                const std::uint64_t s =
+                    t0 + std::uint64_t(rep) * 100000 + std::uint64_t(k) * 5000 + (variant[0] == 'p') * 50000;
+                spans.push_back({variant,
+                                 kernels[k],
+                                 s,
+                                 s + 1234 + std::uint64_t(k),
+                                 {{"case", "six_local/v0"}, {"pattern", "six_local"}}});
             }
     const nlohmann::json j = nlohmann::json::parse(probe::traceJson(spans).dump());
     EXPECT_EQ(j["displayTimeUnit"], "ns");

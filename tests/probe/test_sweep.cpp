@@ -57,14 +57,16 @@ std::vector<std::string> lines(const std::string& text) {
 
 // A fake measurement whose figures depend on the point, so rows can be checked.
 nlohmann::json fakeMeasure(const SweepPoint& p) {
-    return {{"median_ns", 1000.0 + double(p.index)}, {"saving", {{"median_ms", 0.01 * double(p.index)}}}, {"samples", {1, 2, 3}}};
+    return {{"median_ns", 1000.0 + double(p.index)},
+            {"saving", {{"median_ms", 0.01 * double(p.index)}}},
+            {"samples", {1, 2, 3}}};
 }
 
 class SweepRun : public ::testing::Test {
 protected:
     void SetUp() override {
-        dir = fs::temp_directory_path() /
-              ("zp-sweep-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir = fs::temp_directory_path() / ("zp-sweep-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(dir);
         fs::create_directories(dir);
         opts.jsonlPath = dir / "rows.jsonl";
@@ -111,7 +113,8 @@ TEST(SweepParse, GivenTheShippedSweeps_ThenTheyExpandToTheDocumentedPoints) {
     EXPECT_EQ(gate.points[0].repeats, 50);
     const SweepPlan shape = expandSweep(loadSweep(fs::path(ZP_CONFIG_DIR) / "sweeps" / "shape.yaml"));
     EXPECT_EQ(shape.points.size(), 18u);
-    EXPECT_EQ(shape.points.back().id, "hidden=4096,intermediate=2048,rows=2,pattern=disjoint_typical,variant=paired_epilogue");
+    EXPECT_EQ(shape.points.back().id,
+              "hidden=4096,intermediate=2048,rows=2,pattern=disjoint_typical,variant=paired_epilogue");
 }
 
 TEST(SweepParse, GivenAllForPatterns_ThenEveryPattern_AndInvalidOnesAreMarked) {
@@ -160,33 +163,42 @@ INSTANTIATE_TEST_SUITE_P(
     Sweep, SweepRejects,
     ::testing::Values(
         BadSweep{"NoSweepRoot", "axes: {hidden: [64]}\n", "expected one top-level key, sweep"},
-        BadSweep{"UnknownKey", "sweep:\n  axes: {hidden: [64]}\n  repeat: 3\n", "t.yaml:3:3: sweep.repeat: unknown key"},
+        BadSweep{"UnknownKey", "sweep:\n  axes: {hidden: [64]}\n  repeat: 3\n",
+                 "t.yaml:3:3: sweep.repeat: unknown key"},
         BadSweep{"UnknownAxis", "sweep:\n  axes: {hiden: [64]}\n", "sweep.axes.hiden: unknown axis"},
         BadSweep{"PluralAxis", "sweep:\n  axes: {patterns: all}\n", "did you mean pattern?"},
         BadSweep{"GroupAxis", "sweep:\n  axes: {swiglu: [7]}\n", "sweep.axes.swiglu: unknown axis (a group"},
         BadSweep{"EmptyAxis", "sweep:\n  axes:\n    hidden: []\n", "t.yaml:3:13: sweep.axes.hidden: empty axis"},
-        BadSweep{"ScalarAxis", "sweep:\n  axes:\n    hidden: 64\n", "sweep.axes.hidden: got the scalar \"64\", expected a list"},
+        BadSweep{"ScalarAxis", "sweep:\n  axes:\n    hidden: 64\n",
+                 "sweep.axes.hidden: got the scalar \"64\", expected a list"},
         BadSweep{"NoAxes", "sweep:\n  repeats: 3\n", "sweep.axes: missing"},
         BadSweep{"EmptyAxesMap", "sweep:\n  axes: {}\n", "sweep.axes: got a map, expected a map of axis"},
         BadSweep{"BadPattern", "sweep:\n  axes:\n    pattern: [six_local, sixlocal]\n",
                  "t.yaml:3:26: sweep.axes.pattern[1]: unknown route pattern 'sixlocal'"},
-        BadSweep{"BadVariant", "sweep:\n  axes:\n    variant: [paired]\n", "sweep.axes.variant[0]: unknown variant 'paired'"},
+        BadSweep{"BadVariant", "sweep:\n  axes:\n    variant: [paired]\n",
+                 "sweep.axes.variant[0]: unknown variant 'paired'"},
         BadSweep{"BadShapeValue", "sweep:\n  axes:\n    hidden: [4096, 100]\n",
                  "t.yaml:3:20: sweep.axes.hidden: 100: must be a positive multiple of 32"},
         BadSweep{"WrongTypeValue", "sweep:\n  axes:\n    rows: [two]\n", "sweep.axes.rows: \"two\": not an integer"},
-        BadSweep{"ListInList", "sweep:\n  axes:\n    rows: [[1]]\n", "sweep.axes.rows[0]: got a sequence, expected one value"},
+        BadSweep{"ListInList", "sweep:\n  axes:\n    rows: [[1]]\n",
+                 "sweep.axes.rows[0]: got a sequence, expected one value"},
         BadSweep{"DuplicateValue", "sweep:\n  axes:\n    rows: [1, 2, 1]\n", "sweep.axes.rows[2]: 1: duplicate value"},
-        BadSweep{"WrongTypeRepeats", "sweep:\n  axes: {rows: [1]}\n  repeats: many\n", "sweep.repeats: \"many\": not an integer"},
+        BadSweep{"WrongTypeRepeats", "sweep:\n  axes: {rows: [1]}\n  repeats: many\n",
+                 "sweep.repeats: \"many\": not an integer"},
         BadSweep{"ZeroRepeats", "sweep:\n  axes: {rows: [1]}\n  repeats: 0\n", "sweep.repeats: 0: must be at least 1"},
-        BadSweep{"NegativeWarmup", "sweep:\n  axes: {rows: [1]}\n  warmup: -1\n", "sweep.warmup: -1: must be at least 0"},
-        BadSweep{"BadSetKey", "sweep:\n  set: {hiden: 64}\n  axes: {rows: [1]}\n", "t.yaml:2:9: sweep.set.hiden: unknown config key"},
+        BadSweep{"NegativeWarmup", "sweep:\n  axes: {rows: [1]}\n  warmup: -1\n",
+                 "sweep.warmup: -1: must be at least 0"},
+        BadSweep{"BadSetKey", "sweep:\n  set: {hiden: 64}\n  axes: {rows: [1]}\n",
+                 "t.yaml:2:9: sweep.set.hiden: unknown config key"},
         BadSweep{"BadSetValue", "sweep:\n  set: {swiglu.limit: 7.1}\n  axes: {rows: [1]}\n",
                  "sweep.set.swiglu.limit: 7.1: must be a non-negative value exactly representable in BF16"},
-        BadSweep{"SetAndAxis", "sweep:\n  set: {rows: 1}\n  axes: {rows: [1, 2]}\n", "sweep.axes.rows: also set in sweep.set.rows"},
+        BadSweep{"SetAndAxis", "sweep:\n  set: {rows: 1}\n  axes: {rows: [1, 2]}\n",
+                 "sweep.axes.rows: also set in sweep.set.rows"},
         BadSweep{"MissingBase", "sweep:\n  base_config: nope.yaml\n  axes: {rows: [1]}\n", "sweep.base_config:"},
         BadSweep{"BadName", "sweep:\n  name: a/b\n  axes: {rows: [1]}\n", "sweep.name: \"a/b\": use letters"},
         BadSweep{"PointFailsCrossKey", "sweep:\n  set: {cards: 4}\n  axes:\n    card: [0, 3, 4, 5]\n",
-                 "point 3 of 4 (card=4): card = 4: must be in [0, cards) = [0, 4) (and 1 more of the 4 points fail validation)"},
+                 "point 3 of 4 (card=4): card = 4: must be in [0, cards) = [0, 4) (and 1 more of the 4 points fail "
+                 "validation)"},
         BadSweep{"MalformedYaml", "sweep:\n  axes: {rows: [1\n", "malformed YAML"}),
     [](const auto& info) { return std::string(info.param.name); });
 
@@ -288,8 +300,8 @@ TEST_F(SweepRun, GivenATornLastLine_WhenResumed_ThenItIsCutAwayAndThatPointRerun
         // Two complete rows, then a third torn mid-write; a stale CSV that lacks row 2.
         std::ofstream j(opts.jsonlPath, std::ios::binary);
         for (int i = 0; i < 2; ++i)
-            j << nlohmann::json{{"sweep", "small"}, {"id", plan.points[i].id}, {"index", i}, {"status", "ok"},
-                                {"point", {{"rows", 1}}}, {"result", fakeMeasure(plan.points[i])}}
+            j << nlohmann::json{{"sweep", "small"}, {"id", plan.points[i].id}, {"index", i},
+                                {"status", "ok"},   {"point", {{"rows", 1}}},  {"result", fakeMeasure(plan.points[i])}}
                      .dump()
               << "\n";
         j << R"({"sweep":"small","id":")" << plan.points[2].id << R"(","result":{"median_)";

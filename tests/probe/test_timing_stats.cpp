@@ -14,10 +14,10 @@ TEST(Quantile, GivenKnownVector_WhenType7_ThenInterpolatesBetweenOrderStatistics
     const std::vector<double> x = {40, 10, 30, 20};  // sorted: 10 20 30 40, h = 3q
     EXPECT_DOUBLE_EQ(quantile(x, 0.0), 10);
     EXPECT_DOUBLE_EQ(quantile(x, 1.0), 40);
-    EXPECT_DOUBLE_EQ(quantile(x, 0.5), 25);        // h = 1.5
-    EXPECT_DOUBLE_EQ(quantile(x, 0.25), 17.5);     // h = 0.75
-    EXPECT_DOUBLE_EQ(quantile(x, 0.05), 11.5);     // h = 0.15
-    EXPECT_DOUBLE_EQ(quantile(x, 0.95), 38.5);     // h = 2.85
+    EXPECT_DOUBLE_EQ(quantile(x, 0.5), 25);     // h = 1.5
+    EXPECT_DOUBLE_EQ(quantile(x, 0.25), 17.5);  // h = 0.75
+    EXPECT_DOUBLE_EQ(quantile(x, 0.05), 11.5);  // h = 0.15
+    EXPECT_DOUBLE_EQ(quantile(x, 0.95), 38.5);  // h = 2.85
     EXPECT_DOUBLE_EQ(median(std::vector<double>{3, 1, 2}), 2);
     EXPECT_DOUBLE_EQ(quantile(std::vector<double>{7}, 0.3), 7);
 }
@@ -45,8 +45,8 @@ TEST(Summarize, GivenKnownSamples_ThenEveryFieldIsExact) {
     EXPECT_DOUBLE_EQ(s.median, 4.5);
     EXPECT_DOUBLE_EQ(s.min, 2);
     EXPECT_DOUBLE_EQ(s.max, 9);
-    EXPECT_DOUBLE_EQ(s.p05, 2.7);   // h = 0.35: 2 + 0.35·2
-    EXPECT_DOUBLE_EQ(s.p95, 8.3);   // h = 6.65: 7 + 0.65·2
+    EXPECT_DOUBLE_EQ(s.p05, 2.7);  // h = 0.35: 2 + 0.35·2
+    EXPECT_DOUBLE_EQ(s.p95, 8.3);  // h = 6.65: 7 + 0.65·2
     EXPECT_DOUBLE_EQ(summarize(std::vector<double>{3}).stddev, 0);
     EXPECT_THROW(summarize(std::vector<double>{1, INFINITY}), std::invalid_argument);
 }

@@ -19,7 +19,6 @@ using namespace zp;
 
 namespace {
 
-
 class ZeProbe : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -41,9 +40,9 @@ TEST_F(ZeProbe, GivenInputsAndWeights_WhenDumped_ThenDumpEqualsTheOracleBitForBi
     sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
     sched::writeSafetensors(path("w.safetensors"), sched::weightsTensors(s, weights, "layer."));
 
-    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --set weights.prefix=layer. --weights " +
-                           path("w.safetensors") + " --inputs " + path("in.safetensors") + " --dump " +
-                           path("dump.safetensors"));
+    const ProbeRun r =
+        runProbe(std::string(kReducedShapeArgs) + " --device host --set weights.prefix=layer. --weights " +
+                 path("w.safetensors") + " --inputs " + path("in.safetensors") + " --dump " + path("dump.safetensors"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
 
     const auto dump = sched::readSafetensors(path("dump.safetensors"));
@@ -51,15 +50,16 @@ TEST_F(ZeProbe, GivenInputsAndWeights_WhenDumped_ThenDumpEqualsTheOracleBitForBi
     const std::int64_t R = std::int64_t(want.routes.rows.size());
     EXPECT_EQ(R, 4);
     auto bf16 = [&](const char* name, std::vector<std::int64_t> shape) {
-        return sched::tensorValues<oracle::bf16_t>(sched::findTensor(dump, name, "dump"), sched::DType::BF16, shape, name);
+        return sched::tensorValues<oracle::bf16_t>(sched::findTensor(dump, name, "dump"), sched::DType::BF16, shape,
+                                                   name);
     };
     EXPECT_EQ(bf16("gate_up", {R, 128}), want.gateUp);
     EXPECT_EQ(bf16("act", {R, 64}), want.act);
     EXPECT_EQ(bf16("y", {R, 128}), want.y);
     EXPECT_EQ(bf16("out", {2, 128}), want.out);
     EXPECT_EQ(bf16("hidden", {2, 128}), c.inputs.hidden);
-    const auto rows = sched::tensorValues<std::int32_t>(sched::findTensor(dump, "compact_rows", "dump"), sched::DType::I32,
-                                                        {R, 2}, "compact_rows");
+    const auto rows = sched::tensorValues<std::int32_t>(sched::findTensor(dump, "compact_rows", "dump"),
+                                                        sched::DType::I32, {R, 2}, "compact_rows");
     for (std::int64_t r = 0; r < R; ++r) {
         EXPECT_EQ(rows[2 * r], want.routes.rows[r].localExpert);
         EXPECT_EQ(rows[2 * r + 1], want.routes.rows[r].tokenRow);
@@ -71,7 +71,7 @@ TEST_F(ZeProbe, GivenPairedVariant_WhenDumped_ThenGateUpIsNotMaterialised) {
     const auto c = sched::makeCase(s, sched::RoutePattern::SixLocal, 0, 1, nullptr);
     sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
     const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --variant paired_epilogue --inputs " +
-                           path("in.safetensors") + " --dump " + path("d.safetensors"));
+                                path("in.safetensors") + " --dump " + path("d.safetensors"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const auto dump = sched::readSafetensors(path("d.safetensors"));
     EXPECT_EQ(dump.count("gate_up"), 0u);
@@ -80,7 +80,8 @@ TEST_F(ZeProbe, GivenPairedVariant_WhenDumped_ThenGateUpIsNotMaterialised) {
 }
 
 TEST_F(ZeProbe, GivenAPattern_WhenRun_ThenTableAndCardJsonCountTwelveCases) {
-    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --route-pattern all_duplicate --out " + path("out"));
+    const ProbeRun r =
+        runProbe(std::string(kReducedShapeArgs) + " --device host --route-pattern all_duplicate --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("all_duplicate           12/12"), std::string::npos) << r.output;
     std::ifstream f(path("out/card0.json"));
@@ -95,8 +96,10 @@ TEST_F(ZeProbe, GivenAPattern_WhenRun_ThenTableAndCardJsonCountTwelveCases) {
 }
 
 TEST_F(ZeProbe, GivenOneCardConfig_WhenAllPatternsRun_ThenInvalidPatternsReportedNotCounted) {
-    const ProbeRun r = runProbe("--set hidden=64 --set intermediate=32 --set experts=12 --set cards=1 --device host "
-                           "--route-pattern all --out " + path("out"));
+    const ProbeRun r = runProbe(
+        "--set hidden=64 --set intermediate=32 --set experts=12 --set cards=1 --device host "
+        "--route-pattern all --out " +
+        path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("all_remote             not valid for this configuration"), std::string::npos) << r.output;
     std::ifstream f(path("out/card0.json"));
@@ -120,40 +123,42 @@ TEST_P(ZeProbeBadInput, GivenBadInput_WhenRun_ThenExitCodeAndMessageNameIt) {
 
 INSTANTIATE_TEST_SUITE_P(
     Table, ZeProbeBadInput,
-    ::testing::Values(BadInput{"--no-such-option", 2, "--no-such-option"},
-                      BadInput{"--route-pattern six-local --device host", 2, "'six-local'"},
-                      BadInput{"--variant fastest --device host", 2, "'fastest'"},
-                      BadInput{"--set hidden=100 --device host", 2, "hidden"},
-                      BadInput{"--set hiden=128 --device host", 2, "hiden"},
-                      BadInput{"--set swiglu.limit=7.3 --device host", 2, "swiglu.limit"},
-                      BadInput{"--set hidden --device host", 2, "key=value"},
-                      BadInput{"--set contract=2 --device host", 2, "contract"},
-                      BadInput{"--inputs /nonexistent.safetensors", 2, "/nonexistent.safetensors"},
-                      BadInput{"--config /nonexistent.yaml", 2, "/nonexistent.yaml"},
-                      BadInput{"--dump x.safetensors --device host", 2, "--dump needs --inputs"},
-                      BadInput{"--set card=4 --device host", 2, "card"},
-                      BadInput{"--seed notanumber", 2, "--seed"},
-                      BadInput{"--device host --trace t.json", 2, "--trace needs the timing"},
-                      BadInput{"--no-timing --report r.svg", 2, "--report needs the timing"},
-                      BadInput{"--repeats 0 --device host", 2, "--repeats"},
-                      BadInput{"--resume --device host", 2, "--resume and --overwrite go with --sweep"},
-                      BadInput{"--sweep /nonexistent.yaml", 2, "/nonexistent.yaml"},
-                      BadInput{"--kernel-tuning gemm_tile=2 --no-timing", 2, "gemm_tile must be 0 (lanes) or 1 (blocks)"},
-                      BadInput{"--kernel-tuning nosuch=1 --no-timing", 2, "unknown key 'nosuch'"},
-                      BadInput{"--kernel-tuning cols_per_wg=6,cols_per_item=4 --no-timing", 2,
-                               "cols_per_item must divide cols_per_wg"},
-                      BadInput{"--device host --kernel-tuning gemm_tile=1", 2, "--kernel-tuning tiles the device kernels"}));
+    ::testing::Values(
+        BadInput{"--no-such-option", 2, "--no-such-option"},
+        BadInput{"--route-pattern six-local --device host", 2, "'six-local'"},
+        BadInput{"--variant fastest --device host", 2, "'fastest'"},
+        BadInput{"--set hidden=100 --device host", 2, "hidden"}, BadInput{"--set hiden=128 --device host", 2, "hiden"},
+        BadInput{"--set swiglu.limit=7.3 --device host", 2, "swiglu.limit"},
+        BadInput{"--set hidden --device host", 2, "key=value"},
+        BadInput{"--set contract=2 --device host", 2, "contract"},
+        BadInput{"--inputs /nonexistent.safetensors", 2, "/nonexistent.safetensors"},
+        BadInput{"--config /nonexistent.yaml", 2, "/nonexistent.yaml"},
+        BadInput{"--dump x.safetensors --device host", 2, "--dump needs --inputs"},
+        BadInput{"--set card=4 --device host", 2, "card"}, BadInput{"--seed notanumber", 2, "--seed"},
+        BadInput{"--device host --trace t.json", 2, "--trace needs the timing"},
+        BadInput{"--no-timing --report r.svg", 2, "--report needs the timing"},
+        BadInput{"--repeats 0 --device host", 2, "--repeats"},
+        BadInput{"--resume --device host", 2, "--resume and --overwrite go with --sweep"},
+        BadInput{"--sweep /nonexistent.yaml", 2, "/nonexistent.yaml"},
+        BadInput{"--kernel-tuning gemm_tile=2 --no-timing", 2, "gemm_tile must be 0 (lanes) or 1 (blocks)"},
+        BadInput{"--kernel-tuning nosuch=1 --no-timing", 2, "unknown key 'nosuch'"},
+        BadInput{"--kernel-tuning cols_per_wg=6,cols_per_item=4 --no-timing", 2,
+                 "cols_per_item must divide cols_per_wg"},
+        BadInput{"--device host --kernel-tuning gemm_tile=1", 2, "--kernel-tuning tiles the device kernels"}));
 
 // The block tile (kernels_cl/common/zp_gemm_block.h) chosen from the command line: built from
 // zecl's source bundle, every case of the pattern bit-exact on every variant, and the card
 // records the tiles.
 TEST_F(ZeProbe, GivenBlockTiles_WhenRunOnZecl_ThenEveryVariantPassesAndTheCardNamesTheTiles) {
     const std::string tiles = "gemm_tile=1,cols_per_wg=64,cols_per_item=8,rows_per_pass=1";
-    const ProbeRun r = runProbe("--set hidden=1024 --set intermediate=544 --device zecl --no-timing --route-pattern "
-                                "cross_row_overlap --kernel-tuning " + tiles + " --out " + path("out"));
+    const ProbeRun r = runProbe(
+        "--set hidden=1024 --set intermediate=544 --device zecl --no-timing --route-pattern "
+        "cross_row_overlap --kernel-tuning " +
+        tiles + " --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("total: 72 passed, 0 failed, 0 skipped"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("tiles " + tiles.substr(std::string("gemm_tile=1,").size())), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("tiles " + tiles.substr(std::string("gemm_tile=1,").size())), std::string::npos)
+        << r.output;
     std::ifstream f(path("out/card0.json"));
     const auto j = nlohmann::json::parse(f);
     EXPECT_EQ(j["device"]["kernel_tuning"], "cols_per_wg=64,cols_per_item=8,rows_per_pass=1,e2m1_decode=1,gemm_tile=1");
@@ -174,7 +179,7 @@ TEST_F(ZeProbe, GivenInputsOfAnotherShape_WhenRun_ThenRejectedNamingTheTensor) {
     const auto c = sched::makeCase(s, sched::RoutePattern::SixLocal, 0, 1, nullptr);
     sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
     const ProbeRun r = runProbe("--set hidden=256 --set intermediate=64 --set experts=48 --device host --inputs " +
-                           path("in.safetensors"));
+                                path("in.safetensors"));
     EXPECT_EQ(r.exitCode, 2) << r.output;
     EXPECT_NE(r.output.find("hidden"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("[2, 256]"), std::string::npos) << r.output;

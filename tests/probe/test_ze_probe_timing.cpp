@@ -93,7 +93,9 @@ protected:
 
 TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenExitZeroAndGateTablePrinted) {
     ASSERT_EQ(run.exitCode, 0) << run.output;
-    EXPECT_NE(run.output.find("1 warm-up + 2 timed rounds, every variant once per round in an order rotated"), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("1 warm-up + 2 timed rounds, every variant once per round in an order rotated"),
+              std::string::npos)
+        << run.output;
     EXPECT_NE(run.output.find("paired_epilogue vs baseline: gate = 95% CI lower end >= 0.50 ms"), std::string::npos);
     EXPECT_NE(run.output.find("verdicts:"), std::string::npos);
     EXPECT_NE(run.output.find("launch floor (all_remote"), std::string::npos);
@@ -196,7 +198,8 @@ TEST_F(ZeProbeTimedRun, GivenTraceOption_WhenRun_ThenTraceParsesWithOneTrackPerV
     // 7 patterns x 2 rounds x (sum of launches of the 6 variants).
     const json card = readJson(dir / "card0.json");
     std::size_t launches = 0;
-    for (const auto& [v, x] : card["timings"]["patterns"]["six_local"]["variants"].items()) launches += x["launches"].get<std::size_t>();
+    for (const auto& [v, x] : card["timings"]["patterns"]["six_local"]["variants"].items())
+        launches += x["launches"].get<std::size_t>();
     EXPECT_EQ(complete, 7u * 2u * launches);
 }
 
@@ -231,8 +234,7 @@ TEST_F(ZeProbeTiming, GivenNoTiming_WhenRun_ThenNoGateAndSaysSo) {
 }
 
 TEST_F(ZeProbeTiming, GivenTwoCards_WhenRun_ThenOneCardFileEach) {
-    const ProbeRun r =
-        runProbe(kShape + " --route-pattern all_duplicate --no-timing --cards 1,3 --out " + path("out"));
+    const ProbeRun r = runProbe(kShape + " --route-pattern all_duplicate --no-timing --cards 1,3 --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_FALSE(fs::exists(dir / "out/card0.json"));
     EXPECT_EQ(readJson(dir / "out/card1.json")["card"], 1);
@@ -274,8 +276,10 @@ TEST_F(ZeProbeTiming, GivenASweepKilledAfterItsFirstRow_WhenResumed_ThenEveryPoi
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     bool sawRow = false;
     while (!sawRow && std::chrono::steady_clock::now() < deadline) {
-        if (fs::exists(jsonl) && !lines(jsonl).empty()) sawRow = true;
-        else std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (fs::exists(jsonl) && !lines(jsonl).empty())
+            sawRow = true;
+        else
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     ::kill(pid, SIGKILL);
     int status = 0;
@@ -331,15 +335,14 @@ TEST_P(ZeProbeBadSweep, GivenABadSweepFile_WhenRun_ThenExitTwoNamingTheKey) {
     EXPECT_FALSE(fs::exists(dir / "out")) << "nothing may be written for a bad sweep";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Table, ZeProbeBadSweep,
-    ::testing::Values(BadSweep{"sweep:\n  axes:\n    hiden: [128]\n", "hiden"},
-                      BadSweep{"sweep:\n  axes:\n    hidden: [100]\n", "hidden"},
-                      BadSweep{"sweep:\n  axes:\n    pattern: [six-local]\n", "six-local"},
-                      BadSweep{"sweep:\n  axes:\n    variant: [fastest]\n", "fastest"},
-                      BadSweep{"sweep:\n  axes:\n    hidden: [128]\n  repeats: lots\n", "repeats"},
-                      BadSweep{"sweep:\n  axes:\n    hidden: [128]\n  warmpu: 3\n", "warmpu"},
-                      BadSweep{"sweep:\n  name: x\n", "sweep.axes"}));
+INSTANTIATE_TEST_SUITE_P(Table, ZeProbeBadSweep,
+                         ::testing::Values(BadSweep{"sweep:\n  axes:\n    hiden: [128]\n", "hiden"},
+                                           BadSweep{"sweep:\n  axes:\n    hidden: [100]\n", "hidden"},
+                                           BadSweep{"sweep:\n  axes:\n    pattern: [six-local]\n", "six-local"},
+                                           BadSweep{"sweep:\n  axes:\n    variant: [fastest]\n", "fastest"},
+                                           BadSweep{"sweep:\n  axes:\n    hidden: [128]\n  repeats: lots\n", "repeats"},
+                                           BadSweep{"sweep:\n  axes:\n    hidden: [128]\n  warmpu: 3\n", "warmpu"},
+                                           BadSweep{"sweep:\n  name: x\n", "sweep.axes"}));
 
 TEST_F(ZeProbeTiming, GivenSweepWithSet_WhenRun_ThenRejectedAsExclusive) {
     writeSweep(dir / "tiny.yaml", 1);

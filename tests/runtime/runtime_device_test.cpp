@@ -43,7 +43,7 @@ protected:
 };
 Rig* ZeclDevice::rig_ = nullptr;
 
-} // namespace
+}  // namespace
 
 // ----------------------------------------------------------------------------------- devices
 
@@ -73,7 +73,7 @@ TEST_F(ZeclDevice, GivenSpecs_WhenSelected_ThenIndexAndNamesResolve) {
     auto devices = ze::listDevices();
     EXPECT_EQ(ze::selectDevice("0").device, devices[0].device);
     EXPECT_EQ(ze::selectDevice("zecl").device, dev().device);
-    EXPECT_EQ(ze::selectDevice("").device, dev().device); // no Intel GPU here
+    EXPECT_EQ(ze::selectDevice("").device, dev().device);  // no Intel GPU here
 }
 
 TEST_F(ZeclDevice, GivenABadSpec_WhenSelected_ThenErrorNamesTheValueAndTheChoices) {
@@ -97,7 +97,7 @@ TEST_F(ZeclDevice, GivenTheDevice_WhenGlobalTimestampsRead_ThenTheyAdvance) {
     auto b = ze::globalTimestamps(dev());
     EXPECT_GT(a.device, 0u);
     EXPECT_GT(b.host, a.host);
-    EXPECT_GT(dev().globalClock().durationNs(a.device, b.device), 1e6); // ≥ 1 ms of the 2 slept
+    EXPECT_GT(dev().globalClock().durationNs(a.device, b.device), 1e6);  // ≥ 1 ms of the 2 slept
 }
 
 // ----------------------------------------------------------------------------------- memory
@@ -127,8 +127,7 @@ TEST_F(ZeclDevice, GivenASubRange_WhenUploadedAndDownloaded_ThenOnlyThatRangeCha
     auto part = iota(10, 100);
     buf.upload(imm(), part, 20);
     auto all = buf.download(imm());
-    for (size_t i = 0; i < all.size(); ++i)
-        EXPECT_EQ(all[i], (i >= 20 && i < 30) ? uint32_t(100 + i - 20) : 0u) << i;
+    for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], (i >= 20 && i < 30) ? uint32_t(100 + i - 20) : 0u) << i;
     std::vector<uint32_t> window(5);
     buf.download(imm(), window, 22);
     EXPECT_EQ(window, (std::vector<uint32_t>{102, 103, 104, 105, 106}));
@@ -228,7 +227,7 @@ TEST_F(ZeclDevice, GivenABarrierBetweenTwoKernels_WhenExecuted_ThenTheSecondSees
     ASSERT_TRUE(fence.hostSynchronize());
     EXPECT_TRUE(fence.isSignaled());
     auto got = data.download(imm());
-    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(got[i], (i + 1) * 2) << i; // not 2i+1
+    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(got[i], (i + 1) * 2) << i;  // not 2i+1
 }
 
 TEST_F(ZeclDevice, GivenEventsBetweenLists_WhenTheSecondWaits_ThenItRunsAfterTheFirst) {
@@ -282,7 +281,7 @@ TEST_F(ZeclDevice, GivenKernelTimestampEvents_WhenTwoKernelsRunInOrder_ThenTimes
     EXPECT_GE(t1.global.kernelEnd, t1.global.kernelStart);
     const double d0 = clock.durationNs(t0.global.kernelStart, t0.global.kernelEnd);
     EXPECT_GT(d0, 0.0);
-    EXPECT_LT(d0, 10e9); // a 64 Ki-element write does not take 10 s
+    EXPECT_LT(d0, 10e9);  // a 64 Ki-element write does not take 10 s
     EXPECT_DOUBLE_EQ(ze::timestampToNs(dev(), t0.global.kernelStart), clock.toNs(t0.global.kernelStart));
 }
 
@@ -367,7 +366,7 @@ TEST_F(ZeclDevice, GivenMovedFromAndDestroyedHandles_WhenUsed_ThenTheyThrowNullH
 
     ze::DeviceBuffer<uint32_t> buf(ctx(), dev(), 4);
     buf.destroy();
-    buf.destroy(); // idempotent
+    buf.destroy();  // idempotent
     expectNull([&] { (void)buf.data(); });
     expectNull([&] { moved.setArg(0, buf); });
 

@@ -61,8 +61,10 @@ struct Rig {
     ze::ImmediateCommandList imm;
 
     explicit Rig(ze::DeviceInfo d)
-        : dev(std::move(d)), ctx(dev), module(ze::Module::fromSourceBundle(ctx, dev, bundle(kKernels))),
+        : dev(std::move(d)),
+          ctx(dev),
+          module(ze::Module::fromSourceBundle(ctx, dev, bundle(kKernels))),
           imm(ctx, dev) {}
 };
 
-} // namespace zp_runtime_test
+}  // namespace zp_runtime_test

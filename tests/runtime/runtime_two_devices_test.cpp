@@ -10,13 +10,13 @@
 
 using namespace zp_runtime_test;
 
-
 TEST(TwoDevices, GivenTwoZeclDevices_WhenUsedFromTwoThreadsAtOnce_ThenBothComputeCorrectly) {
     initForTests();
     std::vector<ze::DeviceInfo> zecl;
     for (auto& d : ze::listDevices())
         if (d.isZecl()) zecl.push_back(d);
-    ASSERT_GE(zecl.size(), 2u) << "run with POCL_DEVICES=\"pthread pthread\" (PoCL 3.1; \"cpu cpu\" on PoCL >= 4)\n" << ze::formatDeviceList();
+    ASSERT_GE(zecl.size(), 2u) << "run with POCL_DEVICES=\"pthread pthread\" (PoCL 3.1; \"cpu cpu\" on PoCL >= 4)\n"
+                               << ze::formatDeviceList();
     ASSERT_NE(zecl[0].device, zecl[1].device);
 
     constexpr uint32_t n = 4096, rounds = 50;

@@ -159,7 +159,8 @@ TEST(Cases, GivenVariants_WhenGenerated_ThenEachStressesWhatItSays) {
     auto f = [](oracle::bf16_t b) { return oracle::f32FromBf16(b); };
 
     auto c3 = sched::makeCase(s, RoutePattern::SixLocal, 3, 1, &w);  // zeros, both signs
-    EXPECT_TRUE(std::all_of(c3.inputs.hidden.begin(), c3.inputs.hidden.end(), [](auto b) { return (b & 0x7FFF) == 0; }));
+    EXPECT_TRUE(
+        std::all_of(c3.inputs.hidden.begin(), c3.inputs.hidden.end(), [](auto b) { return (b & 0x7FFF) == 0; }));
     EXPECT_TRUE(anyOf(c3.inputs.hidden, [](auto b) { return b == 0x8000; }));
     EXPECT_TRUE(anyOf(c3.inputs.hidden, [](auto b) { return b == 0x0000; }));
 
@@ -174,7 +175,8 @@ TEST(Cases, GivenVariants_WhenGenerated_ThenEachStressesWhatItSays) {
     const std::size_t perS = oracle::LocalWeights::w1ScalesPerExpert(s);
     bool nanScale = false;
     for (int e : c6.touchedLocalExperts)
-        nanScale |= std::any_of(w.w1Scales.begin() + e * perS, w.w1Scales.begin() + (e + 1) * perS, [](auto x) { return x == 255; });
+        nanScale |= std::any_of(w.w1Scales.begin() + e * perS, w.w1Scales.begin() + (e + 1) * perS,
+                                [](auto x) { return x == 255; });
     EXPECT_TRUE(nanScale);
 
     auto c7 = sched::makeCase(s, RoutePattern::SixLocal, 7, 1, &w);  // Inf inputs

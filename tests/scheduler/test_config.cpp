@@ -30,10 +30,10 @@ std::string setError(std::string_view kv) {
     return "";
 }
 
-#define EXPECT_CONTAINS(text, fragment)                                   \
-    do {                                                                  \
-        const std::string text_ = (text);                                 \
-        EXPECT_NE(text_.find(fragment), std::string::npos) << text_;      \
+#define EXPECT_CONTAINS(text, fragment)                              \
+    do {                                                             \
+        const std::string text_ = (text);                            \
+        EXPECT_NE(text_.find(fragment), std::string::npos) << text_; \
     } while (0)
 
 Config nonDefault() {
@@ -75,7 +75,8 @@ TEST(Config, GivenTheShippedDeepSeekConfig_WhenLoaded_ThenItEqualsTheDefaults) {
 }
 
 TEST(Config, GivenSomeKeys_WhenParsed_ThenTheyOverrideAndTheRestKeepDefaults) {
-    const Config c = parseConfig("hidden: 2880\nswiglu:\n  limit: 7\n  alpha: 1.702\ngate_up_layout: interleaved\n", "c.yaml");
+    const Config c =
+        parseConfig("hidden: 2880\nswiglu:\n  limit: 7\n  alpha: 1.702\ngate_up_layout: interleaved\n", "c.yaml");
     EXPECT_EQ(c.shape.hidden, 2880);
     EXPECT_EQ(c.shape.swigluLimit, 7.0f);
     EXPECT_EQ(c.shape.swigluAlpha, 1.702f);
@@ -120,12 +121,15 @@ TEST(Config, GivenDottedSets_WhenApplied_ThenTheNamedKeysChange) {
 // ---- bad input: one test per kind ----
 
 TEST(ConfigBad, GivenAnUnknownTopLevelKey_WhenParsed_ThenRejectedWithPositionAndKnownKeys) {
-    EXPECT_EQ(parseError("hidden: 4096\nhiden: 4096\n").rfind("config.yaml:2:1: hiden: unknown key (known: contract, hidden,", 0),
-              0u) << parseError("hidden: 4096\nhiden: 4096\n");
+    EXPECT_EQ(parseError("hidden: 4096\nhiden: 4096\n")
+                  .rfind("config.yaml:2:1: hiden: unknown key (known: contract, hidden,", 0),
+              0u)
+        << parseError("hidden: 4096\nhiden: 4096\n");
 }
 
 TEST(ConfigBad, GivenAnUnknownNestedKey_WhenParsed_ThenRejectedWithItsPathAndSiblings) {
-    EXPECT_CONTAINS(parseError("swiglu:\n  limt: 7\n"), "config.yaml:2:3: swiglu.limt: unknown key (known: limit, alpha, up_bias)");
+    EXPECT_CONTAINS(parseError("swiglu:\n  limt: 7\n"),
+                    "config.yaml:2:3: swiglu.limt: unknown key (known: limit, alpha, up_bias)");
 }
 
 TEST(ConfigBad, GivenAMapWhereAScalarBelongs_WhenParsed_ThenRejectedNamingTheType) {
@@ -133,11 +137,13 @@ TEST(ConfigBad, GivenAMapWhereAScalarBelongs_WhenParsed_ThenRejectedNamingTheTyp
 }
 
 TEST(ConfigBad, GivenAScalarWhereAMapBelongs_WhenParsed_ThenRejectedListingTheKeys) {
-    EXPECT_CONTAINS(parseError("swiglu: 7\n"), "swiglu: got the scalar \"7\", expected a map of keys (known: limit, alpha, up_bias)");
+    EXPECT_CONTAINS(parseError("swiglu: 7\n"),
+                    "swiglu: got the scalar \"7\", expected a map of keys (known: limit, alpha, up_bias)");
 }
 
 TEST(ConfigBad, GivenATopLevelSequence_WhenParsed_ThenRejected) {
-    EXPECT_CONTAINS(parseError("- 1\n- 2\n"), "config.yaml:1:1: got a sequence, expected a map of keys (known: contract,");
+    EXPECT_CONTAINS(parseError("- 1\n- 2\n"),
+                    "config.yaml:1:1: got a sequence, expected a map of keys (known: contract,");
 }
 
 TEST(ConfigBad, GivenAWordWhereAnIntegerBelongs_WhenParsed_ThenRejectedAsNotAnInteger) {
@@ -150,7 +156,8 @@ TEST(ConfigBad, GivenAQuotedNumber_WhenParsed_ThenRejectedBecauseYamlMakesItAStr
 }
 
 TEST(ConfigBad, GivenAnIntegerOutOfRange_WhenParsed_ThenRejectedWithTheRange) {
-    EXPECT_CONTAINS(parseError("experts: 99999999999\n"), "experts: 99999999999: out of range [-2147483648, 2147483647]");
+    EXPECT_CONTAINS(parseError("experts: 99999999999\n"),
+                    "experts: 99999999999: out of range [-2147483648, 2147483647]");
     EXPECT_CONTAINS(parseError("seed: -1\n"), "seed: -1: out of range [0, 18446744073709551615]");
 }
 
@@ -163,7 +170,8 @@ TEST(ConfigBad, GivenABadLayoutName_WhenParsed_ThenRejectedListingTheLayouts) {
 }
 
 TEST(ConfigBad, GivenContract2_WhenParsed_ThenRejectedNamingTheVersion) {
-    EXPECT_CONTAINS(parseError("contract: 2\n"), "config.yaml:1:11: contract: 2: this build implements contract 1 only");
+    EXPECT_CONTAINS(parseError("contract: 2\n"),
+                    "config.yaml:1:11: contract: 2: this build implements contract 1 only");
 }
 
 TEST(ConfigBad, GivenHidden100_WhenParsed_ThenRejectedAsNotAMultipleOf32) {
@@ -175,7 +183,8 @@ TEST(ConfigBad, GivenNegativeLayers_WhenParsed_ThenRejected) {
 }
 
 TEST(ConfigBad, GivenExpertsNotAMultipleOfCards_WhenParsed_ThenRejectedByTheShapeRules) {
-    EXPECT_CONTAINS(parseError("experts: 190\n"), "config.yaml: experts = 190: must be a positive multiple of cards (4)");
+    EXPECT_CONTAINS(parseError("experts: 190\n"),
+                    "config.yaml: experts = 190: must be a positive multiple of cards (4)");
 }
 
 TEST(ConfigBad, GivenCardNotBelowCards_WhenParsed_ThenRejectedWithTheRange) {
@@ -190,11 +199,13 @@ TEST(ConfigBad, GivenANonFiniteFloat_WhenParsed_ThenRejected) {
 }
 
 TEST(ConfigBad, GivenALimitNotExactInBf16_WhenParsed_ThenRejected) {
-    EXPECT_CONTAINS(parseError("swiglu:\n  limit: 7.01\n"), "swiglu.limit: 7.01: must be a non-negative value exactly representable in BF16");
+    EXPECT_CONTAINS(parseError("swiglu:\n  limit: 7.01\n"),
+                    "swiglu.limit: 7.01: must be a non-negative value exactly representable in BF16");
 }
 
 TEST(ConfigBad, GivenANegativeGateBar_WhenParsed_ThenRejected) {
-    EXPECT_CONTAINS(parseError("gate:\n  min_saving_ms: -0.5\n"), "gate.min_saving_ms: -0.5: must be a non-negative number");
+    EXPECT_CONTAINS(parseError("gate:\n  min_saving_ms: -0.5\n"),
+                    "gate.min_saving_ms: -0.5: must be a non-negative number");
 }
 
 TEST(ConfigBad, GivenADuplicateKey_WhenParsed_ThenRejectedNamingIt) {
@@ -207,7 +218,8 @@ TEST(ConfigBad, GivenMalformedYaml_WhenParsed_ThenRejectedWithLineAndColumn) {
 }
 
 TEST(ConfigBad, GivenTwoYamlDocuments_WhenParsed_ThenRejected) {
-    EXPECT_CONTAINS(parseError("hidden: 4096\n---\nhidden: 2048\n"), "config.yaml: holds 2 YAML documents, expected one");
+    EXPECT_CONTAINS(parseError("hidden: 4096\n---\nhidden: 2048\n"),
+                    "config.yaml: holds 2 YAML documents, expected one");
 }
 
 TEST(ConfigBad, GivenAMissingFile_WhenLoaded_ThenRejectedNamingThePath) {
@@ -221,7 +233,8 @@ TEST(ConfigBad, GivenAMissingFile_WhenLoaded_ThenRejectedNamingThePath) {
 
 TEST(ConfigBad, GivenSetOfAnUnknownKey_WhenApplied_ThenRejectedListingTheKnownKeys) {
     EXPECT_EQ(setError("swiglu.limt=7"), "--set swiglu.limt: unknown key (known: limit, alpha, up_bias)");
-    EXPECT_EQ(setError("foo.bar=1").rfind("--set foo.bar: unknown key (known: contract, hidden,", 0), 0u) << setError("foo.bar=1");
+    EXPECT_EQ(setError("foo.bar=1").rfind("--set foo.bar: unknown key (known: contract, hidden,", 0), 0u)
+        << setError("foo.bar=1");
     EXPECT_EQ(setError("hidden.x=1"), "--set hidden.x: unknown key (hidden takes a value, it has no keys under it)");
 }
 

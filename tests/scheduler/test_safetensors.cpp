@@ -32,14 +32,15 @@ std::string parseError(const Bytes& file) {
     return "";
 }
 
-#define EXPECT_REJECTED(file, fragment)                                   \
-    do {                                                                  \
-        const std::string msg_ = parseError(file);                        \
-        EXPECT_EQ(msg_.rfind("t.safetensors: ", 0), 0u) << msg_;          \
-        EXPECT_NE(msg_.find(fragment), std::string::npos) << msg_;        \
+#define EXPECT_REJECTED(file, fragment)                            \
+    do {                                                           \
+        const std::string msg_ = parseError(file);                 \
+        EXPECT_EQ(msg_.rfind("t.safetensors: ", 0), 0u) << msg_;   \
+        EXPECT_NE(msg_.find(fragment), std::string::npos) << msg_; \
     } while (0)
 
-std::string entry(const std::string& name, const std::string& dtype, const std::string& shape, const std::string& offsets) {
+std::string entry(const std::string& name, const std::string& dtype, const std::string& shape,
+                  const std::string& offsets) {
     return "\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":" + shape + ",\"data_offsets\":" + offsets + "}";
 }
 
@@ -60,8 +61,9 @@ TensorMap sampleTensors() {
 
 TEST(Safetensors, GivenEveryDType_WhenNamedAndParsed_ThenNameRoundTripsWithItsSize) {
     const std::vector<std::pair<DType, std::size_t>> all{
-        {DType::U8, 1},  {DType::I8, 1},  {DType::U16, 2}, {DType::I16, 2}, {DType::BF16, 2}, {DType::F16, 2}, {DType::I32, 4},
-        {DType::U32, 4}, {DType::F32, 4}, {DType::I64, 8}, {DType::U64, 8}, {DType::F64, 8},  {DType::BOOL, 1}};
+        {DType::U8, 1},  {DType::I8, 1},  {DType::U16, 2}, {DType::I16, 2}, {DType::BF16, 2},
+        {DType::F16, 2}, {DType::I32, 4}, {DType::U32, 4}, {DType::F32, 4}, {DType::I64, 8},
+        {DType::U64, 8}, {DType::F64, 8}, {DType::BOOL, 1}};
     for (const auto& [d, size] : all) {
         EXPECT_EQ(parseDType(dtypeName(d)), d) << dtypeName(d);
         EXPECT_EQ(dtypeSize(d), size) << dtypeName(d);
@@ -93,8 +95,9 @@ TEST(Safetensors, GivenTensors_WhenSerialized_ThenHeaderIsSpacePaddedToEightAndD
     for (int i = 7; i >= 0; --i) n = (n << 8) | bytes[i];
     EXPECT_EQ(n % 8, 0u);
     const std::string header(bytes.begin() + 8, bytes.begin() + 8 + std::ptrdiff_t(n));
-    EXPECT_EQ(header.substr(0, header.find_last_not_of(' ') + 1),
-              R"({"a":{"dtype":"U8","shape":[3],"data_offsets":[0,3]},"b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}})");
+    EXPECT_EQ(
+        header.substr(0, header.find_last_not_of(' ') + 1),
+        R"({"a":{"dtype":"U8","shape":[3],"data_offsets":[0,3]},"b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}})");
     EXPECT_EQ(Bytes(bytes.begin() + 8 + std::ptrdiff_t(n), bytes.end()), (Bytes{0xA0, 0xA1, 0xA2, 0xB0, 0xB1}));
 }
 
@@ -106,7 +109,8 @@ TEST(Safetensors, GivenMetadata_WhenSerialized_ThenMetadataComesFirst) {
 
 TEST(Safetensors, GivenAFileAsTheReferenceWriterLaysItOut_WhenParsed_ThenValuesAreRead) {
     // Two F32 and one I32 little-endian, header as written by the Python package (padded).
-    std::string header = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"I32","shape":[1],"data_offsets":[8,12]}})";
+    std::string header =
+        R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"I32","shape":[1],"data_offsets":[8,12]}})";
     header.append((8 - header.size() % 8) % 8, ' ');
     const Bytes file = fileWith(header, {0, 0, 0x80, 0x3F, 0, 0, 0, 0xC0, 0xFF, 0xFF, 0xFF, 0xFF});
     const TensorMap m = parseSafetensors(file, "ref");
@@ -145,7 +149,8 @@ TEST(Safetensors, GivenATruncatedFileOnDisk_WhenRead_ThenInputErrorSaysRunsPastE
     const auto path = std::filesystem::path(testing::TempDir()) / "zp_truncated.safetensors";
     Bytes bytes = serializeSafetensors(sampleTensors());
     bytes.resize(bytes.size() - 3);
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
     try {
         readSafetensors(path);
         FAIL() << "no error";
@@ -197,7 +202,9 @@ TEST(Safetensors, GivenAMissingTensorName_WhenFound_ThenInputErrorListsTheNamesP
         findTensor(sampleTensors(), "gate_up_proj_blocks", "w.safetensors");
         FAIL() << "no error";
     } catch (const InputError& e) {
-        EXPECT_STREQ(e.what(), "w.safetensors: no tensor 'gate_up_proj_blocks' (has: empty, hidden, scalar, topk_ids, topk_weights)");
+        EXPECT_STREQ(
+            e.what(),
+            "w.safetensors: no tensor 'gate_up_proj_blocks' (has: empty, hidden, scalar, topk_ids, topk_weights)");
     }
 }
 
@@ -241,7 +248,8 @@ TEST(SafetensorsBad, GivenAnUnknownDType_WhenParsed_ThenRejectedListingKnownDTyp
 }
 
 TEST(SafetensorsBad, GivenADTypeThatIsNotAString_WhenParsed_ThenRejected) {
-    EXPECT_REJECTED(fileWith(R"({"w":{"dtype":4,"shape":[1],"data_offsets":[0,1]}})", {0}), "tensor 'w': dtype 4 must be a string");
+    EXPECT_REJECTED(fileWith(R"({"w":{"dtype":4,"shape":[1],"data_offsets":[0,1]}})", {0}),
+                    "tensor 'w': dtype 4 must be a string");
 }
 
 TEST(SafetensorsBad, GivenShapeTimesSizeDifferentFromTheByteRange_WhenParsed_ThenRejectedWithBothSizes) {
@@ -255,26 +263,31 @@ TEST(SafetensorsBad, GivenOffsetsOutsideTheData_WhenParsed_ThenRejectedNamingThe
 }
 
 TEST(SafetensorsBad, GivenBeginAfterEnd_WhenParsed_ThenRejected) {
-    EXPECT_REJECTED(fileWith("{" + entry("w", "U8", "[0]", "[4,2]") + "}", Bytes(8)), "data_offsets [4,2]: begin is after end");
+    EXPECT_REJECTED(fileWith("{" + entry("w", "U8", "[0]", "[4,2]") + "}", Bytes(8)),
+                    "data_offsets [4,2]: begin is after end");
 }
 
 TEST(SafetensorsBad, GivenOverlappingOffsets_WhenParsed_ThenRejectedNamingBothTensors) {
-    EXPECT_REJECTED(fileWith("{" + entry("a", "U8", "[4]", "[0,4]") + "," + entry("b", "U8", "[4]", "[2,6]") + "}", Bytes(6)),
-                    "tensor 'b': data_offsets [2, 6] overlap tensor 'a' [0, 4]");
+    EXPECT_REJECTED(
+        fileWith("{" + entry("a", "U8", "[4]", "[0,4]") + "," + entry("b", "U8", "[4]", "[2,6]") + "}", Bytes(6)),
+        "tensor 'b': data_offsets [2, 6] overlap tensor 'a' [0, 4]");
 }
 
 TEST(SafetensorsBad, GivenTwoTensorsOnTheSameBytes_WhenParsed_ThenRejectedAsOverlap) {
-    EXPECT_REJECTED(fileWith("{" + entry("a", "U8", "[4]", "[0,4]") + "," + entry("b", "I32", "[1]", "[0,4]") + "}", Bytes(4)),
-                    "overlap tensor 'a' [0, 4]");
+    EXPECT_REJECTED(
+        fileWith("{" + entry("a", "U8", "[4]", "[0,4]") + "," + entry("b", "I32", "[1]", "[0,4]") + "}", Bytes(4)),
+        "overlap tensor 'a' [0, 4]");
 }
 
 TEST(SafetensorsBad, GivenAGapBetweenTensors_WhenParsed_ThenRejectedNamingTheGap) {
-    EXPECT_REJECTED(fileWith("{" + entry("a", "U8", "[2]", "[0,2]") + "," + entry("b", "U8", "[2]", "[4,6]") + "}", Bytes(6)),
-                    "tensor 'b': data_offsets [4, 6] leave a gap of unused bytes [2, 4)");
+    EXPECT_REJECTED(
+        fileWith("{" + entry("a", "U8", "[2]", "[0,2]") + "," + entry("b", "U8", "[2]", "[4,6]") + "}", Bytes(6)),
+        "tensor 'b': data_offsets [4, 6] leave a gap of unused bytes [2, 4)");
 }
 
 TEST(SafetensorsBad, GivenTrailingBytesAfterTheLastTensor_WhenParsed_ThenRejectedCountingThem) {
-    EXPECT_REJECTED(fileWith("{" + entry("a", "U8", "[2]", "[0,2]") + "}", Bytes(5)), "3 trailing bytes after the last tensor");
+    EXPECT_REJECTED(fileWith("{" + entry("a", "U8", "[2]", "[0,2]") + "}", Bytes(5)),
+                    "3 trailing bytes after the last tensor");
 }
 
 TEST(SafetensorsBad, GivenANegativeDimension_WhenParsed_ThenRejectedNamingIt) {
@@ -283,7 +296,8 @@ TEST(SafetensorsBad, GivenANegativeDimension_WhenParsed_ThenRejectedNamingIt) {
 }
 
 TEST(SafetensorsBad, GivenAFractionalDimension_WhenParsed_ThenRejectedNamingIt) {
-    EXPECT_REJECTED(fileWith("{" + entry("w", "U8", "[2.5]", "[0,2]") + "}", Bytes(2)), "has a non-integer dimension 2.5");
+    EXPECT_REJECTED(fileWith("{" + entry("w", "U8", "[2.5]", "[0,2]") + "}", Bytes(2)),
+                    "has a non-integer dimension 2.5");
 }
 
 TEST(SafetensorsBad, GivenAShapeWhoseProductOverflows_WhenParsed_ThenRejectedWithoutWrapping) {
@@ -312,8 +326,9 @@ TEST(SafetensorsBad, GivenOffsetsThatAreNotAPair_WhenParsed_ThenRejected) {
 }
 
 TEST(SafetensorsBad, GivenADuplicateTensorName_WhenParsed_ThenRejectedNamingIt) {
-    EXPECT_REJECTED(fileWith("{" + entry("w", "U8", "[2]", "[0,2]") + "," + entry("w", "U8", "[2]", "[2,4]") + "}", Bytes(4)),
-                    "header has the key 'w' twice");
+    EXPECT_REJECTED(
+        fileWith("{" + entry("w", "U8", "[2]", "[0,2]") + "," + entry("w", "U8", "[2]", "[2,4]") + "}", Bytes(4)),
+        "header has the key 'w' twice");
 }
 
 TEST(SafetensorsBad, GivenADuplicateKeyInsideAnEntry_WhenParsed_ThenRejectedNamingIt) {
@@ -335,7 +350,8 @@ TEST(SafetensorsBad, GivenAnEntryThatIsNotAnObject_WhenParsed_ThenRejected) {
 }
 
 TEST(SafetensorsBad, GivenMetadataValuesThatAreNotStrings_WhenParsed_ThenRejectedNamingTheKey) {
-    EXPECT_REJECTED(fileWith(R"({"__metadata__":{"format":"pt","layers":43}})"), "__metadata__ 'layers': value 43 must be a string");
+    EXPECT_REJECTED(fileWith(R"({"__metadata__":{"format":"pt","layers":43}})"),
+                    "__metadata__ 'layers': value 43 must be a string");
 }
 
 TEST(SafetensorsBad, GivenMetadataThatIsNotAnObject_WhenParsed_ThenRejected) {

@@ -64,7 +64,8 @@ double kernelBytes(const std::string& name, const ChainShape& s, int R, int G) {
     if (name == "route_compact") return M * K * 4 + R * 5 * 4;
     if (name == "remap_rows_bf16") return 2.0 * R * H * 2;
     if (name == "gemm1_mxfp4_m2" || name == "gemm1_mxfp4_m2_source_direct") return G * w1Bytes(s) + R * (H + 2 * I) * 2;
-    if (name == "gemm1_mxfp4_m2_paired" || name == "gemm1_mxfp4_m2_paired_direct") return G * w1Bytes(s) + R * (H + I) * 2;
+    if (name == "gemm1_mxfp4_m2_paired" || name == "gemm1_mxfp4_m2_paired_direct")
+        return G * w1Bytes(s) + R * (H + I) * 2;
     if (name == "swiglu_bf16" || name == "m1_swiglu") return R * 3 * I * 2;
     if (name == "gemm2_mxfp4_m2") return G * w2Bytes(s) + R * (I + H) * 2;
     if (name == "gemm2_mxfp4_m2_loader_fused") return G * w2Bytes(s) + R * (2 * I + H) * 2;
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
     CLI::App app{"The MoE device chain against the memory roofline and raw launch cost (docs/perf.md)"};
     std::string deviceSpec = "zecl";
     std::vector<std::string> tunings, patterns = {"six_local", "same_typical", "disjoint_typical", "all_remote"},
-                             variants;
+                                      variants;
     int replays = 20, chainReps = 500, copyMib = 1024;
     ChainShape shape;
     bool quiet = false;
@@ -98,7 +99,8 @@ int main(int argc, char** argv) {
     app.add_option("--pattern", patterns, "route patterns (repeatable)");
     app.add_option("--variant", variants, "chain variants (repeatable; default: all)");
     app.add_option("-n,--replays", replays, "timed replays per chain")->check(CLI::Range(1, 100000));
-    app.add_option("--chain-reps", chainReps, "all_remote: chain copies in the launch-cost list")->check(CLI::Range(1, 100000));
+    app.add_option("--chain-reps", chainReps, "all_remote: chain copies in the launch-cost list")
+        ->check(CLI::Range(1, 100000));
     app.add_option("--copy-mib", copyMib, "size of the bandwidth copy in MiB")->check(CLI::Range(1, 16384));
     app.add_option("--hidden", shape.hidden, "H (smoke tests on slow devices; the goals are for the default)");
     app.add_option("--intermediate", shape.intermediate, "I");
@@ -255,27 +257,32 @@ int main(int argc, char** argv) {
                         const auto t0 = std::chrono::steady_clock::now();
                         queue.execute(list);
                         queue.synchronize();
-                        const double t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+                        const double t =
+                            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
                         if (r > 0) us.push_back(t / launches);
                     }
                     const double perLaunch = median(us);
-                    fmt::print("all_remote launch cost [{}]: recorded baseline chain x {} ({} launches): {:.3f} us/launch\n",
-                               modules[ti]->tuning().describe(), chainReps, launches, perLaunch);
+                    fmt::print(
+                        "all_remote launch cost [{}]: recorded baseline chain x {} ({} launches): {:.3f} us/launch\n",
+                        modules[ti]->tuning().describe(), chainReps, launches, perLaunch);
                     if (remoteLaunchTuning.empty() || perLaunch < remoteLaunchUs) {
                         remoteLaunchUs = perLaunch;
                         remoteLaunchTuning = modules[ti]->tuning().describe();
                     }
                 }
-                rawLaunchUs = median(zp::bench::rawOpenClLaunchUs(zp::bench::clDeviceNamed(dev.name()), std::uint32_t(launches), 5));
-                fmt::print("all_remote launch cost: raw OpenCL empty kernel x {}: {:.3f} us/launch; best recorded {:.3f} "
-                           "us/launch [{}]; ratio {:.2f}\n",
-                           launches, rawLaunchUs, remoteLaunchUs, remoteLaunchTuning, remoteLaunchUs / rawLaunchUs);
+                rawLaunchUs = median(
+                    zp::bench::rawOpenClLaunchUs(zp::bench::clDeviceNamed(dev.name()), std::uint32_t(launches), 5));
+                fmt::print(
+                    "all_remote launch cost: raw OpenCL empty kernel x {}: {:.3f} us/launch; best recorded {:.3f} "
+                    "us/launch [{}]; ratio {:.2f}\n",
+                    launches, rawLaunchUs, remoteLaunchUs, remoteLaunchTuning, remoteLaunchUs / rawLaunchUs);
             }
         }
 
         // 4. goals
         fmt::print("\n== goals (best bit-exact variant and tuning per pattern)\n");
-        const std::map<std::string, double> goal = {{"six_local", 1.4}, {"same_typical", 2.0}, {"disjoint_typical", 2.0}};
+        const std::map<std::string, double> goal = {
+            {"six_local", 1.4}, {"same_typical", 2.0}, {"disjoint_typical", 2.0}};
         for (const auto& pname : patterns) {
             const Measured* best = nullptr;
             for (const auto& m : all)
@@ -285,17 +292,19 @@ int main(int argc, char** argv) {
             if (g != goal.end() && rooflineUs[pname] > 0) {
                 const double ratio = best->chainUs / rooflineUs[pname];
                 fmt::print("GOAL {:<17} {:8.1f} us / roofline {:6.1f} us = {:5.2f} (goal <= {:.2f}) {}   [{}] {}\n",
-                           pname, best->chainUs, rooflineUs[pname], ratio, g->second, ratio <= g->second ? "MET" : "not met",
-                           best->tuning, best->variant);
+                           pname, best->chainUs, rooflineUs[pname], ratio, g->second,
+                           ratio <= g->second ? "MET" : "not met", best->tuning, best->variant);
             } else {
-                fmt::print("     {:<17} {:8.1f} us (device time, no weights touched)   [{}] {}\n", pname,
-                           best->chainUs, best->tuning, best->variant);
+                fmt::print("     {:<17} {:8.1f} us (device time, no weights touched)   [{}] {}\n", pname, best->chainUs,
+                           best->tuning, best->variant);
             }
         }
         if (rawLaunchUs > 0) {
             const double ratio = remoteLaunchUs / rawLaunchUs;
-            fmt::print("GOAL all_remote        {:.3f} us/launch / raw OpenCL {:.3f} us = {:.2f} (goal <= 1.25) {}   [{}] baseline\n",
-                       remoteLaunchUs, rawLaunchUs, ratio, ratio <= 1.25 ? "MET" : "not met", remoteLaunchTuning);
+            fmt::print(
+                "GOAL all_remote        {:.3f} us/launch / raw OpenCL {:.3f} us = {:.2f} (goal <= 1.25) {}   [{}] "
+                "baseline\n",
+                remoteLaunchUs, rawLaunchUs, ratio, ratio <= 1.25 ? "MET" : "not met", remoteLaunchTuning);
         }
         fmt::print("CHECK {} of {} measured chains bit-exact on out\n", int(all.size()) - failures, all.size());
         for (const auto& [ti, why] : unusable)

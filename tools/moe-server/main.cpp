@@ -107,10 +107,14 @@ int main(int argc, char** argv) {
     app.add_option("--kernel-tuning", o.kernelTuning, "kernel build knobs (zecl devices), e.g. cols_per_wg=16");
     app.add_option("--host", o.host, "address to bind (a non-loopback address exposes the server: no auth, no TLS)")
         ->capture_default_str();
-    app.add_option("--port", o.port, "TCP port; 0 = any free port (see --port-file)")->capture_default_str()->check(CLI::Range(0, 65535));
+    app.add_option("--port", o.port, "TCP port; 0 = any free port (see --port-file)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 65535));
     app.add_option("--port-file", o.portFile, "write the bound port to this file once listening");
     app.add_option("--threads", o.threads, "worker threads = chains")->capture_default_str()->check(CLI::Range(1, 256));
-    app.add_option("--latency-window", o.window, "requests in the latency quantile window")->capture_default_str()->check(CLI::Range(1, 1 << 24));
+    app.add_option("--latency-window", o.window, "requests in the latency quantile window")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1 << 24));
     app.add_option("--max-body", o.maxBody, "largest request body in bytes (413 above)")->capture_default_str();
     app.add_flag("--enable-shutdown", o.enableShutdown, "serve POST /shutdown (for tests)");
     app.get_formatter()->column_width(34);
@@ -151,8 +155,9 @@ int main(int argc, char** argv) {
         device = std::make_unique<zeprobe::Device>(zeprobe::DeviceOptions{
             .device = o.device, .configureLoader = true, .zeclPath = {}, .kernelTuning = o.kernelTuning});
         layer = std::make_unique<zeprobe::Layer>(
-            o.weights.empty() ? zeprobe::Layer::random(*device, shape, o.seed.value_or(cfg.seed))
-                              : zeprobe::Layer::fromSafetensors(*device, shape, o.weights, o.prefix.value_or(cfg.weightsPrefix)));
+            o.weights.empty()
+                ? zeprobe::Layer::random(*device, shape, o.seed.value_or(cfg.seed))
+                : zeprobe::Layer::fromSafetensors(*device, shape, o.weights, o.prefix.value_or(cfg.weightsPrefix)));
         chains = std::make_unique<zp::moeserver::ChainPool>(*layer, o.variant, o.threads);
     } catch (const zeprobe::Error& e) {
         std::cerr << "moe-server: " << e.what() << " [" << zeprobe::errorCodeName(e.code()) << "]\n";
@@ -168,12 +173,18 @@ int main(int argc, char** argv) {
 
     const nlohmann::json health = {
         {"status", "ok"},
-        {"device", {{"name", device->info().name}, {"driver", device->info().driver}, {"kernels", device->info().kernels}}},
+        {"device",
+         {{"name", device->info().name}, {"driver", device->info().driver}, {"kernels", device->info().kernels}}},
         {"variant", variant},
         {"chains", chains->size()},
         {"shape",
-         {{"hidden", shape.hidden}, {"intermediate", shape.intermediate}, {"experts", shape.experts},
-          {"top_k", shape.topK}, {"rows", shape.rows}, {"cards", shape.cards}, {"card", shape.card}}}};
+         {{"hidden", shape.hidden},
+          {"intermediate", shape.intermediate},
+          {"experts", shape.experts},
+          {"top_k", shape.topK},
+          {"rows", shape.rows},
+          {"cards", shape.cards},
+          {"card", shape.card}}}};
 
     server.Post("/v1/moe", [&](const httplib::Request& req, httplib::Response& res) {
         const auto start = std::chrono::steady_clock::now();
@@ -185,7 +196,9 @@ int main(int argc, char** argv) {
         };
         try {
             if (!binary && type.rfind("application/json", 0) != 0) {
-                fail(415, "Content-Type must be application/json or application/octet-stream (safetensors), got '" + type + "'",
+                fail(415,
+                     "Content-Type must be application/json or application/octet-stream (safetensors), got '" + type +
+                         "'",
                      "unsupported_media_type");
             } else {
                 const zp::moeserver::MoeRequest r = binary ? zp::moeserver::parseSafetensorsRequest(req.body, shape)
@@ -206,7 +219,8 @@ int main(int argc, char** argv) {
         } catch (const BadRequest& e) {
             fail(400, e.what(), "invalid_argument");
         } catch (const zeprobe::Error& e) {
-            fail(e.code() == zeprobe::ErrorCode::invalid_argument ? 400 : 500, e.what(), zeprobe::errorCodeName(e.code()));
+            fail(e.code() == zeprobe::ErrorCode::invalid_argument ? 400 : 500, e.what(),
+                 zeprobe::errorCodeName(e.code()));
         } catch (const std::exception& e) {
             fail(500, e.what(), "internal");
         }
@@ -247,11 +261,11 @@ int main(int argc, char** argv) {
         }
     });
     if (!o.portFile.empty()) writePortFile(o.portFile, port);
-    std::cout << fmt::format("moe-server: listening on http://{}:{} (device {} [{}], variant {}, {} chains; "
-                             "hidden={} intermediate={} experts={} top_k={} rows={} cards={} card={})",
-                             o.host, port, device->info().name, device->info().driver, variant, chains->size(),
-                             shape.hidden, shape.intermediate, shape.experts, shape.topK, shape.rows, shape.cards,
-                             shape.card)
+    std::cout << fmt::format(
+                     "moe-server: listening on http://{}:{} (device {} [{}], variant {}, {} chains; "
+                     "hidden={} intermediate={} experts={} top_k={} rows={} cards={} card={})",
+                     o.host, port, device->info().name, device->info().driver, variant, chains->size(), shape.hidden,
+                     shape.intermediate, shape.experts, shape.topK, shape.rows, shape.cards, shape.card)
               << std::endl;
 
     const bool ok = server.listen_after_bind();

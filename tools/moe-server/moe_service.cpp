@@ -20,12 +20,14 @@ namespace {
 
 // The rows of a [m][n] JSON array, each row checked with `element`.
 template <class T, class Element>
-std::vector<T> rowsOf(const json& root, const char* key, int columns, const char* columnsName, int maxRows,
-                      int& rows, Element element) {
+std::vector<T> rowsOf(const json& root, const char* key, int columns, const char* columnsName, int maxRows, int& rows,
+                      Element element) {
     const auto it = root.find(key);
     if (it == root.end()) throw BadRequest(fmt::format("missing '{}'", key));
     const json& v = *it;
-    if (!v.is_array()) throw BadRequest(fmt::format("'{}' must be an array of rows (arrays of {} = {} values)", key, columnsName, columns));
+    if (!v.is_array())
+        throw BadRequest(
+            fmt::format("'{}' must be an array of rows (arrays of {} = {} values)", key, columnsName, columns));
     if (v.empty() || int(v.size()) > maxRows)
         throw BadRequest(fmt::format("'{}' has {} rows, expected 1 to at most rows = {} (the server's shape)", key,
                                      v.size(), maxRows));
@@ -67,39 +69,41 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
     if (!root.is_object()) throw BadRequest("the request body must be a JSON object");
     static const char* const known[] = {"hidden_bf16", "hidden", "topk_ids", "topk_weights", "timings"};
     for (const auto& [key, value] : root.items())
-        if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return key == k; }) == std::end(known))
-            throw BadRequest(fmt::format("unknown key '{}' (known: hidden_bf16, hidden, topk_ids, topk_weights, timings)", key));
+        if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return key == k; }) ==
+            std::end(known))
+            throw BadRequest(
+                fmt::format("unknown key '{}' (known: hidden_bf16, hidden, topk_ids, topk_weights, timings)", key));
 
     MoeRequest r;
-    r.topkIds = rowsOf<std::int32_t>(root, "topk_ids", shape.topK, "top_k", shape.rows, r.rows,
-                                     [&](const json& x, int m, int k) {
-                                         if (!x.is_number_integer())
-                                             throw BadRequest(fmt::format("topk_ids[{}][{}] must be an integer, got {}", m, k, x.dump()));
-                                         const std::int64_t id = x.is_number_unsigned()
-                                                                     ? std::int64_t(std::min<std::uint64_t>(x.get<std::uint64_t>(), INT64_MAX))
-                                                                     : x.get<std::int64_t>();
-                                         if (id < INT32_MIN || id > INT32_MAX) throw BadRequest(expertIdError(id, m, k, shape.experts));
-                                         return std::int32_t(id);
-                                     });
+    r.topkIds = rowsOf<std::int32_t>(
+        root, "topk_ids", shape.topK, "top_k", shape.rows, r.rows, [&](const json& x, int m, int k) {
+            if (!x.is_number_integer())
+                throw BadRequest(fmt::format("topk_ids[{}][{}] must be an integer, got {}", m, k, x.dump()));
+            const std::int64_t id = x.is_number_unsigned()
+                                        ? std::int64_t(std::min<std::uint64_t>(x.get<std::uint64_t>(), INT64_MAX))
+                                        : x.get<std::int64_t>();
+            if (id < INT32_MIN || id > INT32_MAX) throw BadRequest(expertIdError(id, m, k, shape.experts));
+            return std::int32_t(id);
+        });
     r.topkWeights = rowsOf<float>(root, "topk_weights", shape.topK, "top_k", shape.rows, r.rows,
                                   [](const json& x, int m, int k) { return float(numberAt(x, "topk_weights", m, k)); });
     const bool bits = root.contains("hidden_bf16"), floats = root.contains("hidden");
     if (bits == floats)
-        throw BadRequest("give exactly one of 'hidden_bf16' (BF16 bit patterns) and 'hidden' (numbers, rounded to BF16)");
+        throw BadRequest(
+            "give exactly one of 'hidden_bf16' (BF16 bit patterns) and 'hidden' (numbers, rounded to BF16)");
     if (bits) {
-        r.hidden = rowsOf<std::uint16_t>(root, "hidden_bf16", shape.hidden, "hidden", shape.rows, r.rows,
-                                         [](const json& x, int m, int h) {
-                                             if (!x.is_number_unsigned() || x.get<std::uint64_t>() > 0xFFFF)
-                                                 throw BadRequest(fmt::format(
-                                                     "hidden_bf16[{}][{}] = {} is not a BF16 bit pattern (an integer in [0, 65535])",
-                                                     m, h, x.dump()));
-                                             return std::uint16_t(x.get<std::uint64_t>());
-                                         });
+        r.hidden = rowsOf<std::uint16_t>(
+            root, "hidden_bf16", shape.hidden, "hidden", shape.rows, r.rows, [](const json& x, int m, int h) {
+                if (!x.is_number_unsigned() || x.get<std::uint64_t>() > 0xFFFF)
+                    throw BadRequest(
+                        fmt::format("hidden_bf16[{}][{}] = {} is not a BF16 bit pattern (an integer in [0, 65535])", m,
+                                    h, x.dump()));
+                return std::uint16_t(x.get<std::uint64_t>());
+            });
     } else {
-        r.hidden = rowsOf<std::uint16_t>(root, "hidden", shape.hidden, "hidden", shape.rows, r.rows,
-                                         [](const json& x, int m, int h) {
-                                             return oracle::bf16FromF64(numberAt(x, "hidden", m, h));
-                                         });
+        r.hidden = rowsOf<std::uint16_t>(
+            root, "hidden", shape.hidden, "hidden", shape.rows, r.rows,
+            [](const json& x, int m, int h) { return oracle::bf16FromF64(numberAt(x, "hidden", m, h)); });
     }
     if (const auto t = root.find("timings"); t != root.end()) {
         if (!t->is_boolean()) throw BadRequest("'timings' must be true or false");
@@ -118,13 +122,16 @@ std::string jsonResponse(const MoeRequest& request, const zeprobe::Shape& shape,
             const std::uint16_t x = out[std::size_t(m) * H + h];
             b.push_back(x);
             const float f = oracle::f32FromBf16(x);
-            if (std::isfinite(f)) v.push_back(f);
-            else v.push_back(nullptr);
+            if (std::isfinite(f))
+                v.push_back(f);
+            else
+                v.push_back(nullptr);
         }
         bits.push_back(std::move(b));
         values.push_back(std::move(v));
     }
-    json answer = {{"rows", request.rows}, {"hidden", shape.hidden}, {"out_bf16", std::move(bits)}, {"out", std::move(values)}};
+    json answer = {
+        {"rows", request.rows}, {"hidden", shape.hidden}, {"out_bf16", std::move(bits)}, {"out", std::move(values)}};
     if (request.timings) {
         json t = json::array();
         for (const auto& k : timings) t.push_back({{"kernel", k.kernel}, {"ns", k.ns}});
@@ -140,20 +147,25 @@ MoeRequest parseSafetensorsRequest(std::string_view body, const zeprobe::Shape& 
             std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()), name);
         for (const auto& [key, value] : t)
             if (key != "hidden" && key != "topk_ids" && key != "topk_weights")
-                throw BadRequest(fmt::format("{}: unknown tensor '{}' (expected hidden, topk_ids, topk_weights)", name, key));
+                throw BadRequest(
+                    fmt::format("{}: unknown tensor '{}' (expected hidden, topk_ids, topk_weights)", name, key));
         const std::int64_t H = shape.hidden, K = shape.topK;
         const std::int64_t anyH[] = {-1, H}, anyK[] = {-1, K};
         MoeRequest r;
-        r.topkIds = sched::tensorValues<std::int32_t>(sched::findTensor(t, "topk_ids", name), sched::DType::I32, anyK, "topk_ids");
-        r.topkWeights = sched::tensorValues<float>(sched::findTensor(t, "topk_weights", name), sched::DType::F32, anyK, "topk_weights");
-        r.hidden = sched::tensorValues<std::uint16_t>(sched::findTensor(t, "hidden", name), sched::DType::BF16, anyH, "hidden");
+        r.topkIds = sched::tensorValues<std::int32_t>(sched::findTensor(t, "topk_ids", name), sched::DType::I32, anyK,
+                                                      "topk_ids");
+        r.topkWeights = sched::tensorValues<float>(sched::findTensor(t, "topk_weights", name), sched::DType::F32, anyK,
+                                                   "topk_weights");
+        r.hidden = sched::tensorValues<std::uint16_t>(sched::findTensor(t, "hidden", name), sched::DType::BF16, anyH,
+                                                      "hidden");
         const std::int64_t m = t.at("topk_ids").shape[0];
         if (m < 1 || m > shape.rows)
-            throw BadRequest(fmt::format("{}: topk_ids has {} rows, expected 1 to at most rows = {} (the server's shape)",
-                                         name, m, shape.rows));
+            throw BadRequest(fmt::format(
+                "{}: topk_ids has {} rows, expected 1 to at most rows = {} (the server's shape)", name, m, shape.rows));
         if (t.at("topk_weights").shape[0] != m || t.at("hidden").shape[0] != m)
-            throw BadRequest(fmt::format("{}: hidden, topk_ids and topk_weights must have the same rows; got {}, {}, {}",
-                                         name, t.at("hidden").shape[0], m, t.at("topk_weights").shape[0]));
+            throw BadRequest(
+                fmt::format("{}: hidden, topk_ids and topk_weights must have the same rows; got {}, {}, {}", name,
+                            t.at("hidden").shape[0], m, t.at("topk_weights").shape[0]));
         r.rows = int(m);
         return r;
     } catch (const sched::InputError& e) {
@@ -233,18 +245,21 @@ std::string Metrics::prometheus() const {
     s += "# HELP moe_request_errors_total POST /v1/moe requests answered with a 4xx or 5xx status.\n"
          "# TYPE moe_request_errors_total counter\n";
     s += fmt::format("moe_request_errors_total {}\n", errors);
-    s += fmt::format("# HELP moe_request_duration_seconds Latency of successful POST /v1/moe requests; quantiles over "
-                     "the last {} of them.\n# TYPE moe_request_duration_seconds summary\n",
-                     window_.size());
+    s += fmt::format(
+        "# HELP moe_request_duration_seconds Latency of successful POST /v1/moe requests; quantiles over "
+        "the last {} of them.\n# TYPE moe_request_duration_seconds summary\n",
+        window_.size());
     std::vector<double> w(window_.begin(), window_.begin() + std::ptrdiff_t(filled_));
     std::sort(w.begin(), w.end());
     for (double q : {0.5, 0.95, 0.99}) {
         // Nearest rank; NaN before the first successful request (the Prometheus convention).
-        const double v = w.empty() ? std::numeric_limits<double>::quiet_NaN()
-                                   : w[std::size_t(std::ceil(q * double(w.size()))) - 1];
-        s += fmt::format("moe_request_duration_seconds{{quantile=\"{}\"}} {}\n", q, std::isnan(v) ? std::string("NaN") : fmt::format("{:.9g}", v));
+        const double v =
+            w.empty() ? std::numeric_limits<double>::quiet_NaN() : w[std::size_t(std::ceil(q * double(w.size()))) - 1];
+        s += fmt::format("moe_request_duration_seconds{{quantile=\"{}\"}} {}\n", q,
+                         std::isnan(v) ? std::string("NaN") : fmt::format("{:.9g}", v));
     }
-    s += fmt::format("moe_request_duration_seconds_sum {:.9g}\nmoe_request_duration_seconds_count {}\n", okSeconds_, okCount_);
+    s += fmt::format("moe_request_duration_seconds_sum {:.9g}\nmoe_request_duration_seconds_count {}\n", okSeconds_,
+                     okCount_);
     return s;
 }
 

@@ -26,10 +26,10 @@ struct BadRequest : std::runtime_error {
 // One decode step's inputs, flattened row-major; rows in [1, Shape::rows].
 struct MoeRequest {
     int rows = 0;
-    std::vector<std::uint16_t> hidden;       // [rows, H] BF16 bits
-    std::vector<std::int32_t> topkIds;       // [rows, K]
-    std::vector<float> topkWeights;          // [rows, K]
-    bool timings = false;                    // JSON: "timings": true → kernel timings in the answer
+    std::vector<std::uint16_t> hidden;  // [rows, H] BF16 bits
+    std::vector<std::int32_t> topkIds;  // [rows, K]
+    std::vector<float> topkWeights;     // [rows, K]
+    bool timings = false;               // JSON: "timings": true → kernel timings in the answer
 };
 
 // JSON body (Content-Type application/json):

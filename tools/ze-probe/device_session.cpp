@@ -57,7 +57,8 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
     s.weights = std::make_unique<sched::DeviceWeights>(s.context, device_, shape);
     s.silu = oracle::buildSiluTable(shape.swigluAlpha);
     for (sched::Variant v : variants)
-        s.chains.emplace_back(v, std::make_unique<sched::DeviceChain>(s.context, device_, *s.modules, shape, v, *s.weights, s.silu));
+        s.chains.emplace_back(
+            v, std::make_unique<sched::DeviceChain>(s.context, device_, *s.modules, shape, v, *s.weights, s.silu));
 }
 
 DeviceSession::~DeviceSession() {
@@ -65,8 +66,7 @@ DeviceSession::~DeviceSession() {
     // wait for them before the chains' buffers are freed.
     try {
         if (state_ && state_->queue) state_->queue.synchronize();
-    } catch (...) {
-    }
+    } catch (...) {}
 }
 
 const sched::ModuleChoice& DeviceSession::moduleChoice() const { return state_->modules->choice(); }

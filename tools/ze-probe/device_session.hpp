@@ -19,7 +19,8 @@ public:
     // `deviceSpec`: "" (best: first Intel GPU, else first zecl device), "intel", "zecl" or an index.
     // `tuning`: none = KernelTuning::recommendedFor(the device). A non-packaged one needs a device
     // that builds the zecl source bundle (InputError otherwise).
-    DeviceSession(const std::string& deviceSpec, const oracle::ChainShape& shape, const std::vector<sched::Variant>& variants,
+    DeviceSession(const std::string& deviceSpec, const oracle::ChainShape& shape,
+                  const std::vector<sched::Variant>& variants,
                   const std::optional<sched::KernelTuning>& tuning = std::nullopt);
     ~DeviceSession();
     DeviceSession(const DeviceSession&) = delete;
@@ -37,14 +38,14 @@ public:
     std::vector<Executor> executors();
     // Called after every execute of an executor with the wall time of execute + synchronize
     // and the launches' kernel timestamps, e.g. to time the case set's own executions.
-    using ExecutionSink = std::function<void(sched::Variant, const CaseRun&, double hostNs,
-                                             const std::vector<sched::KernelSpan>&)>;
+    using ExecutionSink =
+        std::function<void(sched::Variant, const CaseRun&, double hostNs, const std::vector<sched::KernelSpan>&)>;
     void setExecutionSink(ExecutionSink);
     sched::DeviceChain& chain(sched::Variant);
     ze::CommandQueue& queue();
     ze::Context& context();
     std::vector<sched::Variant> variants() const;  // in construction order
-    nlohmann::json describe() const;  // device and driver for card JSON
+    nlohmann::json describe() const;               // device and driver for card JSON
 
 private:
     struct State;

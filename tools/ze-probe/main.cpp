@@ -38,8 +38,8 @@ struct Options {
     std::string configFile;
     std::vector<std::string> sets;
     std::string weightsFile, inputsFile, dumpFile;
-    std::string variant;  // empty: every variant (with --inputs: baseline)
-    std::string device;   // empty: the best device (first Intel GPU, else first zecl device)
+    std::string variant;       // empty: every variant (with --inputs: baseline)
+    std::string device;        // empty: the best device (first Intel GPU, else first zecl device)
     std::string kernelTuning;  // empty: the packaged tiles
     std::string routePattern = "six_local";
     std::string outDir = "probe-out";
@@ -182,8 +182,10 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     auto progress = [&, t0](const std::string& what) {
         const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         // A terminal gets one line rewritten in place; a log gets one line per step.
-        if (tty) fmt::print(stderr, "\r  {:<30} {:6.1f} s", what, s);
-        else fmt::print(stderr, "{}  {:<30} {:6.1f} s\n", progressTag, what, s);
+        if (tty)
+            fmt::print(stderr, "\r  {:<30} {:6.1f} s", what, s);
+        else
+            fmt::print(stderr, "{}  {:<30} {:6.1f} s\n", progressTag, what, s);
         std::fflush(stderr);
     };
     rs.progress = progress;
@@ -207,21 +209,26 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
         out.deviceName = session->device().name();
         rs.deviceFlushesSubnormals = session->flushesSubnormals();
         // Weights from a file are uploaded once; random ones change with each case (§7).
-        if (rs.fixedWeights) session->uploadWeights(*rs.fixedWeights, {});
-        else rs.prepare = [&](const sched::Case& c, const oracle::LocalWeights& w) {
-            session->uploadWeights(w, c.touchedLocalExperts);
-        };
-        text += fmt::format("device: {} [{}], {}\n", session->device().name(), ze::driverKindName(session->device().kind),
-                            session->kernelsText());
+        if (rs.fixedWeights)
+            session->uploadWeights(*rs.fixedWeights, {});
+        else
+            rs.prepare = [&](const sched::Case& c, const oracle::LocalWeights& w) {
+                session->uploadWeights(w, c.touchedLocalExperts);
+            };
+        text += fmt::format("device: {} [{}], {}\n", session->device().name(),
+                            ze::driverKindName(session->device().kind), session->kernelsText());
     }
     probe::TimingSettings ts;
     const bool defaults = !o.repeats && !o.warmup;
     std::unique_ptr<probe::CaseSetRecorder> recorder;
     if (timing) {
         ts = probe::TimingSettings::defaultsFor(session->device());
-        if (!defaults) ts = {o.repeats.value_or(ts.caseSet ? 3 : ts.repeats), o.warmup.value_or(ts.caseSet ? 1 : ts.warmup), false};
+        if (!defaults)
+            ts = {o.repeats.value_or(ts.caseSet ? 3 : ts.repeats), o.warmup.value_or(ts.caseSet ? 1 : ts.warmup),
+                  false};
         if (ts.caseSet) {
-            recorder = std::make_unique<probe::CaseSetRecorder>(cfg.shape, collectTrace ? &out.spans : nullptr, trackPrefix);
+            recorder =
+                std::make_unique<probe::CaseSetRecorder>(cfg.shape, collectTrace ? &out.spans : nullptr, trackPrefix);
             session->setExecutionSink([&](sched::Variant v, const probe::CaseRun& run, double hostNs,
                                           const std::vector<sched::KernelSpan>& spans) {
                 if (run.kase) recorder->record(std::string(sched::variantName(v)), *run.kase, hostNs, spans);
@@ -236,15 +243,9 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     out.failed = c.failed > 0;
 
     out.json = {
-        {"schema", kCardSchema},
-        {"contract", cfg.contract},
-        {"card", cfg.shape.card},
-        {"device", deviceJson},
-        {"config", sched::toJson(cfg)},
-        {"correctness", probe::correctnessJson(c)},
-        {"timings", nullptr},
-        {"projections", nullptr},
-        {"launch_floor", nullptr},
+        {"schema", kCardSchema}, {"contract", cfg.contract},     {"card", cfg.shape.card},
+        {"device", deviceJson},  {"config", sched::toJson(cfg)}, {"correctness", probe::correctnessJson(c)},
+        {"timings", nullptr},    {"projections", nullptr},       {"launch_floor", nullptr},
         {"gate", nullptr},
     };
     if (!timing) {
@@ -260,7 +261,8 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     std::vector<probe::PatternTiming> timings;
     std::vector<sched::NotValidPattern> notValid;
     for (auto p : rs.patterns)
-        if (auto why = sched::patternInvalidReason(cfg.shape, p)) notValid.push_back({std::string(sched::patternName(p)), *why});
+        if (auto why = sched::patternInvalidReason(cfg.shape, p))
+            notValid.push_back({std::string(sched::patternName(p)), *why});
     if (ts.caseSet) {
         std::vector<std::string> names;
         for (auto v : order) names.emplace_back(sched::variantName(v));
@@ -279,37 +281,42 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     const probe::Bandwidth bw = probe::deviceBandwidth(*session);
     if (tty) fmt::print(stderr, "\n");
     if (defaults && ts.caseSet)
-        text += "timing: CPU device: no dedicated rounds by default (the case set alone takes most of the main job's "
-                "time); the case set's executions were timed. For dedicated rounds of one case: --repeats N [--warmup N]\n";
+        text +=
+            "timing: CPU device: no dedicated rounds by default (the case set alone takes most of the main job's "
+            "time); the case set's executions were timed. For dedicated rounds of one case: --repeats N [--warmup N]\n";
     else if (defaults)
-        text += fmt::format("timing: {} rounds after {} warm-up(s), the default for a GPU (--repeats, --warmup to change)\n",
-                            ts.repeats, ts.warmup);
+        text += fmt::format(
+            "timing: {} rounds after {} warm-up(s), the default for a GPU (--repeats, --warmup to change)\n",
+            ts.repeats, ts.warmup);
     text += probe::formatTimings(timings, ts, bw);
 
     out.gates = probe::evaluateCandidates(
         timings, cfg, [&](const std::string& v) { return countsOf(c, v); }, notValid);
-    text += fmt::format("gate (CONTRACT §8): saving = baseline - candidate device time per layer x {} layers; 95% CI = "
-                        "percentile bootstrap ({} resamples) of the median paired difference over the interleaved pairs\n",
-                        cfg.layers, sched::BootstrapOptions{}.resamples);
+    text += fmt::format(
+        "gate (CONTRACT §8): saving = baseline - candidate device time per layer x {} layers; 95% CI = "
+        "percentile bootstrap ({} resamples) of the median paired difference over the interleaved pairs\n",
+        cfg.layers, sched::BootstrapOptions{}.resamples);
     nlohmann::json gates = nlohmann::json::array();
     for (const auto& g : out.gates) {
         text += sched::formatGateTable(g);
         gates.push_back(sched::gateJson(g));
     }
     text += "verdicts:\n";
-    if (out.gates.empty()) text += "  (no candidate variant was run: the gate needs one besides baseline and m1_oracle)\n";
+    if (out.gates.empty())
+        text += "  (no candidate variant was run: the gate needs one besides baseline and m1_oracle)\n";
     for (const auto& g : out.gates) text += fmt::format("  {:<20} {}\n", g.candidate, g.verdict.line);
     text += "(a failing gate verdict is a measurement, not an error: the exit code reports correctness only)\n";
 
     out.json["timings"] = probe::timingsJson(timings, ts, bw);
     out.json["projections"] = probe::projectionsJson(timings, cfg);
     out.json["launch_floor"] = probe::launchFloorJson(timings);
-    out.json["gate"] = {{"min_saving_ms", cfg.gateMinSavingMs},
-                        {"layers", cfg.layers},
-                        {"time", "device"},
-                        {"ci", fmt::format("95% percentile bootstrap, {} resamples of the interleaved pairs, fixed seed",
-                                           sched::BootstrapOptions{}.resamples)},
-                        {"candidates", gates}};
+    out.json["gate"] = {
+        {"min_saving_ms", cfg.gateMinSavingMs},
+        {"layers", cfg.layers},
+        {"time", "device"},
+        {"ci", fmt::format("95% percentile bootstrap, {} resamples of the interleaved pairs, fixed seed",
+                           sched::BootstrapOptions{}.resamples)},
+        {"candidates", gates}};
     return out;
 }
 
@@ -342,8 +349,8 @@ int run(const Options& o) {
     }
     if (!o.sweepFile.empty()) {
         if (o.device == "host") throw sched::InputError("--sweep times the chain on a device: not with --device host");
-        return probe::runSweep({o.sweepFile, o.device, probe::parseTuningOrInputError(o.kernelTuning), o.outDir, o.resume,
-                                o.overwrite, o.repeats, o.warmup, initLevelZero});
+        return probe::runSweep({o.sweepFile, o.device, probe::parseTuningOrInputError(o.kernelTuning), o.outDir,
+                                o.resume, o.overwrite, o.repeats, o.warmup, initLevelZero});
     }
     if (o.resume || o.overwrite) throw sched::InputError("--resume and --overwrite go with --sweep");
     if (o.device == "host" && !o.kernelTuning.empty())
@@ -361,7 +368,8 @@ int run(const Options& o) {
     if (o.cards.empty()) configs.push_back(base);
     for (std::size_t i = 0; i < o.cards.size(); ++i) {
         const int card = o.cards[i];
-        if (std::find(o.cards.begin(), o.cards.begin() + std::ptrdiff_t(i), card) != o.cards.begin() + std::ptrdiff_t(i))
+        if (std::find(o.cards.begin(), o.cards.begin() + std::ptrdiff_t(i), card) !=
+            o.cards.begin() + std::ptrdiff_t(i))
             throw sched::InputError(fmt::format("--cards: card {} is listed twice", card));
         sched::Config c = base;
         sched::applySet(c, fmt::format("card={}", card));
@@ -393,7 +401,8 @@ int run(const Options& o) {
                            configs.size());
                 std::fflush(stdout);
             }
-            outcomes.push_back(playCard(o, configs[i], specs[i], configs.size() > 1 ? fmt::format("[card {}] ", configs[i].shape.card) : "",
+            outcomes.push_back(playCard(o, configs[i], specs[i],
+                                        configs.size() > 1 ? fmt::format("[card {}] ", configs[i].shape.card) : "",
                                         collectTrace, trackPrefix(configs[i])));
             if (configs.size() > 1) {
                 fmt::print("{}", outcomes.back().text);
@@ -456,22 +465,26 @@ int main(int argc, char** argv) {
     app.add_option("--out", o.outDir, "directory for card<N>.json");
     app.add_option("--seed", o.seed, "base seed of cases and random weights (config key: seed)");
     app.add_flag("--list-devices", o.listDevices, "list Level Zero drivers and devices (Intel GPUs, zecl) and exit");
-    app.add_option("--repeats", o.repeats, "dedicated timed rounds per pattern, each variant once a round (default: 50 on a GPU; on a CPU the "
+    app.add_option("--repeats", o.repeats,
+                   "dedicated timed rounds per pattern, each variant once a round (default: 50 on a GPU; on a CPU the "
                    "case set's own executions are timed instead, and --warmup alone gives 3)")
         ->check(CLI::Range(1, 100000));
-    app.add_option("--warmup", o.warmup, "untimed rounds before the dedicated ones (default: 5 on a GPU, 1 on a CPU)")->check(CLI::Range(0, 100000));
+    app.add_option("--warmup", o.warmup, "untimed rounds before the dedicated ones (default: 5 on a GPU, 1 on a CPU)")
+        ->check(CLI::Range(0, 100000));
     app.add_flag("--no-timing", o.noTiming, "check the cases only: no timing, no gate");
     app.add_option("--cards", o.cards, "play these cards (config key card), e.g. 0,1,2,3: card<N>.json each")
         ->delimiter(',')
         ->check(CLI::Range(0, 1023));
-    app.add_option("--trace", o.traceFile, "write the timed kernels as a Chrome trace (ui.perfetto.dev), one track per variant");
+    app.add_option("--trace", o.traceFile,
+                   "write the timed kernels as a Chrome trace (ui.perfetto.dev), one track per variant");
     app.add_option("--report", o.reportFile, "write the gate as a picture: FILE.svg, or FILE.html with the tables");
-    auto* sweep = app.add_option("--sweep", o.sweepFile, "run a sweep file (configs/sweeps/*.yaml): <out>/<name>.jsonl and .csv")
-                      ->check(CLI::ExistingFile);
+    auto* sweep =
+        app.add_option("--sweep", o.sweepFile, "run a sweep file (configs/sweeps/*.yaml): <out>/<name>.jsonl and .csv")
+            ->check(CLI::ExistingFile);
     app.add_flag("--resume", o.resume, "with --sweep: continue the sweep's JSONL under --out");
     app.add_flag("--overwrite", o.overwrite, "with --sweep: start afresh over an existing JSONL");
-    for (const char* name : {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--route-pattern", "--seed",
-                             "--no-timing", "--cards", "--trace", "--report"})
+    for (const char* name : {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--route-pattern",
+                             "--seed", "--no-timing", "--cards", "--trace", "--report"})
         sweep->excludes(app.get_option(name));
     try {
         app.parse(argc, argv);

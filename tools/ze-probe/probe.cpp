@@ -22,7 +22,8 @@ std::optional<std::string> compareWithOracle(const oracle::ChainShape& s, const 
     const std::size_t R = want.routes.rows.size();
     if (got.materialised.y || got.materialised.gateUp || got.materialised.act) {
         if (got.outputs.routes.rows != want.routes.rows)
-            return fmt::format("compact_rows: got {} rows, want {} (or a different order)", got.outputs.routes.rows.size(), R);
+            return fmt::format("compact_rows: got {} rows, want {} (or a different order)",
+                               got.outputs.routes.rows.size(), R);
     }
     struct Item {
         bool on;
@@ -45,13 +46,15 @@ std::optional<std::string> compareWithOracle(const oracle::ChainShape& s, const 
         // The M1 chain's y of every local route (m, k) equals y of its compact row cr(m, k).
         const std::size_t H = std::size_t(s.hidden);
         if (got.routeY.size() != std::size_t(s.rows) * s.topK * H)
-            return fmt::format("y per route: got {} values, want {}", got.routeY.size(), std::size_t(s.rows) * s.topK * H);
+            return fmt::format("y per route: got {} values, want {}", got.routeY.size(),
+                               std::size_t(s.rows) * s.topK * H);
         for (int route = 0; route < s.rows * s.topK; ++route) {
             const std::int32_t r = want.routes.routeRow[std::size_t(route)];
             if (r < 0) continue;
             const std::span<const oracle::bf16_t> g(got.routeY.data() + std::size_t(route) * H, H);
             const std::span<const oracle::bf16_t> w(want.y.data() + std::size_t(r) * H, H);
-            if (auto mm = sched::firstMismatch(fmt::format("y(route m={}, k={})", route / s.topK, route % s.topK), g, w, H))
+            if (auto mm =
+                    sched::firstMismatch(fmt::format("y(route m={}, k={})", route / s.topK, route % s.topK), g, w, H))
                 return mm->describe(H);
         }
     }
@@ -63,7 +66,8 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
     Correctness c;
     for (const Executor& e : executors) {
         std::vector<PatternCounts> rows;
-        for (auto p : rs.patterns) rows.push_back({std::string(sched::patternName(p)), sched::patternInvalidReason(s, p)});
+        for (auto p : rs.patterns)
+            rows.push_back({std::string(sched::patternName(p)), sched::patternInvalidReason(s, p)});
         c.table.emplace_back(e.name, std::move(rows));
     }
     const auto silu = oracle::buildSiluTable(s.swigluAlpha);
@@ -76,8 +80,7 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
         const auto pattern = rs.patterns[pi];
         if (sched::patternInvalidReason(s, pattern)) continue;
         for (int v : rs.inputVariants) {
-            const sched::Case kase =
-                sched::makeCase(s, pattern, v, rs.config.seed, drawWeights ? &drawn : nullptr);
+            const sched::Case kase = sched::makeCase(s, pattern, v, rs.config.seed, drawWeights ? &drawn : nullptr);
             const std::string caseName = kase.name();
             const oracle::ChainOutputs want = oracle::runChain(s, weights, kase.inputs, silu);
             if (rs.prepare) rs.prepare(kase, weights);
@@ -101,8 +104,9 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
                 if (rs.deviceFlushesSubnormals && want.metSubnormal) {
                     ++counts.skipped;
                     ++c.skipped;
-                    c.skips.push_back({caseName, variant,
-                                       "the device flushes f32 subnormals and the oracle met one in this case (CONTRACT §2)"});
+                    c.skips.push_back(
+                        {caseName, variant,
+                         "the device flushes f32 subnormals and the oracle met one in this case (CONTRACT §2)"});
                     continue;
                 }
                 const ExecutorResult got = executors[ei].run(CaseRun{s, weights, kase.inputs, silu, &kase});
@@ -127,9 +131,11 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
 nlohmann::json correctnessJson(const Correctness& c) {
     nlohmann::json j = {{"passed", c.passed}, {"failed", c.failed}, {"skipped", c.skipped}};
     j["failures"] = nlohmann::json::array();
-    for (const auto& f : c.failures) j["failures"].push_back({{"case", f.caseName}, {"variant", f.variant}, {"message", f.message}});
+    for (const auto& f : c.failures)
+        j["failures"].push_back({{"case", f.caseName}, {"variant", f.variant}, {"message", f.message}});
     j["skips"] = nlohmann::json::array();
-    for (const auto& s : c.skips) j["skips"].push_back({{"case", s.caseName}, {"variant", s.variant}, {"reason", s.reason}});
+    for (const auto& s : c.skips)
+        j["skips"].push_back({{"case", s.caseName}, {"variant", s.variant}, {"reason", s.reason}});
     j["by_variant"] = nlohmann::json::object();
     for (const auto& [variant, rows] : c.table) {
         auto& v = j["by_variant"][variant];
@@ -152,8 +158,8 @@ std::string formatTable(const Correctness& c) {
             if (r.invalidReason)
                 out += fmt::format("  {:<22} not valid for this configuration: {}\n", r.pattern, *r.invalidReason);
             else
-                out += fmt::format("  {:<22} {:>3}/{:<2} {:>6} {:>7}\n", r.pattern, r.passed, r.passed + r.failed + r.skipped,
-                                   r.failed, r.skipped);
+                out += fmt::format("  {:<22} {:>3}/{:<2} {:>6} {:>7}\n", r.pattern, r.passed,
+                                   r.passed + r.failed + r.skipped, r.failed, r.skipped);
         }
     }
     out += fmt::format("total: {} passed, {} failed, {} skipped\n", c.passed, c.failed, c.skipped);

@@ -42,7 +42,7 @@ struct Executor {
     // The host's fixed-M1 chain (runChainM1): an independent path to `out`, no compaction.
     static Executor hostM1();
 
-    std::string name;     // variant name, or "host" for the host oracle
+    std::string name;  // variant name, or "host" for the host oracle
     std::function<ExecutorResult(const CaseRun&)> run;
 };
 

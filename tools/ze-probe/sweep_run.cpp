@@ -59,8 +59,10 @@ int runSweep(const SweepCliOptions& o) {
     const bool tty = ::isatty(STDERR_FILENO);
     ro.progress = [tty](const sched::SweepProgress& p) {
         const std::string line = sched::formatSweepProgress(p);
-        if (tty) fmt::print(stderr, "\r{}\x1b[K", line);
-        else fmt::print(stderr, "{}\n", line);
+        if (tty)
+            fmt::print(stderr, "\r{}\x1b[K", line);
+        else
+            fmt::print(stderr, "{}\n", line);
         std::fflush(stderr);
     };
 
@@ -140,8 +142,9 @@ int runSweep(const SweepCliOptions& o) {
     fmt::print("{}", sched::formatSweepSummary(runner.plan(), rows,
                                                {"baseline_median_ns", "candidate_median_ns", "saving_median_ms",
                                                 "saving_ci_low_ms", "correctness"}));
-    fmt::print("device times in ns (first kernel start to last kernel end); saving: projected over `layers`, ms, "
-               "95% bootstrap CI over the interleaved pairs\n");
+    fmt::print(
+        "device times in ns (first kernel start to last kernel end); saving: projected over `layers`, ms, "
+        "95% bootstrap CI over the interleaved pairs\n");
     return anyFailed ? 1 : 0;
 }
 

@@ -21,7 +21,7 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 
 nlohmann::json summaryJson(const std::vector<double>& x) {
     const sched::Summary s = sched::summarize(x);
-    return {{"median", s.median}, {"p05", s.p05}, {"p95", s.p95}, {"min", s.min},
+    return {{"median", s.median}, {"p05", s.p05},   {"p95", s.p95},       {"min", s.min},
             {"max", s.max},       {"mean", s.mean}, {"stddev", s.stddev}, {"n", s.n}};
 }
 
@@ -37,10 +37,12 @@ TimingSettings TimingSettings::defaultsFor(const ze::DeviceInfo& d) {
 std::string TimingSettings::describe() const {
     if (caseSet)
         return "the case set's own executions: each case once per variant (order rotated per case), so the pairs are "
-               "(baseline, candidate) on the same case, up to 12 per pattern; the run's first case dropped as the warm-up";
-    return fmt::format("per pattern its case v0, {} warm-up + {} timed rounds, every variant once per round in an "
-                       "order rotated by one each round",
-                       warmup, repeats);
+               "(baseline, candidate) on the same case, up to 12 per pattern; the run's first case dropped as the "
+               "warm-up";
+    return fmt::format(
+        "per pattern its case v0, {} warm-up + {} timed rounds, every variant once per round in an "
+        "order rotated by one each round",
+        warmup, repeats);
 }
 
 CaseSetRecorder::CaseSetRecorder(const oracle::ChainShape& s, std::vector<TraceSpan>* trace, std::string prefix)
@@ -82,7 +84,10 @@ void CaseSetRecorder::record(const std::string& variant, const sched::Case& kase
         last = std::max(last, spans[l].endNs);
         vt->kernelNs[l].push_back(double(spans[l].endNs - spans[l].startNs));
         if (trace_)
-            trace_->push_back({prefix_ + variant, spans[l].kernel, spans[l].startNs, spans[l].endNs,
+            trace_->push_back({prefix_ + variant,
+                               spans[l].kernel,
+                               spans[l].startNs,
+                               spans[l].endNs,
                                {{"case", name}, {"pattern", pattern}, {"launch", l}}});
     }
     vt->deviceNs.push_back(spans.empty() ? 0.0 : double(last - first));
@@ -166,8 +171,12 @@ PatternTiming timePattern(DeviceSession& session, const std::vector<sched::Varia
                 last = std::max(last, spans[l].endNs);
                 vt.kernelNs[l].push_back(double(spans[l].endNs - spans[l].startNs));
                 if (trace)
-                    trace->push_back({trackPrefix + vt.variant, spans[l].kernel, spans[l].startNs, spans[l].endNs,
-                                      {{"case", pt.caseName}, {"pattern", pt.pattern}, {"round", round}, {"launch", l}}});
+                    trace->push_back(
+                        {trackPrefix + vt.variant,
+                         spans[l].kernel,
+                         spans[l].startNs,
+                         spans[l].endNs,
+                         {{"case", pt.caseName}, {"pattern", pt.pattern}, {"round", round}, {"launch", l}}});
             }
             vt.deviceNs.push_back(spans.empty() ? 0.0 : double(last - first));
             vt.hostNs.push_back(hostNs);
@@ -215,8 +224,8 @@ Bandwidth deviceBandwidth(DeviceSession& session) {
         if (rep > 0 && (bestNs == 0 || ns < bestNs)) bestNs = ns;
     }
     return {2.0 * double(bytes) / (bestNs * 1e-9),
-            fmt::format("measured: device-to-device copy of {} MiB (read + write bytes / fastest of 3, {})", bytes >> 20,
-                        fromTimestamps ? "event timestamps" : "host wall time")};
+            fmt::format("measured: device-to-device copy of {} MiB (read + write bytes / fastest of 3, {})",
+                        bytes >> 20, fromTimestamps ? "event timestamps" : "host wall time")};
 }
 
 std::vector<sched::CandidateGate> evaluateCandidates(const std::vector<PatternTiming>& pts, const sched::Config& cfg,
@@ -231,10 +240,11 @@ std::vector<sched::CandidateGate> evaluateCandidates(const std::vector<PatternTi
             const VariantTiming* base = pt.find("baseline");
             const VariantTiming* cand = pt.find(vt.variant);
             if (!base || !cand) continue;
-            proj.push_back(sched::projectPattern(pt.pattern, base->deviceNs, cand->deviceNs, cfg.layers, cfg.gateMinSavingMs));
+            proj.push_back(
+                sched::projectPattern(pt.pattern, base->deviceNs, cand->deviceNs, cfg.layers, cfg.gateMinSavingMs));
         }
-        out.push_back(sched::evaluateGate(vt.variant, std::move(proj), counts(vt.variant), cfg.gateMinSavingMs, cfg.layers,
-                                          notValid));
+        out.push_back(sched::evaluateGate(vt.variant, std::move(proj), counts(vt.variant), cfg.gateMinSavingMs,
+                                          cfg.layers, notValid));
     }
     return out;
 }
@@ -284,8 +294,14 @@ nlohmann::json projectionsJson(const std::vector<PatternTiming>& pts, const sche
             const auto dev = sched::projectSaving(sched::pairedSaving(base->deviceNs, vt.deviceNs), cfg.layers);
             const auto host = sched::projectSaving(sched::pairedSaving(base->hostNs, vt.hostNs), cfg.layers);
             j[vt.variant][pt.pattern] = {
-                {"device", {{"median_ms", num(dev.medianMs)}, {"ci_low_ms", num(dev.ciLowMs)}, {"ci_high_ms", num(dev.ciHighMs)}}},
-                {"host", {{"median_ms", num(host.medianMs)}, {"ci_low_ms", num(host.ciLowMs)}, {"ci_high_ms", num(host.ciHighMs)}}},
+                {"device",
+                 {{"median_ms", num(dev.medianMs)},
+                  {"ci_low_ms", num(dev.ciLowMs)},
+                  {"ci_high_ms", num(dev.ciHighMs)}}},
+                {"host",
+                 {{"median_ms", num(host.medianMs)},
+                  {"ci_low_ms", num(host.ciLowMs)},
+                  {"ci_high_ms", num(host.ciHighMs)}}},
                 {"pairs", vt.deviceNs.size()},
             };
         }
@@ -297,8 +313,9 @@ nlohmann::json launchFloorJson(const std::vector<PatternTiming>& pts) {
     for (const auto& pt : pts) {
         if (pt.pattern != "all_remote") continue;
         const VariantTiming* base = pt.find("baseline");
-        nlohmann::json j = {{"pattern", "all_remote"},
-                            {"what", "no local route: every launch exits at once, so time per launch is the launch overhead"}};
+        nlohmann::json j = {
+            {"pattern", "all_remote"},
+            {"what", "no local route: every launch exits at once, so time per launch is the launch overhead"}};
         nlohmann::json vars = nlohmann::json::object();
         for (const auto& vt : pt.variants) {
             const double L = std::max(1, vt.launches());
@@ -331,11 +348,13 @@ std::string formatTimings(const std::vector<PatternTiming>& pts, const TimingSet
     for (const auto& vt : pts.front().variants) head += fmt::format(" | {:>20}", vt.variant);
     out += head + "\n";
     out += fmt::format("  {:<22}", "");
-    for (std::size_t i = 0; i < pts.front().variants.size(); ++i) out += fmt::format(" | {:>9} {:>10}", "device", "host");
+    for (std::size_t i = 0; i < pts.front().variants.size(); ++i)
+        out += fmt::format(" | {:>9} {:>10}", "device", "host");
     out += "\n";
     for (const auto& pt : pts) {
         std::string line = fmt::format("  {:<22}", pt.pattern);
-        for (const auto& vt : pt.variants) line += fmt::format(" | {:>9.1f} {:>10.1f}", med(vt.deviceNs) / 1e3, med(vt.hostNs) / 1e3);
+        for (const auto& vt : pt.variants)
+            line += fmt::format(" | {:>9.1f} {:>10.1f}", med(vt.deviceNs) / 1e3, med(vt.hostNs) / 1e3);
         out += line + "\n";
     }
     // Per-kernel breakdown of the baseline (the others are in card<N>.json).
@@ -354,8 +373,9 @@ std::string formatTimings(const std::vector<PatternTiming>& pts, const TimingSet
         const VariantTiming* base = pt.find("baseline");
         for (const auto& vt : pt.variants) {
             const double L = std::max(1, vt.launches());
-            std::string line = fmt::format("  {:<20} {} launches, {:.1f} us/launch device, {:.1f} us/launch host", vt.variant,
-                                           vt.launches(), med(vt.deviceNs) / L / 1e3, med(vt.hostNs) / L / 1e3);
+            std::string line =
+                fmt::format("  {:<20} {} launches, {:.1f} us/launch device, {:.1f} us/launch host", vt.variant,
+                            vt.launches(), med(vt.deviceNs) / L / 1e3, med(vt.hostNs) / L / 1e3);
             if (base && &vt != base) {
                 const auto ps = sched::pairedSaving(base->deviceNs, vt.deviceNs);
                 const auto ph = sched::pairedSaving(base->hostNs, vt.hostNs);
@@ -372,7 +392,8 @@ std::string formatTimings(const std::vector<PatternTiming>& pts, const TimingSet
         for (const auto& vt : pt.variants)
             if (isCandidate(vt.variant) && (!best || med(vt.deviceNs) < med(best->deviceNs))) best = &vt;
         auto frac = [&](const VariantTiming* v) { return double(pt.bytes) / (med(v->deviceNs) * 1e-9) / bw.bytesPerS; };
-        std::string line = fmt::format("  {:<22} {:>9.2f} MB ({} experts)", pt.pattern, double(pt.bytes) / 1e6, pt.touchedExperts);
+        std::string line =
+            fmt::format("  {:<22} {:>9.2f} MB ({} experts)", pt.pattern, double(pt.bytes) / 1e6, pt.touchedExperts);
         if (base) line += fmt::format("  baseline {:5.1f}%", 100 * frac(base));
         if (best) line += fmt::format("  best candidate {} {:5.1f}%", best->variant, 100 * frac(best));
         out += line + " of bandwidth\n";

@@ -48,9 +48,9 @@ struct VariantTiming {
 
 struct PatternTiming {
     std::string pattern;
-    std::string caseName;         // the case timed, e.g. "six_local/v0"
-    int touchedExperts = 0;       // local experts the case routes to
-    std::uint64_t bytes = 0;      // what the chain must read: weights of the touched experts + activations
+    std::string caseName;                 // the case timed, e.g. "six_local/v0"
+    int touchedExperts = 0;               // local experts the case routes to
+    std::uint64_t bytes = 0;              // what the chain must read: weights of the touched experts + activations
     std::vector<VariantTiming> variants;  // baseline first
     oracle::ChainInputs inputs;           // of the case timed (the chains' last execute ran it)
     const VariantTiming* find(const std::string& variant) const;
@@ -83,8 +83,8 @@ private:
 std::uint64_t chainBytes(const oracle::ChainShape&, int touchedExperts);
 
 // Times one pattern's case on every variant of `variants` (baseline first: the tables and
-// the pairs read it there; the same variant twice is the A/A control). `weights`: the fixed weights (already uploaded) or null to
-// draw the case's touched experts into `scratch` and upload them.
+// the pairs read it there; the same variant twice is the A/A control). `weights`: the fixed weights (already uploaded)
+// or null to draw the case's touched experts into `scratch` and upload them.
 PatternTiming timePattern(DeviceSession&, const std::vector<sched::Variant>& variants, const sched::Config&,
                           sched::RoutePattern, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
                           const TimingSettings&, std::vector<TraceSpan>* trace, const std::string& trackPrefix = "");

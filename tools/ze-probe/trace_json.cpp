@@ -11,11 +11,13 @@ nlohmann::json traceJson(const std::vector<TraceSpan>& spans, const std::string&
     constexpr int kPid = 1;
     std::uint64_t origin = 0;
     if (!spans.empty())
-        origin = std::min_element(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.startNs < b.startNs; })
-                     ->startNs;
+        origin = std::min_element(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
+                     return a.startNs < b.startNs;
+                 })->startNs;
 
     nlohmann::json events = nlohmann::json::array();
-    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", 0}, {"args", {{"name", processName}}}});
+    events.push_back(
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", 0}, {"args", {{"name", processName}}}});
 
     std::map<std::string, int> tids;
     std::vector<std::string> order;
@@ -23,8 +25,10 @@ nlohmann::json traceJson(const std::vector<TraceSpan>& spans, const std::string&
         if (tids.emplace(s.track, int(tids.size()) + 1).second) order.push_back(s.track);
     for (const auto& track : order) {
         const int tid = tids[track];
-        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", {{"name", track}}}});
-        events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+        events.push_back(
+            {{"name", "thread_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", {{"name", track}}}});
+        events.push_back(
+            {{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
     }
     for (const auto& s : spans) {
         if (s.endNs < s.startNs)
@@ -42,7 +46,8 @@ nlohmann::json traceJson(const std::vector<TraceSpan>& spans, const std::string&
     return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}, {"otherData", {{"origin_ns", origin}}}};
 }
 
-void writeTrace(const std::filesystem::path& path, const std::vector<TraceSpan>& spans, const std::string& processName) {
+void writeTrace(const std::filesystem::path& path, const std::vector<TraceSpan>& spans,
+                const std::string& processName) {
     const std::string text = traceJson(spans, processName).dump() + "\n";
     if (!path.parent_path().empty()) std::filesystem::create_directories(path.parent_path());
     const std::filesystem::path tmp = path.string() + ".tmp";

@@ -18,8 +18,8 @@
 namespace zp::probe {
 
 struct TraceSpan {
-    std::string track;       // variant name: one named track each, in order of first appearance
-    std::string name;        // kernel name
+    std::string track;  // variant name: one named track each, in order of first appearance
+    std::string name;   // kernel name
     std::uint64_t startNs = 0, endNs = 0;
     nlohmann::json args = nlohmann::json::object();  // e.g. {"case": "six_local/v3", "pattern": "six_local"}
     std::string category = "kernel";
@@ -30,6 +30,7 @@ struct TraceSpan {
 nlohmann::json traceJson(const std::vector<TraceSpan>&, const std::string& processName = "ze-probe");
 
 // Writes traceJson to `path` (through a .tmp and a rename). Throws std::runtime_error on I/O errors.
-void writeTrace(const std::filesystem::path&, const std::vector<TraceSpan>&, const std::string& processName = "ze-probe");
+void writeTrace(const std::filesystem::path&, const std::vector<TraceSpan>&,
+                const std::string& processName = "ze-probe");
 
 }  // namespace zp::probe

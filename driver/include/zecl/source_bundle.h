@@ -28,20 +28,20 @@ extern "C" {
 
 /* A parsed bundle: views into the caller's buffer, not NUL-terminated. */
 typedef struct zecl_source_bundle_view {
-    const char *options;
+    const char* options;
     uint32_t options_size;
-    const char *source;
+    const char* source;
     uint32_t source_size;
 } zecl_source_bundle_view;
 
-static inline void zecl_bundle_put_u32le_(uint8_t *p, uint32_t v) {
+static inline void zecl_bundle_put_u32le_(uint8_t* p, uint32_t v) {
     p[0] = (uint8_t)(v & 0xffu);
     p[1] = (uint8_t)((v >> 8) & 0xffu);
     p[2] = (uint8_t)((v >> 16) & 0xffu);
     p[3] = (uint8_t)((v >> 24) & 0xffu);
 }
 
-static inline uint32_t zecl_bundle_get_u32le_(const uint8_t *p) {
+static inline uint32_t zecl_bundle_get_u32le_(const uint8_t* p) {
     return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
@@ -54,19 +54,16 @@ static inline size_t zecl_source_bundle_size(size_t options_size, size_t source_
  * Writes a bundle into out (capacity out_capacity). Returns the bytes written, or 0 when
  * the capacity is too small or a length does not fit in 32 bits.
  */
-static inline size_t zecl_source_bundle_write(const char *options, size_t options_size, const char *source,
-                                              size_t source_size, void *out, size_t out_capacity) {
-    uint8_t *o = (uint8_t *)out;
+static inline size_t zecl_source_bundle_write(const char* options, size_t options_size, const char* source,
+                                              size_t source_size, void* out, size_t out_capacity) {
+    uint8_t* o = (uint8_t*)out;
     size_t total = zecl_source_bundle_size(options_size, source_size);
-    if (options_size > 0xffffffffu || source_size > 0xffffffffu || out == NULL || out_capacity < total)
-        return 0;
+    if (options_size > 0xffffffffu || source_size > 0xffffffffu || out == NULL || out_capacity < total) return 0;
     memcpy(o, ZECL_SOURCE_BUNDLE_MAGIC, ZECL_SOURCE_BUNDLE_MAGIC_SIZE);
     zecl_bundle_put_u32le_(o + 8, (uint32_t)options_size);
     zecl_bundle_put_u32le_(o + 12, (uint32_t)source_size);
-    if (options_size)
-        memcpy(o + ZECL_SOURCE_BUNDLE_HEADER_SIZE, options, options_size);
-    if (source_size)
-        memcpy(o + ZECL_SOURCE_BUNDLE_HEADER_SIZE + options_size, source, source_size);
+    if (options_size) memcpy(o + ZECL_SOURCE_BUNDLE_HEADER_SIZE, options, options_size);
+    if (source_size) memcpy(o + ZECL_SOURCE_BUNDLE_HEADER_SIZE + options_size, source, source_size);
     return total;
 }
 
@@ -75,20 +72,17 @@ static inline size_t zecl_source_bundle_write(const char *options, size_t option
  * lengths do not match the buffer size exactly (trailing bytes are rejected too, so a
  * truncated or padded bundle is caught rather than silently built).
  */
-static inline int zecl_source_bundle_parse(const void *data, size_t size, zecl_source_bundle_view *view) {
-    const uint8_t *p = (const uint8_t *)data;
+static inline int zecl_source_bundle_parse(const void* data, size_t size, zecl_source_bundle_view* view) {
+    const uint8_t* p = (const uint8_t*)data;
     uint32_t opt_size, src_size;
-    if (data == NULL || view == NULL || size < ZECL_SOURCE_BUNDLE_HEADER_SIZE)
-        return 0;
-    if (memcmp(p, ZECL_SOURCE_BUNDLE_MAGIC, ZECL_SOURCE_BUNDLE_MAGIC_SIZE) != 0)
-        return 0;
+    if (data == NULL || view == NULL || size < ZECL_SOURCE_BUNDLE_HEADER_SIZE) return 0;
+    if (memcmp(p, ZECL_SOURCE_BUNDLE_MAGIC, ZECL_SOURCE_BUNDLE_MAGIC_SIZE) != 0) return 0;
     opt_size = zecl_bundle_get_u32le_(p + 8);
     src_size = zecl_bundle_get_u32le_(p + 12);
-    if ((uint64_t)ZECL_SOURCE_BUNDLE_HEADER_SIZE + opt_size + src_size != (uint64_t)size)
-        return 0;
-    view->options = (const char *)(p + ZECL_SOURCE_BUNDLE_HEADER_SIZE);
+    if ((uint64_t)ZECL_SOURCE_BUNDLE_HEADER_SIZE + opt_size + src_size != (uint64_t)size) return 0;
+    view->options = (const char*)(p + ZECL_SOURCE_BUNDLE_HEADER_SIZE);
     view->options_size = opt_size;
-    view->source = (const char *)(p + ZECL_SOURCE_BUNDLE_HEADER_SIZE + opt_size);
+    view->source = (const char*)(p + ZECL_SOURCE_BUNDLE_HEADER_SIZE + opt_size);
     view->source_size = src_size;
     return 1;
 }
@@ -109,7 +103,7 @@ inline std::vector<uint8_t> makeSourceBundle(std::string_view options, std::stri
     return out;
 }
 
-} // namespace zecl
+}  // namespace zecl
 #endif
 
 #endif /* ZECL_SOURCE_BUNDLE_H */

@@ -58,10 +58,10 @@ enum class ErrorCode {
     not_found,         // no such device, weights file or tensor
     io,                // a weights file that cannot be read or is not the expected safetensors
     device,            // a Level Zero call failed (zeResult() tells which result)
-    kernel_build,      // a kernel module or kernel did not build for this device (the message has the log or the result)
-    unsupported,       // the device cannot run the kernel package, or not with these options
-    out_of_memory,     // host or device memory exhausted
-    internal,          // a bug: anything else
+    kernel_build,   // a kernel module or kernel did not build for this device (the message has the log or the result)
+    unsupported,    // the device cannot run the kernel package, or not with these options
+    out_of_memory,  // host or device memory exhausted
+    internal,       // a bug: anything else
 };
 // "invalid_argument", "not_found", ...
 ZEPROBE_API const char* errorCodeName(ErrorCode code) noexcept;
@@ -87,16 +87,16 @@ enum class GateUpLayout { split, interleaved };
 // CONTRACT §1 (YAML keys in comments); defaults = DeepSeek-V4-Flash, REAP-pruned, on 4 cards.
 // H and I multiples of 32, E a multiple of C, 0 <= card < cards, rows >= 1, topK >= 1.
 struct Shape {
-    int hidden = 4096;        // hidden (H)
-    int intermediate = 2048;  // intermediate (I)
-    int experts = 192;        // experts (E), all cards
-    int topK = 6;             // top_k (K)
-    int rows = 2;             // rows (M): the most token rows one forward() takes
-    int cards = 4;            // cards (C)
-    int card = 0;             // card: this process owns experts [card*E/C, (card+1)*E/C)
-    float swigluLimit = 10.0f;   // swiglu.limit
-    float swigluAlpha = 1.0f;    // swiglu.alpha
-    float swigluUpBias = 0.0f;   // swiglu.up_bias
+    int hidden = 4096;                                // hidden (H)
+    int intermediate = 2048;                          // intermediate (I)
+    int experts = 192;                                // experts (E), all cards
+    int topK = 6;                                     // top_k (K)
+    int rows = 2;                                     // rows (M): the most token rows one forward() takes
+    int cards = 4;                                    // cards (C)
+    int card = 0;                                     // card: this process owns experts [card*E/C, (card+1)*E/C)
+    float swigluLimit = 10.0f;                        // swiglu.limit
+    float swigluAlpha = 1.0f;                         // swiglu.alpha
+    float swigluUpBias = 0.0f;                        // swiglu.up_bias
     GateUpLayout gateUpLayout = GateUpLayout::split;  // gate_up_layout
 };
 
@@ -120,9 +120,9 @@ struct DeviceOptions {
 };
 
 struct DeviceInfo {
-    std::size_t index = 0;      // position in listDevices()
+    std::size_t index = 0;  // position in listDevices()
     std::string name{};
-    std::string driver{};       // "intel", "zecl" or "other"
+    std::string driver{};  // "intel", "zecl" or "other"
     std::uint32_t driverVersion = 0;
     bool gpu = false;
     std::uint32_t computeUnits = 0;
@@ -200,7 +200,7 @@ private:
 
 struct KernelTiming {
     std::string kernel{};  // entry point, in launch order
-    double ns = 0;       // kernel timestamp end - start
+    double ns = 0;         // kernel timestamp end - start
 };
 
 // One recorded chain of one variant over one Layer: buffers sized for Shape::rows rows, the

@@ -43,7 +43,9 @@ struct LocalWeights {
 
     static LocalWeights zeros(const ChainShape& s);
     static std::size_t w1BlocksPerExpert(const ChainShape& s) { return std::size_t(2) * s.intermediate * s.hidden / 2; }
-    static std::size_t w1ScalesPerExpert(const ChainShape& s) { return std::size_t(2) * s.intermediate * s.hidden / 32; }
+    static std::size_t w1ScalesPerExpert(const ChainShape& s) {
+        return std::size_t(2) * s.intermediate * s.hidden / 32;
+    }
     static std::size_t w2BlocksPerExpert(const ChainShape& s) { return std::size_t(s.hidden) * s.intermediate / 2; }
     static std::size_t w2ScalesPerExpert(const ChainShape& s) { return std::size_t(s.hidden) * s.intermediate / 32; }
 };
@@ -61,8 +63,8 @@ struct CompactRoutes {
         std::int32_t tokenRow;
         bool operator==(const Row&) const = default;
     };
-    std::vector<Row> rows;              // R entries
-    std::vector<std::int32_t> routeRow; // [M, K]: compact row of route (m, k), -1 when not local
+    std::vector<Row> rows;               // R entries
+    std::vector<std::int32_t> routeRow;  // [M, K]: compact row of route (m, k), -1 when not local
 };
 
 // Throws std::invalid_argument naming (m, k) and the id for an id outside [0, E) (§5.1).
@@ -78,8 +80,7 @@ struct ChainOutputs {
 };
 
 // The whole chain of §5 on the host. `silu` is the table of buildSiluTable(alpha).
-ChainOutputs runChain(const ChainShape& s, const LocalWeights& w, const ChainInputs& in,
-                      std::span<const bf16_t> silu);
+ChainOutputs runChain(const ChainShape& s, const LocalWeights& w, const ChainInputs& in, std::span<const bf16_t> silu);
 
 // The fixed-M1 form of the chain (one route row at a time, no compaction, no dedup): an
 // independent path to `out` that must agree with runChain bit for bit (§7).

@@ -63,8 +63,7 @@ const char* resultName(ze_result_t code) noexcept;
 class Error : public std::runtime_error {
 public:
     // `extra` is free text appended to what(): a build log, the list of valid choices, ...
-    Error(ze_result_t code, std::string expression, const char* file, int line,
-          std::string extra = {});
+    Error(ze_result_t code, std::string expression, const char* file, int line, std::string extra = {});
 
     ze_result_t code() const noexcept { return code_; }
     const char* codeName() const noexcept { return resultName(code_); }
@@ -87,9 +86,9 @@ namespace detail {
 inline void check(ze_result_t code, const char* expression, const char* file, int line) {
     if (code != ZE_RESULT_SUCCESS) throwError(code, expression, file, line);
 }
-} // namespace detail
+}  // namespace detail
 
-} // namespace ze
+}  // namespace ze
 
 // Throws ze::Error{code, "expr", file:line} when expr does not return ZE_RESULT_SUCCESS.
 #define ZE_CHECK(expr) ::ze::detail::check((expr), #expr, __FILE__, __LINE__)
@@ -130,7 +129,7 @@ std::string defaultAltDrivers(std::optional<std::string> zeclPath = std::nullopt
 // ---------------------------------------------------------------------------------------------
 
 enum class DriverKind { Intel, Zecl, Other };
-const char* driverKindName(DriverKind kind) noexcept; // "intel", "zecl", "other"
+const char* driverKindName(DriverKind kind) noexcept;  // "intel", "zecl", "other"
 
 // A ns/tick converter with a valid-bits mask. Kernel timestamps use kernelTimestampValidBits,
 // global timestamps timestampValidBits.
@@ -161,7 +160,7 @@ struct DeviceInfo {
     // identity
     ze_driver_handle_t driver = nullptr;
     ze_device_handle_t device = nullptr;
-    size_t index = 0;             // position in listDevices()
+    size_t index = 0;  // position in listDevices()
     DriverKind kind = DriverKind::Other;
 
     // driver
@@ -176,28 +175,22 @@ struct DeviceInfo {
     std::vector<ze_device_memory_properties_t> memory;
     ze_device_memory_access_properties_t memoryAccess{};
     std::vector<ze_command_queue_group_properties_t> queueGroups;
-    std::optional<uint32_t> ipVersion; // Intel native-binary IP version, when the driver tells
+    std::optional<uint32_t> ipVersion;  // Intel native-binary IP version, when the driver tells
 
     std::string name() const { return props.name; }
     bool isIntel() const noexcept { return kind == DriverKind::Intel; }
     bool isZecl() const noexcept { return kind == DriverKind::Zecl; }
     bool isGpu() const noexcept { return props.type == ZE_DEVICE_TYPE_GPU; }
-    uint32_t computeUnits() const noexcept; // slices * subslices * EUs (zecl: CL compute units)
-    uint64_t totalMemory() const noexcept;  // sum of memory[].totalSize
-    bool supportsFp32Denorm() const noexcept {
-        return (module.fp32flags & ZE_DEVICE_FP_FLAG_DENORM) != 0;
-    }
+    uint32_t computeUnits() const noexcept;  // slices * subslices * EUs (zecl: CL compute units)
+    uint64_t totalMemory() const noexcept;   // sum of memory[].totalSize
+    bool supportsFp32Denorm() const noexcept { return (module.fp32flags & ZE_DEVICE_FP_FLAG_DENORM) != 0; }
     bool supportsSpirv() const noexcept { return module.spirvVersionSupported != 0; }
     bool hasExtension(std::string_view name) const noexcept;
     // First queue group with the COMPUTE flag; throws if none.
     uint32_t computeQueueOrdinal() const;
 
-    TimestampClock kernelClock() const {
-        return TimestampClock::fromProperties(props, props.kernelTimestampValidBits);
-    }
-    TimestampClock globalClock() const {
-        return TimestampClock::fromProperties(props, props.timestampValidBits);
-    }
+    TimestampClock kernelClock() const { return TimestampClock::fromProperties(props, props.kernelTimestampValidBits); }
+    TimestampClock globalClock() const { return TimestampClock::fromProperties(props, props.timestampValidBits); }
 };
 
 // A kernel timestamp (masked by kernelTimestampValidBits) in ns.
@@ -217,7 +210,7 @@ std::string formatDeviceList();
 
 struct GlobalTimestamps {
     uint64_t host = 0;
-    uint64_t device = 0; // ticks; convert with DeviceInfo::globalClock()
+    uint64_t device = 0;  // ticks; convert with DeviceInfo::globalClock()
 };
 GlobalTimestamps globalTimestamps(const DeviceInfo& device);
 
@@ -236,8 +229,8 @@ public:
     Context& operator=(const Context&) = delete;
     ~Context() { destroy(); }
 
-    void destroy() noexcept; // idempotent
-    ze_context_handle_t handle() const; // throws on a moved-from / destroyed Context
+    void destroy() noexcept;             // idempotent
+    ze_context_handle_t handle() const;  // throws on a moved-from / destroyed Context
     ze_driver_handle_t driver() const noexcept { return driver_; }
     explicit operator bool() const noexcept { return handle_ != nullptr; }
 
@@ -259,8 +252,7 @@ public:
     enum class Kind { Device, Host };
 
     Allocation() = default;
-    static Allocation device(const Context& ctx, const DeviceInfo& dev, size_t bytes,
-                             size_t alignment = 64);
+    static Allocation device(const Context& ctx, const DeviceInfo& dev, size_t bytes, size_t alignment = 64);
     static Allocation host(const Context& ctx, size_t bytes, size_t alignment = 64);
     Allocation(Allocation&& other) noexcept;
     Allocation& operator=(Allocation&& other) noexcept;
@@ -269,7 +261,7 @@ public:
     ~Allocation() { destroy(); }
 
     void destroy() noexcept;
-    void* data() const;          // throws on a moved-from / destroyed Allocation
+    void* data() const;  // throws on a moved-from / destroyed Allocation
     size_t bytes() const noexcept { return bytes_; }
     Kind kind() const noexcept { return kind_; }
     explicit operator bool() const noexcept { return ptr_ != nullptr; }
@@ -293,17 +285,18 @@ class Buffer {
 public:
     Buffer() = default;
     Buffer(const Context& ctx, const DeviceInfo& dev, size_t count) requires(K == Allocation::Kind::Device)
-        : alloc_(Allocation::device(ctx, dev, count * sizeof(T), alignof(T) > 64 ? alignof(T) : 64)),
-          count_(count) {}
+        : alloc_(Allocation::device(ctx, dev, count * sizeof(T), alignof(T) > 64 ? alignof(T) : 64)), count_(count) {}
     Buffer(const Context& ctx, size_t count) requires(K == Allocation::Kind::Host)
-        : alloc_(Allocation::host(ctx, count * sizeof(T), alignof(T) > 64 ? alignof(T) : 64)),
-          count_(count) {}
+        : alloc_(Allocation::host(ctx, count * sizeof(T), alignof(T) > 64 ? alignof(T) : 64)), count_(count) {}
 
     T* data() const { return static_cast<T*>(alloc_.data()); }
     size_t size() const noexcept { return count_; }
     size_t bytes() const noexcept { return count_ * sizeof(T); }
     explicit operator bool() const noexcept { return static_cast<bool>(alloc_); }
-    void destroy() noexcept { alloc_.destroy(); count_ = 0; }
+    void destroy() noexcept {
+        alloc_.destroy();
+        count_ = 0;
+    }
     Allocation& allocation() noexcept { return alloc_; }
 
     // Blocking copies through an immediate list (ImmediateCommandList::copyAndWait / fillAndWait).
@@ -321,8 +314,10 @@ private:
     size_t count_ = 0;
 };
 
-template <class T> using DeviceBuffer = Buffer<T, Allocation::Kind::Device>;
-template <class T> using HostBuffer = Buffer<T, Allocation::Kind::Host>;
+template <class T>
+using DeviceBuffer = Buffer<T, Allocation::Kind::Device>;
+template <class T>
+using HostBuffer = Buffer<T, Allocation::Kind::Host>;
 
 // ---------------------------------------------------------------------------------------------
 // Modules and kernels
@@ -332,15 +327,15 @@ class Module {
 public:
     Module() = default;
     // ZE_MODULE_FORMAT_NATIVE: an Intel native binary (ocloc) or a zecl source bundle.
-    static Module fromNative(const Context& ctx, const DeviceInfo& dev,
-                             std::span<const std::byte> binary, const std::string& buildFlags = {});
+    static Module fromNative(const Context& ctx, const DeviceInfo& dev, std::span<const std::byte> binary,
+                             const std::string& buildFlags = {});
     // Same as fromNative: the runtime passes the bundle bytes through, it does not parse them.
-    static Module fromSourceBundle(const Context& ctx, const DeviceInfo& dev,
-                                   std::span<const std::byte> bundle, const std::string& buildFlags = {}) {
+    static Module fromSourceBundle(const Context& ctx, const DeviceInfo& dev, std::span<const std::byte> bundle,
+                                   const std::string& buildFlags = {}) {
         return fromNative(ctx, dev, bundle, buildFlags);
     }
-    static Module fromSpirv(const Context& ctx, const DeviceInfo& dev,
-                            std::span<const std::byte> spirv, const std::string& buildFlags = {});
+    static Module fromSpirv(const Context& ctx, const DeviceInfo& dev, std::span<const std::byte> spirv,
+                            const std::string& buildFlags = {});
     // On failure: ze::Error whose extra() is the build log (zeModuleBuildLogGetString).
     static Module create(const Context& ctx, const DeviceInfo& dev, ze_module_format_t format,
                          std::span<const std::byte> bytes, const std::string& buildFlags);
@@ -353,7 +348,7 @@ public:
 
     void destroy() noexcept;
     ze_module_handle_t handle() const;
-    const std::string& buildLog() const noexcept { return buildLog_; } // log of a successful build
+    const std::string& buildLog() const noexcept { return buildLog_; }  // log of a successful build
     std::vector<std::string> kernelNames() const;
     explicit operator bool() const noexcept { return handle_ != nullptr; }
 
@@ -393,8 +388,8 @@ public:
 
     // By value: scalars, structs, and USM pointers (T* is trivially copyable).
     template <class T>
-        requires(std::is_trivially_copyable_v<T> && !std::is_same_v<T, LocalMem>)
-    void setArg(uint32_t index, const T& value) {
+    requires(std::is_trivially_copyable_v<T> && !std::is_same_v<T, LocalMem>) void setArg(uint32_t index,
+                                                                                          const T& value) {
         setArgRaw(index, sizeof(T), &value);
     }
     void setArg(uint32_t index, LocalMem local) { setArgRaw(index, local.bytes, nullptr); }
@@ -458,8 +453,7 @@ class Event {
 public:
     Event() = default;
     // Signal and wait scopes default to HOST (visible to host and device).
-    Event(const EventPool& pool, uint32_t index,
-          ze_event_scope_flags_t signalScope = ZE_EVENT_SCOPE_FLAG_HOST,
+    Event(const EventPool& pool, uint32_t index, ze_event_scope_flags_t signalScope = ZE_EVENT_SCOPE_FLAG_HOST,
           ze_event_scope_flags_t waitScope = ZE_EVENT_SCOPE_FLAG_HOST);
     Event(Event&& other) noexcept;
     Event& operator=(Event&& other) noexcept;
@@ -473,7 +467,7 @@ public:
 
     // false when timeoutNs passed first (ZE_RESULT_NOT_READY); other results throw.
     bool hostSynchronize(uint64_t timeoutNs = UINT64_MAX) const;
-    bool isSignaled() const; // zeEventQueryStatus: SUCCESS → true, NOT_READY → false
+    bool isSignaled() const;  // zeEventQueryStatus: SUCCESS → true, NOT_READY → false
     void hostSignal();
     void hostReset();
     // Requires a pool with kernelTimestamps; raw ticks, convert with DeviceInfo::kernelClock().
@@ -492,7 +486,8 @@ public:
     Waits(std::span<const Event* const> events) : events_(events) {}
     Waits(const std::vector<const Event*>& events) : events_(events.data(), events.size()) {}
     Waits(const Event& event) : single_(&event), events_(&single_, 1) {}
-    Waits(const Waits& o) : single_(o.single_), events_(o.single_ ? std::span<const Event* const>(&single_, 1) : o.events_) {}
+    Waits(const Waits& o)
+        : single_(o.single_), events_(o.single_ ? std::span<const Event* const>(&single_, 1) : o.events_) {}
     Waits& operator=(const Waits&) = delete;
     std::span<const Event* const> events() const noexcept { return events_; }
 
@@ -513,19 +508,19 @@ public:
     CommandListBase(const CommandListBase&) = delete;
     CommandListBase& operator=(const CommandListBase&) = delete;
 
-    void destroy() noexcept; // idempotent
+    void destroy() noexcept;  // idempotent
     ze_command_list_handle_t handle() const;
     explicit operator bool() const noexcept { return handle_ != nullptr; }
 
     // Uses the group size last set on the kernel (arguments are captured at append time).
     void launch(const Kernel& kernel, GroupCount groups, Event* signal = nullptr, Waits waits = {});
     // groupCount lives in device-accessible memory (e.g. written by a previous kernel).
-    void launchIndirect(const Kernel& kernel, const ze_group_count_t* groupCount,
-                        Event* signal = nullptr, Waits waits = {});
+    void launchIndirect(const Kernel& kernel, const ze_group_count_t* groupCount, Event* signal = nullptr,
+                        Waits waits = {});
     void barrier(Event* signal = nullptr, Waits waits = {});
     void memoryCopy(void* dst, const void* src, size_t bytes, Event* signal = nullptr, Waits waits = {});
-    void memoryFill(void* dst, const void* pattern, size_t patternSize, size_t bytes,
-                    Event* signal = nullptr, Waits waits = {});
+    void memoryFill(void* dst, const void* pattern, size_t patternSize, size_t bytes, Event* signal = nullptr,
+                    Waits waits = {});
     void signalEvent(Event& event);
     void waitEvents(Waits waits);
     void resetEvent(Event& event);
@@ -556,7 +551,7 @@ public:
 };
 
 struct QueueOptions {
-    std::optional<uint32_t> ordinal; // default: DeviceInfo::computeQueueOrdinal()
+    std::optional<uint32_t> ordinal;  // default: DeviceInfo::computeQueueOrdinal()
     uint32_t index = 0;
     ze_command_queue_mode_t mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
     ze_command_queue_priority_t priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
@@ -569,7 +564,7 @@ public:
     ImmediateCommandList(const Context& ctx, const DeviceInfo& dev, QueueOptions options = {});
     ImmediateCommandList(ImmediateCommandList&&) noexcept = default;
     ImmediateCommandList& operator=(ImmediateCommandList&&) noexcept = default;
-    ~ImmediateCommandList() { destroy(); } // the list before its sync event
+    ~ImmediateCommandList() { destroy(); }  // the list before its sync event
 
     // Level Zero 1.4 has no zeCommandListHostSynchronize: appends a barrier that signals an
     // internal host-visible event and waits on it.
@@ -678,4 +673,4 @@ void Buffer<T, K>::fill(ImmediateCommandList& list, const T& value) {
     list.fillAndWait(data(), &value, sizeof(T), bytes());
 }
 
-} // namespace ze
+}  // namespace ze

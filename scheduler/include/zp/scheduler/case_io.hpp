@@ -23,11 +23,9 @@ oracle::LocalWeights loadWeights(const std::filesystem::path&, const oracle::Cha
 // The same layout, with this card's experts and zeros elsewhere (tests and tools).
 TensorMap weightsTensors(const oracle::ChainShape&, const oracle::LocalWeights&, const std::string& prefix);
 
-
 TensorMap inputTensors(const oracle::ChainShape&, const oracle::ChainInputs&);
 // Inputs plus `compact_rows` I32 [R,2] (le, m), and as BF16 `gate_up` [R,2I], `act` [R,I],
 // `y` [R,H] (each only where `Materialised` says so) and `out` [M,H].
-TensorMap dumpTensors(const oracle::ChainShape&, const oracle::ChainInputs&, const oracle::ChainOutputs&,
-                      Materialised);
+TensorMap dumpTensors(const oracle::ChainShape&, const oracle::ChainInputs&, const oracle::ChainOutputs&, Materialised);
 
 }  // namespace zp::sched

@@ -23,8 +23,8 @@ enum class RoutePattern {
     AllRemote,
 };
 inline constexpr std::array kAllRoutePatterns = {
-    RoutePattern::SameTypical,  RoutePattern::DisjointTypical, RoutePattern::CrossRowOverlap,
-    RoutePattern::WithinRowDuplicate, RoutePattern::AllDuplicate, RoutePattern::SixLocal,
+    RoutePattern::SameTypical,        RoutePattern::DisjointTypical, RoutePattern::CrossRowOverlap,
+    RoutePattern::WithinRowDuplicate, RoutePattern::AllDuplicate,    RoutePattern::SixLocal,
     RoutePattern::AllRemote,
 };
 inline constexpr int kInputVariants = 12;

@@ -159,7 +159,7 @@ struct KernelSpan {
 };
 
 struct DeviceResults {
-    int routes = 0;  // R; -1 for m1_oracle (no compaction)
+    int routes = 0;                                       // R; -1 for m1_oracle (no compaction)
     std::vector<oracle::CompactRoutes::Row> compactRows;  // [R]
     std::vector<std::int32_t> routeRow;                   // [M, K] cr(m, k) or -1; empty for m1_oracle
     // In compact-row order [R, ·], where the variant materialises them (materialised()).
@@ -212,7 +212,7 @@ private:
     ChainPlan plan_;
     std::vector<ze::Kernel> kernels_;  // one per launch
     ze::EventPool timestampPool_;
-    std::vector<ze::Event> events_;    // one per launch
+    std::vector<ze::Event> events_;  // one per launch
     ze::CommandList list_;
     std::vector<std::int32_t> lastIds_;  // host copy of the ids of the last setInputs
 };

@@ -14,7 +14,7 @@ struct Mismatch {
     std::string tensor;
     std::size_t row = 0, col = 0;  // first differing element, row-major [rows, cols]
     oracle::bf16_t got = 0, want = 0;
-    std::size_t differing = 0;     // how many elements differ in all
+    std::size_t differing = 0;  // how many elements differ in all
 
     // "out[1][17]: got 0x3f80 (1), want 0x3f81 (1.0078125); 3 of 8192 elements differ"
     std::string describe(std::size_t total) const;

@@ -51,7 +51,7 @@ void applySet(Config& cfg, std::string_view keyEqualsValue);
 // non-negative gate.min_saving_ms. Throws InputError "<key> = <value>: <what is expected>".
 void validate(const Config&);
 
-std::string toYaml(const Config&);      // parseConfig(toYaml(c)) == c
-nlohmann::json toJson(const Config&);   // same keys and nesting as the YAML, for card JSON output
+std::string toYaml(const Config&);     // parseConfig(toYaml(c)) == c
+nlohmann::json toJson(const Config&);  // same keys and nesting as the YAML, for card JSON output
 
 }  // namespace zp::sched

@@ -34,7 +34,8 @@
 
 namespace zp::sched {
 
-static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian; big-endian hosts are not supported");
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; big-endian hosts are not supported");
 
 // Names as in safetensors: "U8", "BF16", "I32", "F32", ...
 enum class DType { U8, I8, U16, I16, BF16, F16, I32, U32, F32, I64, U64, F64, BOOL };
@@ -68,7 +69,8 @@ TensorMap parseSafetensors(std::span<const std::uint8_t> file, const std::string
 
 // Throws std::invalid_argument for a tensor whose bytes do not match its dtype and shape
 // or for a tensor named "__metadata__" (a programming error, not bad input).
-std::vector<std::uint8_t> serializeSafetensors(const TensorMap&, const std::map<std::string, std::string>& metadata = {});
+std::vector<std::uint8_t> serializeSafetensors(const TensorMap&,
+                                               const std::map<std::string, std::string>& metadata = {});
 // Writes to a temporary file in the same directory and renames it over `path`: readers
 // never see a half-written file. Throws InputError naming the path when the OS refuses.
 void writeSafetensors(const std::filesystem::path&, const TensorMap&,
@@ -79,18 +81,19 @@ void writeSafetensors(const std::filesystem::path&, const TensorMap&,
 Tensor makeTensor(DType, std::vector<std::int64_t> shape, std::span<const std::uint8_t> bytes);
 
 template <class T>
-    requires std::is_trivially_copyable_v<T>
-Tensor makeTensor(DType dtype, std::vector<std::int64_t> shape, std::span<const T> values) {
+requires std::is_trivially_copyable_v<T> Tensor makeTensor(DType dtype, std::vector<std::int64_t> shape,
+                                                           std::span<const T> values) {
     if (sizeof(T) != dtypeSize(dtype))
         throw std::invalid_argument("makeTensor: element size " + std::to_string(sizeof(T)) + " does not match dtype " +
                                     std::string(dtypeName(dtype)));
-    return makeTensor(dtype, std::move(shape),
-                      std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(values.data()), values.size_bytes()));
+    return makeTensor(
+        dtype, std::move(shape),
+        std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(values.data()), values.size_bytes()));
 }
 
 template <class T>
-    requires std::is_trivially_copyable_v<T>
-Tensor makeTensor(DType dtype, std::vector<std::int64_t> shape, const std::vector<T>& values) {
+requires std::is_trivially_copyable_v<T> Tensor makeTensor(DType dtype, std::vector<std::int64_t> shape,
+                                                           const std::vector<T>& values) {
     return makeTensor(dtype, std::move(shape), std::span<const T>(values));
 }
 
@@ -102,11 +105,12 @@ void checkTensor(const Tensor&, DType expected, std::span<const std::int64_t> ex
 // A checked copy of a tensor's values. A dimension of -1 in `expectedShape` matches any size
 // (e.g. compact_rows [-1, 2]). Throws InputError naming the tensor, expected vs got.
 template <class T>
-    requires std::is_trivially_copyable_v<T>
-std::vector<T> tensorValues(const Tensor& t, DType expected, std::span<const std::int64_t> expectedShape, std::string_view name) {
+requires std::is_trivially_copyable_v<T> std::vector<T> tensorValues(const Tensor& t, DType expected,
+                                                                     std::span<const std::int64_t> expectedShape,
+                                                                     std::string_view name) {
     if (sizeof(T) != dtypeSize(expected))
-        throw std::invalid_argument("tensorValues: element size " + std::to_string(sizeof(T)) + " does not match dtype " +
-                                    std::string(dtypeName(expected)));
+        throw std::invalid_argument("tensorValues: element size " + std::to_string(sizeof(T)) +
+                                    " does not match dtype " + std::string(dtypeName(expected)));
     detail::checkTensor(t, expected, expectedShape, name);
     std::vector<T> out(t.elements());
     if (!out.empty()) std::memcpy(out.data(), t.bytes.data(), out.size() * sizeof(T));
@@ -114,9 +118,11 @@ std::vector<T> tensorValues(const Tensor& t, DType expected, std::span<const std
 }
 
 template <class T>
-    requires std::is_trivially_copyable_v<T>
-std::vector<T> tensorValues(const Tensor& t, DType expected, std::initializer_list<std::int64_t> expectedShape, std::string_view name) {
-    return tensorValues<T>(t, expected, std::span<const std::int64_t>(expectedShape.begin(), expectedShape.size()), name);
+requires std::is_trivially_copyable_v<T> std::vector<T> tensorValues(const Tensor& t, DType expected,
+                                                                     std::initializer_list<std::int64_t> expectedShape,
+                                                                     std::string_view name) {
+    return tensorValues<T>(t, expected, std::span<const std::int64_t>(expectedShape.begin(), expectedShape.size()),
+                           name);
 }
 
 // Looks a tensor up by name; throws InputError "<file>: no tensor '<name>' (has: ...)".

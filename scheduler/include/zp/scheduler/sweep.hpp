@@ -51,24 +51,25 @@ struct SweepAxis {
 
 struct SweepSpec {
     std::string name;
-    std::string file;      // for messages
-    Config base;           // base_config + set, not yet validated with the axes applied
+    std::string file;  // for messages
+    Config base;       // base_config + set, not yet validated with the axes applied
     std::vector<SweepAxis> axes;
     int repeats = 50, warmup = 5;
 };
 
 // Throws InputError naming file:line:column and the key path. `baseDir` resolves base_config.
-SweepSpec parseSweep(const std::string& yamlText, const std::string& nameForErrors, const std::filesystem::path& baseDir);
+SweepSpec parseSweep(const std::string& yamlText, const std::string& nameForErrors,
+                     const std::filesystem::path& baseDir);
 SweepSpec loadSweep(const std::filesystem::path&);
 
 struct SweepPoint {
-    std::size_t index = 0;                                   // position in the plan
-    std::string id;                                          // "hidden=4096,pattern=six_local,variant=baseline,card=0"
-    std::vector<std::pair<std::string, std::string>> keys;   // (axis, value) in axis order
-    Config config;                                           // validated
-    std::optional<RoutePattern> pattern;                     // absent: no pattern axis (the measurement chooses)
-    std::optional<Variant> variant;                          // absent: no variant axis
-    std::optional<std::string> notValid;                     // §6 reason the pattern cannot be formed here
+    std::size_t index = 0;                                  // position in the plan
+    std::string id;                                         // "hidden=4096,pattern=six_local,variant=baseline,card=0"
+    std::vector<std::pair<std::string, std::string>> keys;  // (axis, value) in axis order
+    Config config;                                          // validated
+    std::optional<RoutePattern> pattern;                    // absent: no pattern axis (the measurement chooses)
+    std::optional<Variant> variant;                         // absent: no variant axis
+    std::optional<std::string> notValid;                    // §6 reason the pattern cannot be formed here
     int repeats = 50, warmup = 5;
 };
 
@@ -85,11 +86,11 @@ inline constexpr std::size_t kMaxSweepPoints = 100000;
 SweepPlan expandSweep(const SweepSpec&);
 
 struct SweepProgress {
-    std::size_t done = 0, total = 0;  // points with a row, of all points (resumed ones included)
-    std::size_t resumed = 0;          // rows found in the JSONL at the start
-    double elapsedS = 0;              // since run() began
-    std::optional<double> etaS;       // from the mean time of points measured in this run
-    const SweepPoint* last = nullptr; // the point just written
+    std::size_t done = 0, total = 0;   // points with a row, of all points (resumed ones included)
+    std::size_t resumed = 0;           // rows found in the JSONL at the start
+    double elapsedS = 0;               // since run() began
+    std::optional<double> etaS;        // from the mean time of points measured in this run
+    const SweepPoint* last = nullptr;  // the point just written
 };
 
 struct SweepRunOptions {

@@ -45,20 +45,20 @@ Summary summarize(std::span<const double> samples);
 inline constexpr std::uint64_t kBootstrapSeed = 0x6761746530353030ull;  // "gate0500"
 
 struct BootstrapOptions {
-    int resamples = 2000;       // B
-    double confidence = 0.95;   // c, in (0, 1)
+    int resamples = 2000;      // B
+    double confidence = 0.95;  // c, in (0, 1)
     std::uint64_t seed = kBootstrapSeed;
 };
 
 // The saving of a candidate over the baseline, per layer, in the samples' unit.
 struct PairedSaving {
     std::size_t pairs = 0;
-    double median = 0;               // median of d_i = a_i − b_i (not median(a) − median(b))
-    double ciLow = 0, ciHigh = 0;    // percentile-bootstrap interval of that median
+    double median = 0;             // median of d_i = a_i − b_i (not median(a) − median(b))
+    double ciLow = 0, ciHigh = 0;  // percentile-bootstrap interval of that median
     double confidence = 0.95;
     int resamples = 0;
-    Summary saving;                  // of d
-    Summary baseline, candidate;     // of a and of b
+    Summary saving;               // of d
+    Summary baseline, candidate;  // of a and of b
 };
 
 // baseline[i] and candidate[i] are pair i. Throws std::invalid_argument when the lengths

@@ -49,8 +49,8 @@ public:
     static Package fromDirectory(const std::filesystem::path& dir);
 
     const std::vector<Artifact>& artifacts() const noexcept { return artifacts_; }
-    std::vector<std::string> kernelFiles() const;                  // sorted, unique
-    std::vector<std::string> nativeTargets() const;                // sorted, unique
+    std::vector<std::string> kernelFiles() const;    // sorted, unique
+    std::vector<std::string> nativeTargets() const;  // sorted, unique
     // nullptr when absent. An empty target matches any.
     const Artifact* find(std::string_view file, Format format, std::string_view target = {}) const;
     // The native binary of `file` for a device of IP version `ip`: an exact IP match, else
