@@ -37,6 +37,7 @@ Package Package::embedded() {
         a.format = parseFormat(e.format).value_or(Format::Spirv);
         a.target = e.target;
         a.ipVersions.assign(e.ipVersions, e.ipVersions + e.ipCount);
+        a.deviceIds.assign(e.deviceIds, e.deviceIds + e.deviceIdCount);
         a.bytes = std::span<const std::byte>(reinterpret_cast<const std::byte*>(e.bytes), e.size);
         p.artifacts_.push_back(std::move(a));
     }
@@ -57,10 +58,10 @@ Package Package::fromDirectory(const std::filesystem::path& dir) {
         std::vector<std::string> f;
         std::istringstream ls(line);
         for (std::string field; std::getline(ls, field, '\t');) f.push_back(field);
-        const auto format = f.size() == 5 ? parseFormat(f[1]) : std::nullopt;
+        const auto format = f.size() == 6 ? parseFormat(f[1]) : std::nullopt;
         if (!format) throw std::runtime_error(manifestPath.string() + ": malformed line: " + line);
-        std::ifstream in(dir / f[4], std::ios::binary);
-        if (!in) throw std::runtime_error(manifestPath.string() + ": cannot read " + (dir / f[4]).string());
+        std::ifstream in(dir / f[5], std::ios::binary);
+        if (!in) throw std::runtime_error(manifestPath.string() + ": cannot read " + (dir / f[5]).string());
         auto bytes = std::make_shared<std::vector<std::byte>>();
         const std::string raw{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
         bytes->resize(raw.size());
@@ -74,6 +75,11 @@ Package Package::fromDirectory(const std::filesystem::path& dir) {
             std::istringstream ips(f[3]);
             for (std::string ip; std::getline(ips, ip, ',');)
                 a.ipVersions.push_back(static_cast<std::uint32_t>(std::stoul(ip)));
+        }
+        if (f[4] != "-") {
+            std::istringstream ids(f[4]);
+            for (std::string id; std::getline(ids, id, ',');)
+                a.deviceIds.push_back(static_cast<std::uint32_t>(std::stoul(id, nullptr, 16)));
         }
         a.bytes = std::span<const std::byte>(*bytes);
         p.storage_.push_back(std::move(bytes));
@@ -119,6 +125,14 @@ const Artifact* Package::findNative(std::string_view file, std::uint32_t ip) con
         }
     }
     return family;
+}
+
+const Artifact* Package::findNativeByDeviceId(std::string_view file, std::uint32_t deviceId) const {
+    for (const auto& a : artifacts_)
+        if (a.file == file && a.format == Format::Native &&
+            std::find(a.deviceIds.begin(), a.deviceIds.end(), deviceId) != a.deviceIds.end())
+            return &a;
+    return nullptr;
 }
 
 }  // namespace zp::kernels
