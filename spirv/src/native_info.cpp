@@ -14,9 +14,7 @@ namespace {
 
 using Bytes = std::span<const std::byte>;
 
-[[noreturn]] void malformed(const std::string& what) {
-    throw std::runtime_error("native binary: " + what);
-}
+[[noreturn]] void malformed(const std::string& what) { throw std::runtime_error("native binary: " + what); }
 
 template <typename T>
 T read(Bytes b, std::size_t offset, const char* what) {
@@ -58,7 +56,11 @@ struct Section {
 };
 
 std::vector<Section> elfSections(Bytes b) {
-    if (b.size() < 64 || std::memcmp(b.data(), "\x7f" "ELF", 4) != 0) malformed("not an ELF file");
+    if (b.size() < 64 || std::memcmp(b.data(),
+                                     "\x7f"
+                                     "ELF",
+                                     4) != 0)
+        malformed("not an ELF file");
     if (static_cast<unsigned char>(b[4]) != 2) malformed("not a 64-bit ELF file");
     const auto shoff = read<std::uint64_t>(b, 0x28, "e_shoff");
     const auto shentsize = read<std::uint16_t>(b, 0x3a, "e_shentsize");
@@ -140,8 +142,8 @@ NativeBinaryInfo inspectZebin(const std::vector<Section>& sections, Bytes zeInfo
         const std::uint32_t singleSpill = singleSpace > k.privateBytes ? singleSpace - k.privateBytes : 0;
         k.spillBytes = std::max({k.spillBytes, spillFill, singleSpill});
         const std::string textName = ".text." + k.name;
-        const auto text = std::find_if(sections.begin(), sections.end(),
-                                       [&](const Section& s) { return s.name == textName; });
+        const auto text =
+            std::find_if(sections.begin(), sections.end(), [&](const Section& s) { return s.name == textName; });
         if (text == sections.end()) malformed("zebin has no " + textName + " section for its kernel " + k.name);
         countInstructions(text->bytes, k);
         info.kernels.push_back(std::move(k));
@@ -188,8 +190,9 @@ NativeBinaryInfo inspectPatchTokens(Bytes b) {
         for (std::size_t p = 0; p + 8 <= patches.size();) {
             const auto token = read<std::uint32_t>(patches, p, "patch token");
             const auto size = read<std::uint32_t>(patches, p + 4, "patch token");
-            if (size < 8) malformed("patch token " + std::to_string(token) + " of " + k.name + " has size " +
-                                    std::to_string(size));
+            if (size < 8)
+                malformed("patch token " + std::to_string(token) + " of " + k.name + " has size " +
+                          std::to_string(size));
             const Bytes item = slice(patches, p, size, "patch token of " + k.name);
             // Scratch slot 0 holds the spills; slot 1 (multiple scratch spaces) private memory.
             if (token == kPatchMediaVfeState)

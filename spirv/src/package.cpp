@@ -1,8 +1,10 @@
 #include "zp/kernels/package.hpp"
 
 #include "package_data.hpp"
+#include "zp/kernels/native_info.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -133,6 +135,32 @@ const Artifact* Package::findNativeByDeviceId(std::string_view file, std::uint32
             std::find(a.deviceIds.begin(), a.deviceIds.end(), deviceId) != a.deviceIds.end())
             return &a;
     return nullptr;
+}
+
+std::string describeNativeBinaries(const Package& package) {
+    std::ostringstream out;
+    out << "kernel package (" << package.origin() << "): native binaries, figures from each binary's own metadata\n";
+    if (package.nativeTargets().empty()) out << "  none (built without ocloc): Intel devices get SPIR-V\n";
+    char line[256];
+    for (const auto& target : package.nativeTargets()) {
+        std::snprintf(line, sizeof line, "  %-8s %-30s %-30s %5s %8s %12s %10s %10s\n", target.c_str(), "kernel file",
+                      "kernel", "SIMD", "GRF", "instructions", "spill B", "private B");
+        out << line;
+        for (const auto& a : package.artifacts()) {
+            if (a.format != Format::Native || a.target != target) continue;
+            try {
+                const auto info = inspectNativeBinary(a.bytes);
+                for (const auto& k : info.kernels) {
+                    std::snprintf(line, sizeof line, "  %-8s %-30s %-30s %5u %8u %12u %10u %10u\n", "", a.file.c_str(),
+                                  k.name.c_str(), k.simdSize, k.grfCount, k.instructions, k.spillBytes, k.privateBytes);
+                    out << line;
+                }
+            } catch (const std::exception& e) {
+                out << "           " << a.file << ": " << e.what() << "\n";
+            }
+        }
+    }
+    return out.str();
 }
 
 }  // namespace zp::kernels

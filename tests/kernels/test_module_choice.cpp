@@ -80,8 +80,8 @@ protected:
 
 TEST_F(ModuleChoice, GivenAnArcB580_WhenChoosing_ThenItGetsTheBmgBinaryForItsStepping) {
     // B580 (BMG-G21, 0xe20b) at a later stepping than the binary's 20.1.0: same major.minor serves.
-    const auto c = zp::sched::chooseModules(intelGpu("Intel(R) Arc(TM) B580 Graphics", ipVersion(20, 1, 4), 0xe20b),
-                                            package);
+    const auto c =
+        zp::sched::chooseModules(intelGpu("Intel(R) Arc(TM) B580 Graphics", ipVersion(20, 1, 4), 0xe20b), package);
     EXPECT_EQ(c.format, Format::Native);
     EXPECT_EQ(c.target, "bmg");
     EXPECT_EQ(c.why, "native bmg binary for IP 20.1.4");
@@ -95,15 +95,16 @@ TEST_F(ModuleChoice, GivenAnArcProB70_WhenChoosing_ThenItGetsTheBmgG31Binary) {
 }
 
 TEST_F(ModuleChoice, GivenLunarLake_WhenChoosing_ThenItGetsTheLnlBinary) {
-    const auto c = zp::sched::chooseModules(intelGpu("Intel(R) Arc(TM) 140V GPU", ipVersion(20, 4, 4), 0x64a0), package);
+    const auto c =
+        zp::sched::chooseModules(intelGpu("Intel(R) Arc(TM) 140V GPU", ipVersion(20, 4, 4), 0x64a0), package);
     EXPECT_EQ(c.format, Format::Native);
     EXPECT_EQ(c.target, "lnl");
     EXPECT_EQ(c.why, "native lnl binary for IP 20.4.4");
 }
 
 TEST_F(ModuleChoice, GivenAnArcA770_WhenChoosing_ThenItGetsTheDg2Binary) {
-    const auto c = zp::sched::chooseModules(intelGpu("Intel(R) Arc(TM) A770 Graphics", ipVersion(12, 55, 8), 0x56a0),
-                                            package);
+    const auto c =
+        zp::sched::chooseModules(intelGpu("Intel(R) Arc(TM) A770 Graphics", ipVersion(12, 55, 8), 0x56a0), package);
     EXPECT_EQ(c.format, Format::Native);
     EXPECT_EQ(c.target, "dg2");
     EXPECT_EQ(c.why, "native dg2 binary for IP 12.55.8");

@@ -66,9 +66,9 @@ TEST(NativeBinaries, GivenEveryXe2Kernel_WhenReadFromItsBinary_ThenItNeitherSpil
         for (const auto& k : info.kernels) {
             EXPECT_EQ(k.spillBytes, 0u) << a.file << " / " << k.name << " on " << a.target << " spills " << k.spillBytes
                                         << " B per thread (SIMD" << k.simdSize << ", " << k.grfCount << " GRF)";
-            EXPECT_EQ(k.privateBytes, 0u) << a.file << " / " << k.name << " on " << a.target << " uses "
-                                          << k.privateBytes << " B of private memory per thread (SIMD" << k.simdSize
-                                          << ", " << k.grfCount << " GRF)";
+            EXPECT_EQ(k.privateBytes, 0u)
+                << a.file << " / " << k.name << " on " << a.target << " uses " << k.privateBytes
+                << " B of private memory per thread (SIMD" << k.simdSize << ", " << k.grfCount << " GRF)";
             ++kernels;
         }
     }

@@ -31,8 +31,8 @@ struct NativeKernelInfo {
 };
 
 struct NativeBinaryInfo {
-    std::string format;   // "zebin" or "patch tokens"
-    std::string version;  // zebin: the .ze_info version; patch tokens: the ICBE version
+    std::string format;                     // "zebin" or "patch tokens"
+    std::string version;                    // zebin: the .ze_info version; patch tokens: the ICBE version
     std::vector<NativeKernelInfo> kernels;  // in binary order, IGC's internal symbol-table kernel left out
 };
 

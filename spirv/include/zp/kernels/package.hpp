@@ -71,4 +71,9 @@ private:
     std::string origin_;
 };
 
+// Text (never printed by the library): per native target, kernel file and kernel, the SIMD
+// width, GRF count, instructions, spill and private bytes per thread, read from each binary
+// (native_info.hpp). A binary that cannot be read gets a line saying why.
+std::string describeNativeBinaries(const Package& package);
+
 }  // namespace zp::kernels
