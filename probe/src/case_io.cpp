@@ -1,8 +1,8 @@
-#include "zp/scheduler/case_io.hpp"
+#include "zp/probe/case_io.hpp"
 
 #include <cstring>
 
-#include "zp/scheduler/input_error.hpp"
+#include "zp/probe/input_error.hpp"
 
 namespace zp::sched {
 using oracle::ChainShape;

@@ -1,11 +1,11 @@
-#include "zp/scheduler/cases.hpp"
+#include "zp/probe/cases.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 
-#include "zp/scheduler/input_error.hpp"
-#include "zp/scheduler/random.hpp"
+#include "zp/probe/input_error.hpp"
+#include "zp/probe/random.hpp"
 
 namespace zp::sched {
 namespace {

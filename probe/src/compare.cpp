@@ -1,4 +1,4 @@
-#include "zp/scheduler/compare.hpp"
+#include "zp/probe/compare.hpp"
 
 #include <fmt/format.h>
 

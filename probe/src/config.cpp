@@ -1,4 +1,4 @@
-#include "zp/scheduler/config.hpp"
+#include "zp/probe/config.hpp"
 
 #include "yaml_document.hpp"
 

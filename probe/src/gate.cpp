@@ -1,4 +1,4 @@
-#include "zp/scheduler/gate.hpp"
+#include "zp/probe/gate.hpp"
 
 #include <algorithm>
 #include <cmath>

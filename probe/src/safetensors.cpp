@@ -1,4 +1,4 @@
-#include "zp/scheduler/safetensors.hpp"
+#include "zp/probe/safetensors.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "zp/scheduler/sweep.hpp"
+#include "zp/probe/sweep.hpp"
 
 #include "yaml_document.hpp"
 
@@ -20,7 +20,7 @@
 
 #include <fmt/format.h>
 
-#include "zp/scheduler/input_error.hpp"
+#include "zp/probe/input_error.hpp"
 
 namespace zp::sched {
 namespace {

@@ -1,11 +1,11 @@
-#include "zp/scheduler/timing_stats.hpp"
+#include "zp/probe/timing_stats.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "zp/scheduler/random.hpp"
+#include "zp/probe/random.hpp"
 
 namespace zp::sched {
 namespace {

@@ -1,8 +1,8 @@
-#include "zp/scheduler/variant.hpp"
+#include "zp/probe/variant.hpp"
 
 #include <string>
 
-#include "zp/scheduler/input_error.hpp"
+#include "zp/probe/input_error.hpp"
 
 namespace zp::sched {
 namespace {

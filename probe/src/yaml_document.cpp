@@ -7,7 +7,7 @@
 #include <sstream>
 #include <vector>
 
-#include "zp/scheduler/input_error.hpp"
+#include "zp/probe/input_error.hpp"
 
 namespace zp::sched {
 namespace {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <set>
 
-#include "zp/scheduler/cases.hpp"
-#include "zp/scheduler/input_error.hpp"
-#include "zp/scheduler/random.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/probe/input_error.hpp"
+#include "zp/probe/random.hpp"
 
 using namespace zp;
 using sched::RoutePattern;

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "zp/scheduler/compare.hpp"
+#include "zp/probe/compare.hpp"
 
 using namespace zp;
 

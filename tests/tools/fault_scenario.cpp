@@ -23,7 +23,7 @@
 
 #include "zp/oracle/chain.hpp"
 #include "zp/oracle/numerics.hpp"
-#include "zp/scheduler/cases.hpp"
+#include "zp/probe/cases.hpp"
 
 namespace {
 

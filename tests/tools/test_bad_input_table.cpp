@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "probe_support.hpp"
-#include "zp/scheduler/case_io.hpp"
-#include "zp/scheduler/cases.hpp"
-#include "zp/scheduler/safetensors.hpp"
+#include "zp/probe/case_io.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/probe/safetensors.hpp"
 
 namespace fs = std::filesystem;
 using namespace zp;

@@ -30,8 +30,8 @@
 
 #include "zp/oracle/chain.hpp"
 #include "zp/oracle/numerics.hpp"
-#include "zp/scheduler/cases.hpp"
-#include "zp/scheduler/safetensors.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/probe/safetensors.hpp"
 
 extern char** environ;
 

@@ -10,9 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
-#include "zp/scheduler/case_io.hpp"
-#include "zp/scheduler/cases.hpp"
-#include "zp/scheduler/safetensors.hpp"
+#include "zp/probe/case_io.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/probe/safetensors.hpp"
 
 namespace fs = std::filesystem;
 using namespace zp;

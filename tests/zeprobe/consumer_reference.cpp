@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "zp/oracle/chain.hpp"
-#include "zp/scheduler/cases.hpp"
+#include "zp/probe/cases.hpp"
 
 int main() {
     zp::oracle::ChainShape shape;

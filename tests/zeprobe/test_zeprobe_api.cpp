@@ -1,4 +1,4 @@
-// The zeprobe facade (scheduler/include/zeprobe/zeprobe.hpp) on zecl: error codes and messages,
+// The zeprobe facade (zeprobe/include/zeprobe/zeprobe.hpp) on zecl: error codes and messages,
 // weights from a file / memory / a seed, forward() against the host oracle bit for bit (also
 // with fewer rows than the chain's), and the documented sharing: one Device, one Layer, Chains
 // made and run concurrently from several threads.
@@ -18,9 +18,9 @@
 
 #include "zp/oracle/chain.hpp"
 #include "zp/oracle/numerics.hpp"
-#include "zp/scheduler/case_io.hpp"
-#include "zp/scheduler/cases.hpp"
-#include "zp/scheduler/safetensors.hpp"
+#include "zp/probe/case_io.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/probe/safetensors.hpp"
 
 namespace {
 

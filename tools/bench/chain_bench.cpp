@@ -32,9 +32,9 @@
 
 #include "zp/oracle/chain.hpp"
 #include "zp/runtime/ze.hpp"
-#include "zp/scheduler/cases.hpp"
+#include "zp/probe/cases.hpp"
 #include "zp/scheduler/chain_plan.hpp"
-#include "zp/scheduler/compare.hpp"
+#include "zp/probe/compare.hpp"
 
 namespace {
 

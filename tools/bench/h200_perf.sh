@@ -2,7 +2,7 @@
 # One H200 device call (docs/perf.md): the chain-bench sweep (lane and block tiles), peer_torch,
 # the 84 cases x 6 variants with the packaged tiles and with the sweep's best, the timed gate with
 # the device's recommended tiles (ze-probe's default), and the device-chain suite at the best.
-# Stage first (bash scripts/h200/stage.sh), then run with carry [".dev"]: bash tools/chain-bench/h200_perf.sh
+# Stage first (bash scripts/h200/stage.sh), then run with carry [".dev"]: bash tools/bench/h200_perf.sh
 cd "$(dirname "$0")/../.."  # the repository root
 . scripts/h200/setup.sh >/dev/null 2>&1
 export ZECL_PLATFORM=NVIDIA

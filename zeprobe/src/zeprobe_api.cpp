@@ -17,11 +17,11 @@
 
 #include "zp/oracle/chain.hpp"
 #include "zp/runtime/ze.hpp"
-#include "zp/scheduler/case_io.hpp"
-#include "zp/scheduler/cases.hpp"
+#include "zp/probe/case_io.hpp"
+#include "zp/probe/cases.hpp"
 #include "zp/scheduler/chain_plan.hpp"
-#include "zp/scheduler/input_error.hpp"
-#include "zp/scheduler/variant.hpp"
+#include "zp/probe/input_error.hpp"
+#include "zp/probe/variant.hpp"
 
 #ifndef ZEPROBE_VERSION
 #define ZEPROBE_VERSION "0.0.0"

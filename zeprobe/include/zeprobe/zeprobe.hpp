@@ -6,7 +6,7 @@
 //   std::vector<std::uint16_t> out = chain.forward(hidden, topkIds, topkWeights);   // many times
 //   for (const auto& t : chain.kernelTimings()) ...      // per kernel, of the last forward()
 //
-// Numerics are CONTRACT.md's, bit for bit: hidden and out are BF16 bit patterns, topk_ids
+// Numerics are docs/contract.md's, bit for bit: hidden and out are BF16 bit patterns, topk_ids
 // physical expert ids, topk_weights f32. The layer is one card's local experts (Shape::card
 // of Shape::cards); routes to other cards' experts contribute nothing (CONTRACT §5).
 //
@@ -46,7 +46,7 @@ namespace zeprobe {
 
 // "0.1.0": the version of the library this program runs against.
 ZEPROBE_API const char* version() noexcept;
-// The contract version the numerics follow (CONTRACT.md: `contract: 1`).
+// The contract version the numerics follow (docs/contract.md: `contract: 1`).
 ZEPROBE_API int contractVersion() noexcept;
 
 // ---------------------------------------------------------------------------------------------

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "zp/oracle/chain.hpp"
-#include "zp/scheduler/safetensors.hpp"
-#include "zp/scheduler/variant.hpp"
+#include "zp/probe/safetensors.hpp"
+#include "zp/probe/variant.hpp"
 
 namespace zp::sched {
 

@@ -1,4 +1,4 @@
-// CONTRACT.md §6 route patterns and §7 input variants: the 84 changed-input cases,
+// docs/contract.md §6 route patterns and §7 input variants: the 84 changed-input cases,
 // generated from a seed with SplitMix64 (random.hpp), the same on every machine.
 #pragma once
 

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zp/oracle/chain.hpp"
-#include "zp/scheduler/input_error.hpp"
+#include "zp/probe/input_error.hpp"
 
 namespace YAML {
 class Node;

@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zp/scheduler/timing_stats.hpp"
+#include "zp/probe/timing_stats.hpp"
 
 namespace zp::sched {
 

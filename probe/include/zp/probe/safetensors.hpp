@@ -30,7 +30,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "zp/scheduler/input_error.hpp"
+#include "zp/probe/input_error.hpp"
 
 namespace zp::sched {
 
