@@ -78,36 +78,25 @@ protected:
     void TearDown() override { fs::remove_all(dir); }
 };
 
-TEST_F(ModuleChoice, GivenAnArcB580_WhenChoosing_ThenItGetsTheBmgBinaryForItsStepping) {
-    // B580 (BMG-G21, 0xe20b) at a later stepping than the binary's 20.1.0: same major.minor serves.
-    const auto c =
-        zp::sched::chooseModules(intelGpu("Intel(R) Arc(TM) B580 Graphics", ipVersion(20, 1, 4), 0xe20b), package);
-    EXPECT_EQ(c.format, Format::Native);
-    EXPECT_EQ(c.target, "bmg");
-    EXPECT_EQ(c.why, "native bmg binary for IP 20.1.4");
-}
-
-TEST_F(ModuleChoice, GivenAnArcProB70_WhenChoosing_ThenItGetsTheBmgG31Binary) {
-    const auto c = zp::sched::chooseModules(intelGpu("Intel(R) Arc(TM) Pro B70", ipVersion(20, 2, 0), 0xe223), package);
-    EXPECT_EQ(c.format, Format::Native);
-    EXPECT_EQ(c.target, "bmg-g31");
-    EXPECT_EQ(c.why, "native bmg-g31 binary for IP 20.2.0");
-}
-
-TEST_F(ModuleChoice, GivenLunarLake_WhenChoosing_ThenItGetsTheLnlBinary) {
-    const auto c =
-        zp::sched::chooseModules(intelGpu("Intel(R) Arc(TM) 140V GPU", ipVersion(20, 4, 4), 0x64a0), package);
-    EXPECT_EQ(c.format, Format::Native);
-    EXPECT_EQ(c.target, "lnl");
-    EXPECT_EQ(c.why, "native lnl binary for IP 20.4.4");
-}
-
-TEST_F(ModuleChoice, GivenAnArcA770_WhenChoosing_ThenItGetsTheDg2Binary) {
-    const auto c =
-        zp::sched::chooseModules(intelGpu("Intel(R) Arc(TM) A770 Graphics", ipVersion(12, 55, 8), 0x56a0), package);
-    EXPECT_EQ(c.format, Format::Native);
-    EXPECT_EQ(c.target, "dg2");
-    EXPECT_EQ(c.why, "native dg2 binary for IP 12.55.8");
+TEST_F(ModuleChoice, GivenKnownIntelGpus_WhenChoosing_ThenEachGetsItsTargetsBinary) {
+    struct Case {
+        const char* name;
+        std::uint32_t ip, deviceId;
+        const char *target, *why;
+    };
+    const Case cases[] = {
+        // B580 (BMG-G21) at a later stepping than the binary's 20.1.0: the same major.minor serves.
+        {"Intel(R) Arc(TM) B580 Graphics", ipVersion(20, 1, 4), 0xe20b, "bmg", "native bmg binary for IP 20.1.4"},
+        {"Intel(R) Arc(TM) Pro B70", ipVersion(20, 2, 0), 0xe223, "bmg-g31", "native bmg-g31 binary for IP 20.2.0"},
+        {"Intel(R) Arc(TM) 140V GPU", ipVersion(20, 4, 4), 0x64a0, "lnl", "native lnl binary for IP 20.4.4"},
+        {"Intel(R) Arc(TM) A770 Graphics", ipVersion(12, 55, 8), 0x56a0, "dg2", "native dg2 binary for IP 12.55.8"},
+    };
+    for (const auto& c : cases) {
+        const auto got = zp::sched::chooseModules(intelGpu(c.name, c.ip, c.deviceId), package);
+        EXPECT_EQ(got.format, Format::Native) << c.name;
+        EXPECT_EQ(got.target, c.target) << c.name;
+        EXPECT_EQ(got.why, c.why) << c.name;
+    }
 }
 
 TEST_F(ModuleChoice, GivenAnUnknownIntelGpu_WhenChoosing_ThenItGetsSpirvAndTheCardSaysWhy) {
