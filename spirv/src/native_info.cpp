@@ -138,8 +138,12 @@ NativeBinaryInfo inspectZebin(const std::vector<Section>& sections, Bytes zeInfo
             else
                 singleSpace += size;
         }
+        // single_space is allocated rounded up (to a power of two): when execution_env gives the
+        // exact spill_size / private_size, those are the figures; only an older .ze_info without
+        // them leaves single_space (less the private space) to stand for the spills.
+        const bool exact = env["spill_size"] || env["private_size"];
         k.privateBytes = std::max(k.privateBytes, privateSpace);
-        const std::uint32_t singleSpill = singleSpace > k.privateBytes ? singleSpace - k.privateBytes : 0;
+        const std::uint32_t singleSpill = !exact && singleSpace > k.privateBytes ? singleSpace - k.privateBytes : 0;
         k.spillBytes = std::max({k.spillBytes, spillFill, singleSpill});
         const std::string textName = ".text." + k.name;
         const auto text =
