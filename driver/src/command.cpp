@@ -194,6 +194,139 @@ cl_int enqueueTimestamp(cl_command_queue q, const Command& c, const WaitList& wl
 
 bool isFillPattern(size_t n) { return n != 0 && n <= 128 && (n & (n - 1)) == 0; }
 
+const size_t* offsetOf(const Command& c) { return c.offset[0] | c.offset[1] | c.offset[2] ? c.offset.data() : nullptr; }
+
+// An indirect launch reads its group count (and, for a multi-kernel launch, the kernel
+// count) from device memory when the command is reached: a blocking read behind everything
+// before it in the in-order queue, so a regular list replayed after the counts changed
+// launches what memory holds then. The host thread executing the list waits for that read.
+cl_int enqueueIndirect(cl_command_queue q, const Command& c, const WaitList& wl, cl_event* evOut) {
+    uint32_t kernels = 1;
+    cl_int e = CL_SUCCESS;
+    if (c.src) {  // multi-kernel: src is the kernel count, size the index of this kernel
+        e = clEnqueueSVMMemcpy(q, CL_TRUE, &kernels, c.src, sizeof(kernels), wl.size(), wl.data(), nullptr);
+        if (e != CL_SUCCESS) return e;
+    }
+    ze_group_count_t counts{0, 0, 0};
+    if (!c.src || c.size < kernels) {
+        e = clEnqueueSVMMemcpy(q, CL_TRUE, &counts, c.groupCounts, sizeof(counts), c.src ? 0 : wl.size(),
+                               c.src ? nullptr : wl.data(), nullptr);
+        if (e != CL_SUCCESS) return e;
+    }
+    const size_t global[3] = {size_t(counts.groupCountX) * c.local[0], size_t(counts.groupCountY) * c.local[1],
+                              size_t(counts.groupCountZ) * c.local[2]};
+    if (global[0] == 0 || global[1] == 0 || global[2] == 0)
+        return evOut ? clEnqueueBarrierWithWaitList(q, 0, nullptr, evOut) : CL_SUCCESS;  // nothing to run
+    return clEnqueueNDRangeKernel(q, c.kernel, 3, offsetOf(c), global, c.local.data(), 0, nullptr, evOut);
+}
+
+// A region copy: one copy where rows and slices are contiguous on both sides, else one per row.
+cl_int enqueueCopyRect(cl_command_queue q, const Command& c, const WaitList& wl, cl_event* evOut) {
+    const CopyRect& r = c.rect;
+    auto* dst = static_cast<uint8_t*>(c.dst);
+    auto* src = static_cast<const uint8_t*>(c.src);
+    const bool rowsPacked = r.height == 1 || (r.dstPitch == r.width && r.srcPitch == r.width);
+    const bool slicesPacked =
+        r.depth == 1 || (r.dstSlicePitch == r.width * r.height && r.srcSlicePitch == r.width * r.height);
+    if (rowsPacked && slicesPacked)
+        return clEnqueueSVMMemcpy(q, CL_FALSE, dst, src, r.width * r.height * r.depth, wl.size(), wl.data(), evOut);
+    const size_t rows = r.height * r.depth;
+    size_t n = 0;
+    for (size_t z = 0; z < r.depth; ++z)
+        for (size_t y = 0; y < r.height; ++y) {
+            const bool first = n == 0, last = ++n == rows;
+            cl_int e = clEnqueueSVMMemcpy(q, CL_FALSE, dst + z * r.dstSlicePitch + y * r.dstPitch,
+                                          src + z * r.srcSlicePitch + y * r.srcPitch, r.width, first ? wl.size() : 0,
+                                          first ? wl.data() : nullptr, last ? evOut : nullptr);
+            if (e != CL_SUCCESS) return e;
+        }
+    return CL_SUCCESS;
+}
+
+// zeCommandListAppendQueryKernelTimestamps: a marker behind the queried events; its
+// callback reads their profiling times into host memory, and copies gated on that
+// callback move the results to the destination in stream order.
+struct KernelTimestampWrite {
+    std::vector<cl_event> events;  // per queried event: its signalling command, or null
+    std::vector<uint64_t> tickNs;
+    std::vector<ze_kernel_timestamp_result_t> results;
+    cl_event gate = nullptr;
+};
+
+void CL_CALLBACK kernelTimestampsReached(cl_event, cl_int, void* user) {
+    auto* w = static_cast<KernelTimestampWrite*>(user);
+    for (size_t i = 0; i < w->events.size(); ++i) {
+        cl_ulong start = 0, end = 0;
+        ze_kernel_timestamp_result_t& r = w->results[i];
+        if (w->events[i] &&
+            clGetEventProfilingInfo(w->events[i], CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr) ==
+                CL_SUCCESS &&
+            clGetEventProfilingInfo(w->events[i], CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr) == CL_SUCCESS) {
+            r.global.kernelStart = r.context.kernelStart = start / w->tickNs[i];
+            r.global.kernelEnd = r.context.kernelEnd = end / w->tickNs[i];
+        }
+    }
+    clSetUserEventStatus(w->gate, CL_COMPLETE);
+}
+
+void CL_CALLBACK kernelTimestampsCopied(cl_event, cl_int, void* user) {
+    auto* w = static_cast<KernelTimestampWrite*>(user);
+    for (cl_event e : w->events)
+        if (e) clReleaseEvent(e);
+    clReleaseEvent(w->gate);
+    delete w;
+}
+
+cl_int enqueueKernelTimestamps(cl_command_queue q, const Command& c, const WaitList& wl, cl_event* evOut) {
+    cl_context ctx = nullptr;
+    clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(ctx), &ctx, nullptr);
+    auto* w = new KernelTimestampWrite;
+    std::vector<cl_event> waits(wl.data(), wl.data() + wl.size());
+    for (Event* ev : c.queried) {
+        std::lock_guard lock(ev->mutex);
+        cl_event last = ev->hostSignaled ? nullptr : ev->last;
+        if (last) {
+            clRetainEvent(last);
+            waits.push_back(last);
+        }
+        w->events.push_back(last);
+        w->tickNs.push_back(ev->tickNs);
+    }
+    w->results.assign(c.queried.size(), ze_kernel_timestamp_result_t{});
+    cl_int e = CL_SUCCESS;
+    w->gate = clCreateUserEvent(ctx, &e);
+    cl_event marker = nullptr;
+    if (e == CL_SUCCESS) e = clEnqueueMarkerWithWaitList(q, cl_uint(waits.size()), waits.data(), &marker);
+    std::vector<cl_event> copies;
+    const size_t n = c.queried.size(), one = sizeof(ze_kernel_timestamp_result_t);
+    for (size_t i = 0; e == CL_SUCCESS && i < (c.offsets.empty() ? 1 : n); ++i) {
+        cl_event copy = nullptr;
+        const bool packed = c.offsets.empty();
+        e = clEnqueueSVMMemcpy(q, CL_FALSE, static_cast<uint8_t*>(c.dst) + (packed ? 0 : c.offsets[i]), &w->results[i],
+                               packed ? n * one : one, 1, &w->gate, &copy);
+        if (e == CL_SUCCESS) copies.push_back(copy);
+    }
+    if (e != CL_SUCCESS) {
+        // Nothing will run the callbacks: release what they would have, once the queue
+        // has drained whatever was enqueued against the gate.
+        if (w->gate) clSetUserEventStatus(w->gate, CL_COMPLETE);
+        clFinish(q);
+        for (cl_event x : copies) clReleaseEvent(x);
+        if (marker) clReleaseEvent(marker);
+        kernelTimestampsCopied(nullptr, 0, w);
+        return e;
+    }
+    clSetEventCallback(marker, CL_COMPLETE, kernelTimestampsReached, w);
+    clSetEventCallback(copies.back(), CL_COMPLETE, kernelTimestampsCopied, w);  // in order: the last copy ends last
+    clReleaseEvent(marker);
+    for (size_t i = 0; i + 1 < copies.size(); ++i) clReleaseEvent(copies[i]);
+    if (evOut)
+        *evOut = copies.back();
+    else
+        clReleaseEvent(copies.back());
+    return CL_SUCCESS;
+}
+
 }  // namespace
 
 ze_result_t enqueueCommand(cl_command_queue q, const Command& c, std::span<Event* const> waits) {
@@ -207,9 +340,12 @@ ze_result_t enqueueCommand(cl_command_queue q, const Command& c, std::span<Event
     cl_int err = CL_SUCCESS;
     switch (c.op) {
         case Op::Launch:
-            err = clEnqueueNDRangeKernel(q, c.kernel, 3, nullptr, c.global.data(), c.local.data(), wl.size(), wl.data(),
-                                         evOut);
+            err = clEnqueueNDRangeKernel(q, c.kernel, 3, offsetOf(c), c.global.data(), c.local.data(), wl.size(),
+                                         wl.data(), evOut);
             break;
+        case Op::LaunchIndirect: err = enqueueIndirect(q, c, wl, evOut); break;
+        case Op::CopyRegion: err = enqueueCopyRect(q, c, wl, evOut); break;
+        case Op::KernelTimestamps: err = enqueueKernelTimestamps(q, c, wl, evOut); break;
         case Op::Copy:
             err = clEnqueueSVMMemcpy(q, CL_FALSE, c.dst, c.pattern.empty() ? c.src : c.pattern.data(), c.size,
                                      wl.size(), wl.data(), evOut);
@@ -424,7 +560,7 @@ ze_result_t CommandQueueExecuteCommandLists(ze_command_queue_handle_t hQueue, ui
             ze_result_t r;
             if (c.op == Op::Launch && c.waits.empty() && !c.signal) {
                 // The replay hot path: one enqueue of a pre-set private kernel.
-                cl_int e = clEnqueueNDRangeKernel(q->cl, c.kernel, 3, nullptr, c.global.data(), c.local.data(), 0,
+                cl_int e = clEnqueueNDRangeKernel(q->cl, c.kernel, 3, offsetOf(c), c.global.data(), c.local.data(), 0,
                                                   nullptr, nullptr);
                 r = e == CL_SUCCESS ? ZE_RESULT_SUCCESS : fromCl(e);
             } else {
@@ -531,6 +667,32 @@ ze_result_t CommandListReset(ze_command_list_handle_t hList) {
     return ZE_RESULT_SUCCESS;
 }
 
+namespace {
+
+// Validates a launch of `k` on `l` and fills the command's group size and global offset.
+ze_result_t prepareLaunch(List* l, Kernel* k, Command& c) {
+    if (k->device != l->device || k->module->context != l->context) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    for (const ArgSlot& a : k->args)
+        if (!a.set) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // OpenCL would refuse it at enqueue
+    for (size_t d = 0; d < 3; ++d) {
+        c.local[d] = k->groupSize[d];
+        c.offset[d] = k->globalOffset[d];
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+// The cl_kernel a launch enqueues: the kernel's own for immediate lists (OpenCL captures
+// arguments at enqueue), a snapshot of the current arguments for regular lists.
+ze_result_t attachKernel(List* l, Kernel* k, Command& c) {
+    if (l->immediate) {
+        c.kernel = k->cl;
+        return ZE_RESULT_SUCCESS;
+    }
+    return snapshotKernel(k, c.kernel);
+}
+
+}  // namespace
+
 ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,
                                           const ze_group_count_t* pLaunchFuncArgs, ze_event_handle_t hSignalEvent,
                                           uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
@@ -542,15 +704,12 @@ ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_ker
     if (pLaunchFuncArgs == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     Command c;
     if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
-    if (k->device != l->device || k->module->context != l->context) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    for (const ArgSlot& a : k->args)
-        if (!a.set) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // OpenCL would refuse it at enqueue
+    if ((err = prepareLaunch(l, k, c)) != ZE_RESULT_SUCCESS) return err;
     const uint32_t counts[3] = {pLaunchFuncArgs->groupCountX, pLaunchFuncArgs->groupCountY,
                                 pLaunchFuncArgs->groupCountZ};
     bool empty = false;
-    for (int d = 0; d < 3; ++d) {
-        c.local[size_t(d)] = k->groupSize[size_t(d)];
-        c.global[size_t(d)] = size_t(counts[d]) * k->groupSize[size_t(d)];
+    for (size_t d = 0; d < 3; ++d) {
+        c.global[d] = size_t(counts[d]) * k->groupSize[d];
         empty = empty || counts[d] == 0;
     }
     if (empty) {
@@ -559,12 +718,78 @@ ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_ker
         return submit(l, std::move(c), numWaitEvents, phWaitEvents);
     }
     c.op = Op::Launch;
-    if (l->immediate) {
-        c.kernel = k->cl;
+    if ((err = attachKernel(l, k, c)) != ZE_RESULT_SUCCESS) return err;
+    return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+}
+
+ze_result_t CommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,
+                                                  const ze_group_count_t* pLaunchArgumentsBuffer,
+                                                  ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                  ze_event_handle_t* phWaitEvents) {
+    List* l;
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
+    if (pLaunchArgumentsBuffer == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Command c;
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
+    if ((err = prepareLaunch(l, k, c)) != ZE_RESULT_SUCCESS) return err;
+    c.op = Op::LaunchIndirect;
+    c.groupCounts = pLaunchArgumentsBuffer;
+    if ((err = attachKernel(l, k, c)) != ZE_RESULT_SUCCESS) return err;
+    return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+}
+
+ze_result_t CommandListAppendLaunchMultipleKernelsIndirect(ze_command_list_handle_t hList, uint32_t numKernels,
+                                                           ze_kernel_handle_t* phKernels, const uint32_t* pCountBuffer,
+                                                           const ze_group_count_t* pLaunchArgumentsBuffer,
+                                                           ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                           ze_event_handle_t* phWaitEvents) {
+    List* l;
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    if (phKernels == nullptr || pCountBuffer == nullptr || pLaunchArgumentsBuffer == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Event* signal = nullptr;
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, signal)) != ZE_RESULT_SUCCESS) return err;
+    // Validate everything before recording anything, so a refused append leaves the list as it was.
+    std::vector<Command> cmds(numKernels);
+    for (uint32_t i = 0; i < numKernels; ++i) {
+        Kernel* k = lookup<Kernel>(phKernels[i], err);
+        if (!k) return err;
+        if ((err = prepareLaunch(l, k, cmds[i])) != ZE_RESULT_SUCCESS) return err;
+    }
+    if (numKernels == 0) {
+        Command c;
+        c.op = Op::Barrier;
+        c.signal = signal;
         return submit(l, std::move(c), numWaitEvents, phWaitEvents);
     }
-    if ((err = snapshotKernel(k, c.kernel)) != ZE_RESULT_SUCCESS) return err;
-    return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+    for (uint32_t i = 0; i < numKernels; ++i) {
+        Command& c = cmds[i];
+        c.op = Op::LaunchIndirect;
+        c.src = pCountBuffer;  // launched only while i < *pCountBuffer
+        c.size = i;
+        c.groupCounts = pLaunchArgumentsBuffer + i;
+        c.signal = i + 1 == numKernels ? signal : nullptr;
+        auto* k = reinterpret_cast<Kernel*>(phKernels[i]);
+        if ((err = attachKernel(l, k, c)) != ZE_RESULT_SUCCESS) {
+            if (!l->immediate)
+                for (Command& r : cmds) releaseCommand(r);
+            return err;
+        }
+    }
+    for (uint32_t i = 0; i < numKernels; ++i) {
+        // The waits go with the first kernel; the in-order stream orders the rest.
+        err = submit(l, std::move(cmds[i]), i == 0 ? numWaitEvents : 0, i == 0 ? phWaitEvents : nullptr);
+        if (err != ZE_RESULT_SUCCESS) {
+            if (!l->immediate)
+                for (uint32_t j = i + 1; j < numKernels; ++j) releaseCommand(cmds[j]);
+            return err;
+        }
+    }
+    return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t CommandListAppendBarrier(ze_command_list_handle_t hList, ze_event_handle_t hSignalEvent,
@@ -600,6 +825,84 @@ ze_result_t CommandListAppendMemoryCopy(ze_command_list_handle_t hList, void* ds
     c.dst = dstptr;
     c.src = srcptr;
     c.size = size;
+    return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+}
+
+ze_result_t CommandListAppendMemoryCopyRegion(ze_command_list_handle_t hList, void* dstptr,
+                                              const ze_copy_region_t* dstRegion, uint32_t dstPitch,
+                                              uint32_t dstSlicePitch, const void* srcptr,
+                                              const ze_copy_region_t* srcRegion, uint32_t srcPitch,
+                                              uint32_t srcSlicePitch, ze_event_handle_t hSignalEvent,
+                                              uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+    List* l;
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    if (dstptr == nullptr || srcptr == nullptr || dstRegion == nullptr || srcRegion == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Command c;
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
+    // A 2-D region may give depth 0 (and a 1-D one height 0): one slice, one row.
+    const size_t height = std::max<uint32_t>(1, dstRegion->height), depth = std::max<uint32_t>(1, dstRegion->depth);
+    if (dstRegion->width != srcRegion->width || height != std::max<uint32_t>(1, srcRegion->height) ||
+        depth != std::max<uint32_t>(1, srcRegion->depth))
+        return ZE_RESULT_ERROR_INVALID_SIZE;  // the spec: both regions have the same extent
+    CopyRect& r = c.rect;
+    r.width = dstRegion->width;
+    r.height = height;
+    r.depth = depth;
+    // A zero pitch means tightly packed rows (slices).
+    r.dstPitch = dstPitch ? dstPitch : r.width;
+    r.srcPitch = srcPitch ? srcPitch : r.width;
+    r.dstSlicePitch = dstSlicePitch ? dstSlicePitch : r.dstPitch * r.height;
+    r.srcSlicePitch = srcSlicePitch ? srcSlicePitch : r.srcPitch * r.height;
+    if ((r.height > 1 && (r.dstPitch < r.width || r.srcPitch < r.width)) ||
+        (r.depth > 1 && (r.dstSlicePitch < r.dstPitch * r.height || r.srcSlicePitch < r.srcPitch * r.height)))
+        return ZE_RESULT_ERROR_INVALID_SIZE;  // rows (slices) would overlap
+    c.dst = static_cast<uint8_t*>(dstptr) + dstRegion->originZ * r.dstSlicePitch + dstRegion->originY * r.dstPitch +
+            dstRegion->originX;
+    c.src = static_cast<const uint8_t*>(srcptr) + srcRegion->originZ * r.srcSlicePitch +
+            srcRegion->originY * r.srcPitch + srcRegion->originX;
+    c.op = r.width == 0 ? Op::Barrier : Op::CopyRegion;
+    return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+}
+
+ze_result_t CommandListAppendMemoryCopyFromContext(ze_command_list_handle_t hList, void* dstptr,
+                                                   ze_context_handle_t hContextSrc, const void* srcptr, size_t size,
+                                                   ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                   ze_event_handle_t* phWaitEvents) {
+    List* l;
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    Context* src = lookup<Context>(hContextSrc, err);
+    if (!src) return err;
+    if (src->driver != l->context->driver) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (srcptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    // An SVM pointer of another cl_context means nothing to this one's queues; OpenCL reads
+    // it as host memory. That is right only where the source allocation is host memory:
+    // every allocation on a CPU device, and fine-grained host allocations.
+    if (src != l->context && !src->hostReachable(srcptr, size)) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    return CommandListAppendMemoryCopy(hList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
+}
+
+ze_result_t CommandListAppendQueryKernelTimestamps(ze_command_list_handle_t hList, uint32_t numEvents,
+                                                   ze_event_handle_t* phEvents, void* dstptr, const size_t* pOffsets,
+                                                   ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                   ze_event_handle_t* phWaitEvents) {
+    List* l;
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    if (dstptr == nullptr || (numEvents > 0 && phEvents == nullptr)) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Command c;
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
+    for (uint32_t i = 0; i < numEvents; ++i) {
+        Event* e = lookup<Event>(phEvents[i], err);
+        if (!e) return err;
+        if (!(e->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        c.queried.push_back(e);
+        if (pOffsets) c.offsets.push_back(pOffsets[i]);
+    }
+    c.op = numEvents == 0 ? Op::Barrier : Op::KernelTimestamps;
+    c.dst = dstptr;
     return submit(l, std::move(c), numWaitEvents, phWaitEvents);
 }
 

@@ -15,6 +15,19 @@ namespace zecl {
 
 bool Context::hasDevice(const Device* d) const { return std::find(devices.begin(), devices.end(), d) != devices.end(); }
 
+bool Context::hostReachable(const void* ptr, size_t size) {
+    std::lock_guard lock(allocMutex);
+    const Allocation* a = findLocked(ptr);
+    if (!a) return true;  // host memory of the application's own
+    if (reinterpret_cast<uintptr_t>(ptr) + size > a->begin + a->size) return false;
+    if (a->type == ZE_MEMORY_TYPE_SHARED) return true;  // fine-grained SVM
+    auto onCpu = [](const Device* d) { return d->type == ZE_DEVICE_TYPE_CPU; };
+    if (a->device) return onCpu(a->device);  // a CPU device's memory is host memory
+    // Host allocations are fine-grained where every device has fine-grained buffer SVM.
+    return std::all_of(devices.begin(), devices.end(),
+                       [&](const Device* d) { return onCpu(d) || (d->svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER); });
+}
+
 const Allocation* Context::findLocked(const void* ptr) const {
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     auto it = allocs.upper_bound(p);
@@ -138,6 +151,22 @@ ze_result_t ContextDestroy(ze_context_handle_t hContext) {
     }
     clReleaseContext(ctx->cl);
     delete ctx;
+    return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ContextSystemBarrier(ze_context_handle_t hContext, ze_device_handle_t hDevice) {
+    ze_result_t err;
+    Context* ctx = lookup<Context>(hContext, err);
+    if (!ctx) return err;
+    Device* dev = lookup<Device>(hDevice, err);
+    if (!dev) return err;
+    if (!ctx->hasDevice(dev)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    // A host-side barrier: returns once everything submitted to the context's queues has
+    // completed, so its writes are visible to the host and every device. (OpenCL queues do
+    // not say which device they drain for, so all of the context's queues are waited on.)
+    std::lock_guard lock(ctx->queuesMutex);
+    for (cl_command_queue q : ctx->queues)
+        if (cl_int e = clFinish(q); e != CL_SUCCESS) return fromCl(e);
     return ZE_RESULT_SUCCESS;
 }
 
