@@ -9,6 +9,7 @@
 #include "objects.hpp"
 
 #include <chrono>
+#include <unordered_map>
 #include <cstring>
 #include <thread>
 
@@ -197,27 +198,126 @@ bool isFillPattern(size_t n) { return n != 0 && n <= 128 && (n & (n - 1)) == 0; 
 const size_t* offsetOf(const Command& c) { return c.offset[0] | c.offset[1] | c.offset[2] ? c.offset.data() : nullptr; }
 
 // An indirect launch reads its group count (and, for a multi-kernel launch, the kernel
-// count) from device memory when the command is reached: a blocking read behind everything
-// before it in the in-order queue, so a regular list replayed after the counts changed
-// launches what memory holds then. The host thread executing the list waits for that read.
-cl_int enqueueIndirect(cl_command_queue q, const Command& c, const WaitList& wl, cl_event* evOut) {
-    uint32_t kernels = 1;
-    cl_int e = CL_SUCCESS;
-    if (c.src) {  // multi-kernel: src is the kernel count, size the index of this kernel
-        e = clEnqueueSVMMemcpy(q, CL_TRUE, &kernels, c.src, sizeof(kernels), wl.size(), wl.data(), nullptr);
-        if (e != CL_SUCCESS) return e;
-    }
+// count) from device memory when the command is reached, without blocking the host: a
+// non-blocking read in the stream; its completion callback enqueues the launch, with the
+// counts read, on a side queue of the same device; and a barrier in the stream waits on a
+// user event that the kernel's completion sets. So a regular list replayed after the counts
+// changed launches what memory holds then, and an indirect launch may wait on events the
+// host signals after the execute call. The signal event is that barrier's.
+struct IndirectLaunch {
     ze_group_count_t counts{0, 0, 0};
-    if (!c.src || c.size < kernels) {
-        e = clEnqueueSVMMemcpy(q, CL_TRUE, &counts, c.groupCounts, sizeof(counts), c.src ? 0 : wl.size(),
-                               c.src ? nullptr : wl.data(), nullptr);
-        if (e != CL_SUCCESS) return e;
+    uint32_t kernels = 1;  // read from device memory for a multi-kernel launch
+    uint32_t index = 0;    // this kernel's place in a multi-kernel launch
+    cl_kernel kernel = nullptr;
+    std::array<size_t, 3> local{1, 1, 1}, offset{0, 0, 0};
+    cl_command_queue side = nullptr;
+    cl_event gate = nullptr;
+};
+
+void CL_CALLBACK indirectDone(cl_event, cl_int status, void* user) {
+    auto* w = static_cast<IndirectLaunch*>(user);
+    clSetUserEventStatus(w->gate, status < 0 ? status : CL_COMPLETE);
+    clReleaseEvent(w->gate);
+    clReleaseKernel(w->kernel);
+    delete w;
+}
+
+void CL_CALLBACK indirectCountsRead(cl_event, cl_int status, void* user) {
+    auto* w = static_cast<IndirectLaunch*>(user);
+    if (status < 0) return indirectDone(nullptr, status, w);
+    const size_t global[3] = {size_t(w->counts.groupCountX) * w->local[0], size_t(w->counts.groupCountY) * w->local[1],
+                              size_t(w->counts.groupCountZ) * w->local[2]};
+    if (w->index >= w->kernels || global[0] == 0 || global[1] == 0 || global[2] == 0)
+        return indirectDone(nullptr, CL_COMPLETE, w);  // nothing to run
+    const bool offset = w->offset[0] | w->offset[1] | w->offset[2];
+    cl_event k = nullptr;
+    cl_int e = clEnqueueNDRangeKernel(w->side, w->kernel, 3, offset ? w->offset.data() : nullptr, global,
+                                      w->local.data(), 0, nullptr, &k);
+    if (e != CL_SUCCESS) return indirectDone(nullptr, e, w);
+    clFlush(w->side);
+    if (clSetEventCallback(k, CL_COMPLETE, indirectDone, w) != CL_SUCCESS) {
+        // Without the callback nobody would open the gate: open it now (the kernel runs
+        // unordered with what follows, which is better than a hang).
+        indirectDone(nullptr, CL_COMPLETE, w);
     }
-    const size_t global[3] = {size_t(counts.groupCountX) * c.local[0], size_t(counts.groupCountY) * c.local[1],
-                              size_t(counts.groupCountZ) * c.local[2]};
-    if (global[0] == 0 || global[1] == 0 || global[2] == 0)
-        return evOut ? clEnqueueBarrierWithWaitList(q, 0, nullptr, evOut) : CL_SUCCESS;  // nothing to run
-    return clEnqueueNDRangeKernel(q, c.kernel, 3, offsetOf(c), global, c.local.data(), 0, nullptr, evOut);
+    clReleaseEvent(k);
+}
+
+// Side queues for indirect launches, one per stream queue, made on first use.
+std::mutex sideQueuesMutex;
+std::unordered_map<cl_command_queue, cl_command_queue> sideQueues;
+
+cl_command_queue sideQueueOf(cl_command_queue q, cl_int& err) {
+    std::lock_guard lock(sideQueuesMutex);
+    auto it = sideQueues.find(q);
+    if (it != sideQueues.end()) return it->second;
+    cl_context ctx = nullptr;
+    cl_device_id dev = nullptr;
+    clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(ctx), &ctx, nullptr);
+    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof(dev), &dev, nullptr);
+    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_command_queue side = clCreateCommandQueueWithProperties(ctx, dev, props, &err);
+    if (side) sideQueues[q] = side;
+    return side;
+}
+
+// Called once the stream queue `q` has drained (so its indirect launches have run).
+void releaseSideQueue(cl_command_queue q) {
+    cl_command_queue side = nullptr;
+    {
+        std::lock_guard lock(sideQueuesMutex);
+        auto it = sideQueues.find(q);
+        if (it == sideQueues.end()) return;
+        side = it->second;
+        sideQueues.erase(it);
+    }
+    clFinish(side);
+    clReleaseCommandQueue(side);
+}
+
+cl_int enqueueIndirect(cl_command_queue q, const Command& c, const WaitList& wl, cl_event* evOut) {
+    cl_int e = CL_SUCCESS;
+    cl_command_queue side = sideQueueOf(q, e);
+    if (!side) return e;
+    cl_context ctx = nullptr;
+    clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(ctx), &ctx, nullptr);
+    auto* w = new IndirectLaunch;
+    w->index = uint32_t(c.size);
+    w->local = c.local;
+    w->offset = c.offset;
+    w->side = side;
+    w->kernel = c.kernel;
+    clRetainKernel(w->kernel);
+    w->gate = clCreateUserEvent(ctx, &e);
+    if (e != CL_SUCCESS) {
+        clReleaseKernel(w->kernel);
+        delete w;
+        return e;
+    }
+    cl_event read = nullptr;
+    if (c.src)  // multi-kernel: src is the kernel count, size the index of this kernel
+        e = clEnqueueSVMMemcpy(q, CL_FALSE, &w->kernels, c.src, sizeof(w->kernels), wl.size(), wl.data(), nullptr);
+    if (e == CL_SUCCESS)
+        e = clEnqueueSVMMemcpy(q, CL_FALSE, &w->counts, c.groupCounts, sizeof(w->counts), c.src ? 0 : wl.size(),
+                               c.src ? nullptr : wl.data(), &read);
+    if (e == CL_SUCCESS) e = clEnqueueBarrierWithWaitList(q, 1, &w->gate, evOut);
+    if (e != CL_SUCCESS) {
+        // Whatever was enqueued reads into `w`: let it drain before freeing.
+        clSetUserEventStatus(w->gate, CL_COMPLETE);
+        clFinish(q);
+        if (read) clReleaseEvent(read);
+        clReleaseEvent(w->gate);
+        clReleaseKernel(w->kernel);
+        delete w;
+        return e;
+    }
+    if (clSetEventCallback(read, CL_COMPLETE, indirectCountsRead, w) != CL_SUCCESS) {
+        clWaitForEvents(1, &read);
+        indirectCountsRead(read, CL_COMPLETE, w);
+    }
+    clReleaseEvent(read);
+    clFlush(q);  // the read must make progress for the stream behind the barrier to
+    return CL_SUCCESS;
 }
 
 // A region copy: one copy where rows and slices are contiguous on both sides, else one per row.
@@ -396,6 +496,7 @@ void releaseClQueue(Context* ctx, cl_command_queue q) {
         std::erase(ctx->queues, q);
     }
     clFinish(q);
+    releaseSideQueue(q);
     clReleaseCommandQueue(q);
 }
 
@@ -684,7 +785,9 @@ ze_result_t prepareLaunch(List* l, Kernel* k, Command& c) {
 // The cl_kernel a launch enqueues: the kernel's own for immediate lists (OpenCL captures
 // arguments at enqueue), a snapshot of the current arguments for regular lists.
 ze_result_t attachKernel(List* l, Kernel* k, Command& c) {
-    if (l->immediate) {
+    // An indirect launch enqueues later, from a callback: it needs a snapshot even on an
+    // immediate list (the caller releases it after submitting).
+    if (l->immediate && c.op != Op::LaunchIndirect) {
         c.kernel = k->cl;
         return ZE_RESULT_SUCCESS;
     }
@@ -738,7 +841,10 @@ ze_result_t CommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hList
     c.op = Op::LaunchIndirect;
     c.groupCounts = pLaunchArgumentsBuffer;
     if ((err = attachKernel(l, k, c)) != ZE_RESULT_SUCCESS) return err;
-    return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+    const bool immediate = l->immediate;
+    err = submit(l, std::move(c), numWaitEvents, phWaitEvents);
+    if (immediate) releaseCommand(c);  // the launch holds its own reference to the snapshot
+    return err;
 }
 
 ze_result_t CommandListAppendLaunchMultipleKernelsIndirect(ze_command_list_handle_t hList, uint32_t numKernels,
@@ -768,24 +874,23 @@ ze_result_t CommandListAppendLaunchMultipleKernelsIndirect(ze_command_list_handl
     }
     for (uint32_t i = 0; i < numKernels; ++i) {
         Command& c = cmds[i];
-        c.op = Op::LaunchIndirect;
-        c.src = pCountBuffer;  // launched only while i < *pCountBuffer
+        c.op = Op::LaunchIndirect;  // before attachKernel: it snapshots for indirect launches
+        c.src = pCountBuffer;       // launched only while i < *pCountBuffer
         c.size = i;
         c.groupCounts = pLaunchArgumentsBuffer + i;
         c.signal = i + 1 == numKernels ? signal : nullptr;
         auto* k = reinterpret_cast<Kernel*>(phKernels[i]);
         if ((err = attachKernel(l, k, c)) != ZE_RESULT_SUCCESS) {
-            if (!l->immediate)
-                for (Command& r : cmds) releaseCommand(r);
+            for (Command& r : cmds) releaseCommand(r);
             return err;
         }
     }
     for (uint32_t i = 0; i < numKernels; ++i) {
         // The waits go with the first kernel; the in-order stream orders the rest.
         err = submit(l, std::move(cmds[i]), i == 0 ? numWaitEvents : 0, i == 0 ? phWaitEvents : nullptr);
+        if (l->immediate) releaseCommand(cmds[i]);  // the launch holds its own reference
         if (err != ZE_RESULT_SUCCESS) {
-            if (!l->immediate)
-                for (uint32_t j = i + 1; j < numKernels; ++j) releaseCommand(cmds[j]);
+            for (uint32_t j = i + 1; j < numKernels; ++j) releaseCommand(cmds[j]);
             return err;
         }
     }
