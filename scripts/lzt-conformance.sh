@@ -87,7 +87,7 @@ stall_s=${LZT_STALL:-60}
 
 # The test names a gtest log finished (passed, failed or skipped), one a line.
 finished_tests() {
-  sed -nE 's/^\[ (      OK|  FAILED  |  SKIPPED) \] ([^ ,]+).* \([0-9]+ ms\)$/\2/p' "$1"
+  sed -nE 's/^\[ *(OK|FAILED|SKIPPED) *\] ([^ ,]+).* \([0-9]+ ms\)$/\2/p' "$1"
 }
 
 # Runs one binary in $dir; a test that prints nothing for $stall_s seconds (hung) or kills the
@@ -122,7 +122,7 @@ run_binary() {
     set -e
     cat "$part" >>"$dir/log.txt"
     local current
-    current=$(grep '^\[ RUN' "$part" | tail -1 | awk '{print $4}')
+    current=$(grep -a '^\[ RUN' "$part" | tail -1 | awk '{print $4}')
     if [[ -n "$current" ]] && ! finished_tests "$part" | grep -qxF "$current" && ((rc != 0 && rc != 1)); then
       local why="crashed (exit $rc)"
       if ((SECONDS - last_change >= stall_s)); then why="hung: no output for ${stall_s}s"; hung+=" $current"; else crashed+=" $current"; fi
@@ -149,12 +149,12 @@ for b in $binaries; do
   run_binary "$b" "$dir"
   # Counted from the per-test lines of the log, so a crash mid-run still counts what ran.
   # gtest's per-test result lines end in "(N ms)"; its closing summary repeats names without.
-  pass=$(grep -cE '^\[       OK \] .* \([0-9]+ ms\)$' "$dir/log.txt" || true)
-  fail=$(grep -cE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$dir/log.txt" || true)
-  skip=$(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$dir/log.txt" || true)
+  pass=$(grep -acE '^\[       OK \] .* \([0-9]+ ms\)$' "$dir/log.txt" || true)
+  fail=$(grep -acE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$dir/log.txt" || true)
+  skip=$(grep -acE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$dir/log.txt" || true)
   # Failed tests whose module build was refused for want of SPIR-V (PoCL): the kernel tests.
-  il=$(awk '/^\[ RUN/ {t=$4; bad=0} /zeModuleCreate/ {m=1} m && /UNSUPPORTED_FEATURE/ {bad=1; m=0} !/zeModuleCreate/ {m=m&&0}
-            /^\[  FAILED  \] .* \([0-9]+ ms\)$/ && bad {n++} END {print n+0}' "$dir/log.txt")
+  il=$(awk '/^\[ RUN/ {bad=0} /Which is: ZE_RESULT_ERROR_UNSUPPORTED_FEATURE/ && prev ~ /build_result/ {bad=1}
+            /^\[  FAILED  \] .* \([0-9]+ ms\)$/ && bad {n++} {prev=$0} END {print n+0}' "$dir/log.txt")
   status=ok
   [[ -n "$hung" ]] && { status="HUNG:$hung"; broken=1; }
   [[ -n "$crashed" ]] && { status="${status/ok/} CRASHED:$crashed"; broken=1; }

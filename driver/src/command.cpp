@@ -772,7 +772,9 @@ namespace {
 
 // Validates a launch of `k` on `l` and fills the command's group size and global offset.
 ze_result_t prepareLaunch(List* l, Kernel* k, Command& c) {
-    if (k->device != l->device || k->module->context != l->context) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    // Another L0 context's kernel runs where both share one cl_context (contexts over all of
+    // the driver's devices do); a cl_kernel cannot run on another cl_context's queue.
+    if (k->device != l->device || k->module->context->cl != l->context->cl) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     for (const ArgSlot& a : k->args)
         if (!a.set) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // OpenCL would refuse it at enqueue
     for (size_t d = 0; d < 3; ++d) {
@@ -982,10 +984,11 @@ ze_result_t CommandListAppendMemoryCopyFromContext(ze_command_list_handle_t hLis
     if (!src) return err;
     if (src->driver != l->context->driver) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (srcptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    // An SVM pointer of another cl_context means nothing to this one's queues; OpenCL reads
+    // Contexts sharing a cl_context share SVM. Otherwise an SVM pointer of another cl_context
+    // means nothing to this one's queues; OpenCL reads
     // it as host memory. That is right only where the source allocation is host memory:
     // every allocation on a CPU device, and fine-grained host allocations.
-    if (src != l->context && !src->hostReachable(srcptr, size)) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    if (src->cl != l->context->cl && !src->hostReachable(srcptr, size)) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     return CommandListAppendMemoryCopy(hList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
 }
 

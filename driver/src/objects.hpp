@@ -129,6 +129,11 @@ struct Driver {
     std::vector<std::unique_ptr<Device>> devices;
     ze_driver_uuid_t uuid{};
     uint32_t driverVersion = 0;
+    // One cl_context shared by every L0 context over all of the driver's devices, so kernels,
+    // events and memory of one such context work with another's lists, as on Intel's driver
+    // (made on first use, kept for the process).
+    std::mutex sharedMutex;
+    cl_context shared = nullptr;
 };
 
 struct Allocation {
