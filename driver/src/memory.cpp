@@ -47,6 +47,7 @@ ze_result_t createContext(Driver* drv, std::vector<Device*> devices, ze_context_
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(drv->platform), 0};
     cl_int e = CL_SUCCESS;
     cl_context cl = nullptr;
+    bool sharing = false;
     if (devices.size() == drv->devices.size()) {
         // Over all devices: the driver's shared cl_context (see Driver::shared).
         std::lock_guard lock(drv->sharedMutex);
@@ -54,6 +55,7 @@ ze_result_t createContext(Driver* drv, std::vector<Device*> devices, ze_context_
         if (e != CL_SUCCESS) return fromCl(e);
         cl = drv->shared;
         clRetainContext(cl);
+        sharing = true;
     } else {
         cl = clCreateContext(props, cl_uint(ids.size()), ids.data(), nullptr, nullptr, &e);
         if (e != CL_SUCCESS) return fromCl(e);
@@ -62,6 +64,10 @@ ze_result_t createContext(Driver* drv, std::vector<Device*> devices, ze_context_
     ctx->driver = drv;
     ctx->cl = cl;
     ctx->devices = std::move(devices);
+    if (sharing) {
+        std::lock_guard lock(drv->sharedMutex);
+        drv->sharing.push_back(ctx);
+    }
     publish(ctx);
     *phContext = reinterpret_cast<ze_context_handle_t>(ctx);
     return ZE_RESULT_SUCCESS;
@@ -159,6 +165,10 @@ ze_result_t ContextDestroy(ze_context_handle_t hContext) {
     if (!ctx) return err;
     retire(ctx);
     {
+        std::lock_guard lock(ctx->driver->sharedMutex);
+        std::erase(ctx->driver->sharing, ctx);
+    }
+    {
         std::lock_guard lock(ctx->allocMutex);
         for (auto& [begin, a] : ctx->allocs) clSVMFree(ctx->cl, a.clBase);
         ctx->allocs.clear();
@@ -244,12 +254,28 @@ ze_result_t MemFree(ze_context_handle_t hContext, void* ptr) {
     if (!ctx) return err;
     if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     void* base = nullptr;
-    {
-        std::lock_guard lock(ctx->allocMutex);
-        auto it = ctx->allocs.find(reinterpret_cast<uintptr_t>(ptr));
-        if (it == ctx->allocs.end()) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    auto take = [&](Context* c) {
+        std::lock_guard lock(c->allocMutex);
+        auto it = c->allocs.find(reinterpret_cast<uintptr_t>(ptr));
+        if (it == c->allocs.end()) return false;
         base = it->second.clBase;
-        ctx->allocs.erase(it);
+        c->allocs.erase(it);
+        return true;
+    };
+    if (!take(ctx)) {
+        // Memory of another context on the same shared cl_context is freed through its owner
+        // (one SVM space, as on Intel's driver); anything else is not an allocation here.
+        Context* owner = nullptr;
+        if (ctx->cl == ctx->driver->shared) {
+            std::lock_guard lock(ctx->driver->sharedMutex);
+            for (Context* c : ctx->driver->sharing)
+                if (c != ctx && take(c)) {
+                    owner = c;
+                    break;
+                }
+        }
+        if (!owner) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        ctx = owner;
     }
     {
         // The spec makes freeing memory in use undefined; zecl waits instead of crashing (an

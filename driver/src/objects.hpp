@@ -134,6 +134,7 @@ struct Driver {
     // (made on first use, kept for the process).
     std::mutex sharedMutex;
     cl_context shared = nullptr;
+    std::vector<struct Context*> sharing;  // live contexts on `shared`, under sharedMutex
 };
 
 struct Allocation {
