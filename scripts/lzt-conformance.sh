@@ -153,7 +153,7 @@ for b in $binaries; do
   fail=$(grep -acE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$dir/log.txt" || true)
   skip=$(grep -acE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$dir/log.txt" || true)
   # Failed tests whose module build was refused for want of SPIR-V (PoCL): the kernel tests.
-  il=$(awk '/^\[ RUN/ {bad=0} /Which is: ZE_RESULT_ERROR_UNSUPPORTED_FEATURE/ && prev ~ /build_result/ {bad=1}
+  il=$(awk '/^\[ RUN/ {bad=0} /Which is: ZE_RESULT_ERROR_UNSUPPORTED_FEATURE/ && prev ~ /build_result|zeModuleCreate/ {bad=1}
             /^\[  FAILED  \] .* \([0-9]+ ms\)$/ && bad {n++} {prev=$0} END {print n+0}' "$dir/log.txt")
   status=ok
   [[ -n "$hung" ]] && { status="HUNG:$hung"; broken=1; }
