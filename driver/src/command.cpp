@@ -784,6 +784,19 @@ ze_result_t prepareLaunch(List* l, Kernel* k, Command& c) {
     return ZE_RESULT_SUCCESS;
 }
 
+// The handle and argument checks every single-kernel launch starts with.
+ze_result_t beginLaunch(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel, const ze_group_count_t* counts,
+                        ze_event_handle_t hSignal, uint32_t numWaits, ze_event_handle_t* phWaits, List*& l, Kernel*& k,
+                        Command& c) {
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
+    if (counts == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if ((err = eventArgs(hSignal, numWaits, phWaits, c.signal)) != ZE_RESULT_SUCCESS) return err;
+    return prepareLaunch(l, k, c);
+}
+
 // The cl_kernel a launch enqueues: the kernel's own for immediate lists (OpenCL captures
 // arguments at enqueue), a snapshot of the current arguments for regular lists.
 ze_result_t attachKernel(List* l, Kernel* k, Command& c) {
@@ -802,14 +815,10 @@ ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_ker
                                           const ze_group_count_t* pLaunchFuncArgs, ze_event_handle_t hSignalEvent,
                                           uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
     List* l;
-    ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS) return err;
-    Kernel* k = lookup<Kernel>(hKernel, err);
-    if (!k) return err;
-    if (pLaunchFuncArgs == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Kernel* k;
     Command c;
-    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
-    if ((err = prepareLaunch(l, k, c)) != ZE_RESULT_SUCCESS) return err;
+    ze_result_t err = beginLaunch(hList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents, l, k, c);
+    if (err != ZE_RESULT_SUCCESS) return err;
     const uint32_t counts[3] = {pLaunchFuncArgs->groupCountX, pLaunchFuncArgs->groupCountY,
                                 pLaunchFuncArgs->groupCountZ};
     bool empty = false;
@@ -832,14 +841,11 @@ ze_result_t CommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hList
                                                   ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
                                                   ze_event_handle_t* phWaitEvents) {
     List* l;
-    ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS) return err;
-    Kernel* k = lookup<Kernel>(hKernel, err);
-    if (!k) return err;
-    if (pLaunchArgumentsBuffer == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Kernel* k;
     Command c;
-    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
-    if ((err = prepareLaunch(l, k, c)) != ZE_RESULT_SUCCESS) return err;
+    ze_result_t err =
+        beginLaunch(hList, hKernel, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents, l, k, c);
+    if (err != ZE_RESULT_SUCCESS) return err;
     c.op = Op::LaunchIndirect;
     c.groupCounts = pLaunchArgumentsBuffer;
     if ((err = attachKernel(l, k, c)) != ZE_RESULT_SUCCESS) return err;
