@@ -7,7 +7,7 @@
 namespace zp::sched {
 namespace {
 constexpr std::array<std::string_view, kAllVariants.size()> kNames = {
-    "baseline", "gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct", "m1_oracle",
+    "baseline", "gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct", "m1_oracle", "two_launch",
 };
 }  // namespace
 
@@ -29,6 +29,7 @@ Materialised materialised(Variant v) {
         case Variant::PairedEpilogue:
         case Variant::PairedDirect: return {false, true, true};
         case Variant::M1Oracle: return {false, false, false};
+        case Variant::TwoLaunch: return {false, true, false};
     }
     return {};
 }

@@ -259,7 +259,7 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
     };
     auto routeCompact = [&] {
         add("route_compact", "route_compact", {ZP_ROUTE_COMPACT_WG, 1, 1}, {1, 1, 1},
-            {b.topkIds, m, k, e, c, card, ze::LocalMem{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_WORDS * routes},
+            {b.topkIds, m, k, e, c, card, ze::LocalMem{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)},
              b.routeInfo, b.compactRows, b.routeRow, b.groups});
     };
     auto remap = [&] {
@@ -314,6 +314,18 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
                  layout});
             gemm2(), gather();
             break;
+        case Variant::TwoLaunch: {
+            // kernels_cl/common/zp_two_launch.h: every work-group derives the routes itself.
+            const ze::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
+            add("two_launch_a", "two_launch_a", gemm, pairedGrid,
+                {b.topkIds,     b.hidden,   b.w1Blocks, b.w1Scales, b.silu, b.act,  b.routeInfo,
+                 b.compactRows, b.routeRow, b.groups,   m,          k,      e,      c,
+                 card,          h,          i,          L,          beta,   layout, routeTable});
+            add("two_launch_b", "two_launch_b", gemm, {ceilDiv(H, cols), 1, 1},
+                {b.topkIds, b.topkWeights, b.act, b.w2Blocks, b.w2Scales, b.out, m, k, e, c, card, h, i, routeTable,
+                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * cols}});
+            break;
+        }
         case Variant::M1Oracle: {
             // One route per work-group row: y = M*K regardless of the experts (no dedup).
             const std::string f = "m1_oracle_mxfp4";
@@ -468,7 +480,7 @@ DeviceResults DeviceChain::results() {
     const Materialised mat = materialised(variant_);
     if (mat.gateUp) r.gateUp = head(gateUp_, 2 * I);
     if (mat.act) r.act = head(act_, I);
-    r.y = head(y_, H);
+    if (mat.y) r.y = head(y_, H);
     return r;
 }
 
