@@ -5,8 +5,9 @@
 #include <stdexcept>
 #include <string>
 
-// Tile sizes and buffer layouts shared with the kernels (kernels_cl/common).
-#include "zp_kernel_config.h"
+// Tile sizes and buffer layouts shared with the kernels (kernels_cl/abi, the one kernel header
+// host code includes).
+#include "zp_abi.h"
 
 namespace zp::sched {
 
@@ -14,7 +15,7 @@ static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG &&
                   KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
                   KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE &&
                   KernelTuning{}.gemmTile == ZP_GEMM_TILE,
-              "KernelTuning's defaults must be the packaged kernels' (kernels_cl/common/zp_kernel_config.h)");
+              "KernelTuning's defaults must be the packaged kernels' (kernels_cl/abi/zp_abi.h)");
 
 namespace {
 

@@ -22,7 +22,7 @@
 
 namespace zp::sched {
 
-// Build-time knobs of the GEMM kernels (kernels_cl/common/zp_kernel_config.h). The packaged
+// Build-time knobs of the GEMM kernels (kernels_cl/abi/zp_abi.h). The packaged
 // SPIR-V and native binaries are built with the defaults below; other values need the zecl
 // source bundle, which KernelModules then builds with the matching -D options (tuning
 // sweeps on zecl devices need no rebuild).
