@@ -134,15 +134,15 @@ ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package&
     if (std::memcmp(device.module.nativeKernelSupported.id, kZeclBundleUuid, sizeof kZeclBundleUuid) == 0)
         return {Format::Bundle, "zecl", "zecl source bundle (built by the OpenCL driver at module creation)"};
     std::string offers = device.ipVersion ? "IP " + ipText(*device.ipVersion) : "no IP version";
-    throw std::runtime_error("device '" + device.name() + "' (" + ze::driverKindName(device.kind) +
-                             " driver) cannot run the kernel package: no native binary for " + offers +
-                             " (package has: " +
-                             [&] {
-                                 std::string t;
-                                 for (const auto& n : package.nativeTargets()) t += (t.empty() ? "" : ", ") + n;
-                                 return t.empty() ? std::string("none") : t;
-                             }() +
-                             "), no SPIR-V support, and its native kernel format is not zecl's source bundle");
+    throw UnsupportedDevice("device '" + device.name() + "' (" + ze::driverKindName(device.kind) +
+                            " driver) cannot run the kernel package: no native binary for " + offers +
+                            " (package has: " +
+                            [&] {
+                                std::string t;
+                                for (const auto& n : package.nativeTargets()) t += (t.empty() ? "" : ", ") + n;
+                                return t.empty() ? std::string("none") : t;
+                            }() +
+                            "), no SPIR-V support, and its native kernel format is not zecl's source bundle");
 }
 
 KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& device, const kernels::Package& package,
@@ -153,9 +153,9 @@ KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& d
       choice_(chooseModules(device, package)),
       tuning_(tuning) {
     if (!tuning_.isPackaged() && choice_.format != Format::Bundle)
-        throw std::runtime_error("kernel tuning " + tuning_.describe() + " needs the zecl source bundle, but device '" +
-                                 device.name() + "' gets " + choice_.why + ", built with the packaged defaults (" +
-                                 KernelTuning{}.describe() + ")");
+        throw UnsupportedDevice("kernel tuning " + tuning_.describe() + " needs the zecl source bundle, but device '" +
+                                device.name() + "' gets " + choice_.why + ", built with the packaged defaults (" +
+                                KernelTuning{}.describe() + ")");
 }
 
 const ze::Module& KernelModules::module(const std::string& kernelFile) {
@@ -164,9 +164,8 @@ const ze::Module& KernelModules::module(const std::string& kernelFile) {
                                      ? package_->findNative(kernelFile, *device_.ipVersion)
                                      : package_->find(kernelFile, choice_.format, choice_.target);
     if (!a)
-        throw std::runtime_error("kernel package (" + package_->origin() + ") has no " +
-                                 std::string(kernels::formatName(choice_.format)) + " artifact of '" + kernelFile +
-                                 "'");
+        throw UnsupportedDevice("kernel package (" + package_->origin() + ") has no " +
+                                std::string(kernels::formatName(choice_.format)) + " artifact of '" + kernelFile + "'");
     const ze_module_format_t format =
         choice_.format == Format::Spirv ? ZE_MODULE_FORMAT_IL_SPIRV : ZE_MODULE_FORMAT_NATIVE;
     // SPIR-V and native binaries need no build flags; a bundle gets the tile options only when
@@ -435,8 +434,8 @@ DeviceResults DeviceChain::results() {
     }
     r.routes = info[ZP_INFO_ROUTES];
     if (r.routes < 0 || std::size_t(r.routes) > routes)
-        throw std::runtime_error("route_compact reported R = " + std::to_string(r.routes) + " (expected 0.." +
-                                 std::to_string(routes) + ")");
+        throw DeviceFault("route_compact reported R = " + std::to_string(r.routes) + " (expected 0.." +
+                          std::to_string(routes) + ")");
     const std::size_t R = std::size_t(r.routes);
     std::vector<std::int32_t> rows(R * ZP_ROW_WORDS);
     compactRows_.download(copies_, std::span<std::int32_t>(rows));
