@@ -7,7 +7,7 @@
 constant float kZpE2M1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
                               -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 
-/* ZP_E2M1_DECODE (zp_kernel_config.h): 0 = the __constant table, 1 = bit arithmetic
+/* ZP_E2M1_DECODE (abi/zp_abi.h): 0 = the __constant table, 1 = bit arithmetic
  * (magnitude m >= 2 is the f32 with bits (m << 22) + 0x3F000000; m = 0, 1 are 0 and 0.5). */
 ZP_FN float zp_e2m1(uint code) {
 #if ZP_E2M1_DECODE == 0

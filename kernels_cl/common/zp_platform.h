@@ -5,7 +5,7 @@
 
 #pragma OPENCL FP_CONTRACT OFF
 
-#include "zp_kernel_config.h"
+#include "../abi/zp_abi.h"
 
 /* Helpers are static (C99 `inline` alone emits no definition: a call the compiler chose not
  * to inline would be left undefined) and always inlined (no stack calls in the hot loops). */

@@ -7,24 +7,42 @@
 namespace zp::sched {
 using oracle::ChainShape;
 
-void validateInputs(const ChainShape& s, const oracle::ChainInputs& in) {
-    const std::size_t MK = std::size_t(s.rows) * s.topK;
-    if (in.hidden.size() != std::size_t(s.rows) * s.hidden)
-        throw InputError("hidden has " + std::to_string(in.hidden.size()) +
-                         " values, expected rows*hidden = " + std::to_string(std::size_t(s.rows) * s.hidden));
-    if (in.topkIds.size() != MK)
-        throw InputError("topk_ids has " + std::to_string(in.topkIds.size()) +
-                         " values, expected rows*top_k = " + std::to_string(MK));
-    if (in.topkWeights.size() != MK)
-        throw InputError("topk_weights has " + std::to_string(in.topkWeights.size()) +
-                         " values, expected rows*top_k = " + std::to_string(MK));
-    for (int m = 0; m < s.rows; ++m)
-        for (int k = 0; k < s.topK; ++k) {
-            const std::int32_t id = in.topkIds[std::size_t(m) * s.topK + k];
-            if (id < 0 || id >= s.experts)
-                throw InputError("topk_ids[" + std::to_string(m) + "][" + std::to_string(k) + "] = " +
-                                 std::to_string(id) + " is not an expert id in [0, " + std::to_string(s.experts) + ")");
+std::string expertIdProblem(std::int64_t id, std::size_t m, std::size_t k, int experts) {
+    return "topk_ids[" + std::to_string(m) + "][" + std::to_string(k) + "] = " + std::to_string(id) +
+           " is not an expert id in [0, " + std::to_string(experts) + ")";
+}
+
+std::size_t checkRequestInputs(const ChainShape& s, std::size_t hiddenValues, std::span<const std::int32_t> topkIds,
+                               std::size_t topkWeightValues) {
+    const std::size_t H = std::size_t(s.hidden), K = std::size_t(s.topK), M = std::size_t(s.rows);
+    if (topkIds.empty() || topkIds.size() % K != 0)
+        throw InputError("topk_ids has " + std::to_string(topkIds.size()) +
+                         " values, expected rows*top_k with top_k = " + std::to_string(K) +
+                         " and 1 <= rows <= " + std::to_string(M));
+    const std::size_t m = topkIds.size() / K;
+    if (m > M)
+        throw InputError("rows = " + std::to_string(m) + " (topk_ids has " + std::to_string(topkIds.size()) +
+                         " values) exceeds the chain's rows = " + std::to_string(M) +
+                         " (Shape::rows sizes the buffers)");
+    if (hiddenValues != m * H)
+        throw InputError("hidden has " + std::to_string(hiddenValues) + " values, expected rows*hidden = " +
+                         std::to_string(m) + "*" + std::to_string(H) + " = " + std::to_string(m * H));
+    if (topkWeightValues != m * K)
+        throw InputError("topk_weights has " + std::to_string(topkWeightValues) +
+                         " values, expected rows*top_k = " + std::to_string(m * K));
+    for (std::size_t r = 0; r < m; ++r)
+        for (std::size_t k = 0; k < K; ++k) {
+            const std::int32_t id = topkIds[r * K + k];
+            if (id < 0 || id >= s.experts) throw InputError(expertIdProblem(id, r, k, s.experts));
         }
+    return m;
+}
+
+void validateInputs(const ChainShape& s, const oracle::ChainInputs& in) {
+    const std::size_t m = checkRequestInputs(s, in.hidden.size(), in.topkIds, in.topkWeights.size());
+    if (m != std::size_t(s.rows))
+        throw InputError("topk_ids has " + std::to_string(in.topkIds.size()) +
+                         " values, expected rows*top_k = " + std::to_string(std::size_t(s.rows) * s.topK));
 }
 
 oracle::ChainInputs loadInputs(const std::filesystem::path& file, const ChainShape& s) {
@@ -41,7 +59,7 @@ oracle::ChainInputs loadInputs(const std::filesystem::path& file, const ChainSha
     try {
         validateInputs(s, in);
     } catch (const InputError& e) {
-        throw InputError(file.string() + ": " + e.what());
+        throw InputError(file.string() + ": " + e.what(), e.kind());
     }
     return in;
 }

@@ -18,10 +18,6 @@ constexpr std::array<std::string_view, 7> kPatternNames = {
     "same_typical",  "disjoint_typical", "cross_row_overlap", "within_row_duplicate",
     "all_duplicate", "six_local",        "all_remote",
 };
-constexpr std::array<std::string_view, kInputVariants> kVariantNames = {
-    "ordinary",  "clamp",     "subnormal",       "zeros",      "one_sign",     "range",
-    "nan_scale", "inf_input", "routing_weights", "saturation", "cancellation", "mixed",
-};
 
 int typicalLocal(const ChainShape& s) { return (s.topK + s.cards - 1) / s.cards; }  // T = ceil(K / C)
 
@@ -205,10 +201,6 @@ RoutePattern parsePattern(std::string_view name) {
     std::string valid;
     for (auto n : kPatternNames) valid += (valid.empty() ? "" : ", ") + std::string(n);
     throw InputError("unknown route pattern '" + std::string(name) + "' (valid: " + valid + ", all)");
-}
-
-std::string_view inputVariantName(int v) {
-    return v >= 0 && v < kInputVariants ? kVariantNames[std::size_t(v)] : std::string_view("?");
 }
 
 std::optional<std::string> patternInvalidReason(const ChainShape& s, RoutePattern p) {

@@ -29,35 +29,17 @@ struct Ctx {
     bool marks;
 };
 
-std::string where(const Ctx& c, const YAML::Node& n) {
-    if (!c.marks || !n.IsDefined()) return c.name;
-    const YAML::Mark m = n.Mark();
-    if (m.is_null()) return c.name;
-    return c.name + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-}
+std::string where(const Ctx& c, const YAML::Node& n) { return nodeLocation(c.name, n, c.marks); }
 
 [[noreturn]] void fail(const Ctx& c, const YAML::Node& n, const std::string& path, const std::string& what) {
-    throw InputError(where(c, n) + ": " + path + ": " + what);
-}
-
-std::string kindName(const YAML::Node& n) {
-    switch (n.Type()) {
-        case YAML::NodeType::Map: return "a map";
-        case YAML::NodeType::Sequence: return "a sequence";
-        case YAML::NodeType::Null: return "no value";
-        case YAML::NodeType::Scalar: return "the scalar " + quotedForMessage(n.Scalar());
-        default: return "nothing";
-    }
+    failAt(c.name, n, path, what, c.marks);
 }
 
 // The text of a scalar value; `expected` names what the key takes ("an integer", ...).
 const std::string& scalar(const Ctx& c, const YAML::Node& n, const std::string& path, const std::string& expected) {
-    if (!n.IsScalar()) fail(c, n, path, "got " + kindName(n) + ", expected " + expected);
+    if (!n.IsScalar()) fail(c, n, path, "got " + nodeKindName(n) + ", expected " + expected);
     return n.Scalar();
 }
-
-// A quoted scalar ("2") is a string in YAML, never a number.
-bool isQuoted(const YAML::Node& n) { return n.Tag() == "!"; }
 
 template <class Int>
 Int readInt(const Ctx& c, const YAML::Node& n, const std::string& path) {
@@ -66,7 +48,7 @@ Int readInt(const Ctx& c, const YAML::Node& n, const std::string& path) {
     if (!t.empty() && t.front() == '+') t.remove_prefix(1);
     Int v{};
     // from_chars reads no sign into an unsigned type: parse "-N" as signed to tell "out of range" from garbage.
-    if (std::is_unsigned_v<Int> && !t.empty() && t.front() == '-' && !isQuoted(n)) {
+    if (std::is_unsigned_v<Int> && !t.empty() && t.front() == '-' && !isQuotedScalar(n)) {
         long long negative = 0;
         const auto [e, err] = std::from_chars(t.data(), t.data() + t.size(), negative);
         if (e == t.data() + t.size() && err != std::errc::invalid_argument)
@@ -76,7 +58,7 @@ Int readInt(const Ctx& c, const YAML::Node& n, const std::string& path) {
     const bool digits =
         !t.empty() && (std::isdigit(static_cast<unsigned char>(t.front())) ||
                        (t.size() > 1 && t.front() == '-' && std::isdigit(static_cast<unsigned char>(t[1]))));
-    if (isQuoted(n) || !digits || end != t.data() + t.size() ||
+    if (isQuotedScalar(n) || !digits || end != t.data() + t.size() ||
         (ec != std::errc() && ec != std::errc::result_out_of_range))
         fail(c, n, path, quotedForMessage(s) + ": not an integer");
     if (ec == std::errc::result_out_of_range)
@@ -104,7 +86,7 @@ double readDouble(const Ctx& c, const YAML::Node& n, const std::string& path) {
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
     std::string_view t = lower;
     if (!t.empty() && (t.front() == '+' || t.front() == '-')) t.remove_prefix(1);
-    if (!isQuoted(n) && (t == ".inf" || t == ".nan" || t == "inf" || t == "nan" || t == "infinity"))
+    if (!isQuotedScalar(n) && (t == ".inf" || t == ".nan" || t == "inf" || t == "nan" || t == "infinity"))
         fail(c, n, path, s + ": must be finite");
     std::string_view u = s;
     if (!u.empty() && u.front() == '+') u.remove_prefix(1);
@@ -112,7 +94,7 @@ double readDouble(const Ctx& c, const YAML::Node& n, const std::string& path) {
     const auto [end, ec] = std::from_chars(u.data(), u.data() + u.size(), v);
     const bool starts =
         !u.empty() && (std::isdigit(static_cast<unsigned char>(u.front())) || u.front() == '.' || u.front() == '-');
-    if (isQuoted(n) || !starts || end != u.data() + u.size() ||
+    if (isQuotedScalar(n) || !starts || end != u.data() + u.size() ||
         (ec != std::errc() && ec != std::errc::result_out_of_range))
         fail(c, n, path, quotedForMessage(s) + ": not a number");
     if (ec == std::errc::result_out_of_range || !std::isfinite(v))
@@ -248,14 +230,14 @@ std::string join(const std::string& group, const std::string& key) { return grou
 void applyMap(Config& cfg, const YAML::Node& map, const std::string& group, const Ctx& c) {
     if (map.IsNull()) return;  // "swiglu:" with nothing under it: no keys to apply
     if (!map.IsMap())
-        throw InputError(where(c, map) + ": " + (group.empty() ? "" : group + ": ") + "got " + kindName(map) +
+        throw InputError(where(c, map) + ": " + (group.empty() ? "" : group + ": ") + "got " + nodeKindName(map) +
                          ", expected a map of keys " + known(group));
     std::set<std::string> seen;
     for (const auto& kv : map) {
         const YAML::Node& key = kv.first;
         if (!key.IsScalar())
             throw InputError(where(c, key) + ": " + (group.empty() ? "" : group + ": ") + "a key must be a name, got " +
-                             kindName(key) + " " + known(group));
+                             nodeKindName(key) + " " + known(group));
         const std::string path = join(group, key.Scalar());
         if (!seen.insert(key.Scalar()).second) fail(c, key, path, "duplicate key");
         if (const Leaf* leaf = findLeaf(path))
@@ -295,7 +277,7 @@ Config parseConfig(const std::string& yamlText, const std::string& nameForErrors
     try {
         validate(cfg);
     } catch (const InputError& e) {
-        throw InputError(nameForErrors + ": " + e.what());
+        throw InputError(nameForErrors + ": " + e.what(), e.kind());
     }
     return cfg;
 }

@@ -1,5 +1,7 @@
 #include "zp/probe/safetensors.hpp"
 
+#include "zp/probe/file_write.hpp"
+
 #include <unistd.h>
 
 #include <array>
@@ -353,30 +355,11 @@ std::vector<std::uint8_t> serializeSafetensors(const TensorMap& tensors,
 void writeSafetensors(const std::filesystem::path& path, const TensorMap& tensors,
                       const std::map<std::string, std::string>& metadata) {
     const std::string header = headerBytes(tensors, metadata);  // throws before any file is touched
-    static std::atomic<unsigned> counter{0};
-    std::filesystem::path tmp = path;
-    tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) bad(path.string(), "cannot create " + tmp.string() + ": " + std::strerror(errno));
+    writeFileAtomically(path, [&](std::ostream& out) {
         out.write(header.data(), std::streamsize(header.size()));
         for (const auto& [name, t] : tensors)
             out.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
-        out.close();
-        if (!out) {
-            const int err = errno;
-            std::error_code ignored;
-            std::filesystem::remove(tmp, ignored);
-            bad(path.string(), "writing " + tmp.string() + " failed: " + std::strerror(err));
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::error_code ignored;
-        std::filesystem::remove(tmp, ignored);
-        bad(path.string(), "cannot rename " + tmp.string() + " into place: " + ec.message());
-    }
+    });
 }
 
 Tensor makeTensor(DType dtype, std::vector<std::int64_t> shape, std::span<const std::uint8_t> bytes) {
@@ -407,7 +390,8 @@ const Tensor& findTensor(const TensorMap& tensors, const std::string& name, cons
     if (it != tensors.end()) return it->second;
     std::string has;
     for (const auto& [n, t] : tensors) has += (has.empty() ? "" : ", ") + n;
-    bad(file, "no tensor '" + name + "' (has: " + (has.empty() ? "none" : has) + ")");
+    throw InputError(file + ": no tensor '" + name + "' (has: " + (has.empty() ? "none" : has) + ")",
+                     InputErrorKind::not_found);
 }
 
 }  // namespace zp::sched

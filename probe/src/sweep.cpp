@@ -27,42 +27,25 @@ namespace {
 
 // ---------------------------------------------------------------- parsing
 
-std::string where(const std::string& file, const YAML::Node& n) {
-    if (!n.IsDefined()) return file;
-    const YAML::Mark m = n.Mark();
-    if (m.is_null()) return file;
-    return fmt::format("{}:{}:{}", file, m.line + 1, m.column + 1);
-}
+std::string where(const std::string& file, const YAML::Node& n) { return nodeLocation(file, n); }
 
 [[noreturn]] void fail(const std::string& file, const YAML::Node& n, const std::string& path, const std::string& what) {
-    throw InputError(where(file, n) + ": " + path + ": " + what);
+    failAt(file, n, path, what);
 }
-
-std::string kindName(const YAML::Node& n) {
-    switch (n.Type()) {
-        case YAML::NodeType::Map: return "a map";
-        case YAML::NodeType::Sequence: return "a sequence";
-        case YAML::NodeType::Null: return "no value";
-        case YAML::NodeType::Scalar: return "the scalar " + quotedForMessage(n.Scalar());
-        default: return "nothing";
-    }
-}
-
-bool isQuoted(const YAML::Node& n) { return n.Tag() == "!"; }
 
 int readInt(const std::string& file, const YAML::Node& n, const std::string& path, int least) {
-    if (!n.IsScalar()) fail(file, n, path, "got " + kindName(n) + ", expected an integer");
+    if (!n.IsScalar()) fail(file, n, path, "got " + nodeKindName(n) + ", expected an integer");
     const std::string& s = n.Scalar();
     int v = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (isQuoted(n) || s.empty() || end != s.data() + s.size() || ec != std::errc())
+    if (isQuotedScalar(n) || s.empty() || end != s.data() + s.size() || ec != std::errc())
         fail(file, n, path, quotedForMessage(s) + ": not an integer");
     if (v < least) fail(file, n, path, fmt::format("{}: must be at least {}", v, least));
     return v;
 }
 
 std::string readString(const std::string& file, const YAML::Node& n, const std::string& path) {
-    if (!n.IsScalar()) fail(file, n, path, "got " + kindName(n) + ", expected a string");
+    if (!n.IsScalar()) fail(file, n, path, "got " + nodeKindName(n) + ", expected a string");
     return n.Scalar();
 }
 
@@ -178,7 +161,7 @@ SweepAxis parseAxis(const std::string& file, const std::string& key, const YAML:
             hint = " (a group: name one of its keys, e.g. " + key + "." + "<key>)";
         fail(file, keyNode, path, "unknown axis" + hint + " (known: " + joinList(knownAxes()) + ")");
     }
-    if (named && v.IsScalar() && !isQuoted(v) && v.Scalar() == "all") {
+    if (named && v.IsScalar() && !isQuotedScalar(v) && v.Scalar() == "all") {
         if (key == "pattern")
             for (auto p : kAllRoutePatterns) axis.values.emplace_back(patternName(p));
         else
@@ -187,14 +170,14 @@ SweepAxis parseAxis(const std::string& file, const std::string& key, const YAML:
     }
     if (!v.IsSequence())
         fail(file, v, path,
-             "got " + kindName(v) + ", expected a list of values" + (named ? " or all" : "") + ", e.g. " + key + ": [" +
-                 (named ? "..." : "4096") + "]");
+             "got " + nodeKindName(v) + ", expected a list of values" + (named ? " or all" : "") + ", e.g. " + key +
+                 ": [" + (named ? "..." : "4096") + "]");
     if (v.size() == 0) fail(file, v, path, "empty axis: list at least one value");
     std::set<std::string> seen;
     for (std::size_t i = 0; i < v.size(); ++i) {
         const YAML::Node item = v[i];
         const std::string ipath = fmt::format("{}[{}]", path, i);
-        if (!item.IsScalar()) fail(file, item, ipath, "got " + kindName(item) + ", expected one value");
+        if (!item.IsScalar()) fail(file, item, ipath, "got " + nodeKindName(item) + ", expected one value");
         std::string text;
         if (key == "pattern" || key == "variant") {
             try {
@@ -402,7 +385,8 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
     try {
         const YAML::Node s = root["sweep"];
         if (!s.IsMap())
-            fail(file, s, "sweep", "got " + kindName(s) + ", expected a map of keys (" + joinList(kSweepKeys) + ")");
+            fail(file, s, "sweep",
+                 "got " + nodeKindName(s) + ", expected a map of keys (" + joinList(kSweepKeys) + ")");
         std::set<std::string> seen;
         for (const auto& kv : s) {
             const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
@@ -430,7 +414,8 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
         std::set<std::string> setKeys;
         if (s["set"] && !s["set"].IsNull()) {
             const YAML::Node set = s["set"];
-            if (!set.IsMap()) fail(file, set, "sweep.set", "got " + kindName(set) + ", expected a map of config keys");
+            if (!set.IsMap())
+                fail(file, set, "sweep.set", "got " + nodeKindName(set) + ", expected a map of config keys");
             for (const auto& kv : set) {
                 const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "?";
                 if (!isConfigKey(k) && !isConfigGroup(k))
@@ -449,11 +434,11 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
                              ": sweep.axes: missing: a sweep needs at least one axis, e.g. axes: {hidden: [4096]}");
         if (!axes.IsMap() || axes.size() == 0)
             fail(file, axes, "sweep.axes",
-                 "got " + kindName(axes) + ", expected a map of axis: [values] with at least one axis");
+                 "got " + nodeKindName(axes) + ", expected a map of axis: [values] with at least one axis");
         std::set<std::string> axisSeen;
         for (const auto& kv : axes) {
             if (!kv.first.IsScalar())
-                fail(file, kv.first, "sweep.axes", "an axis name must be a string, got " + kindName(kv.first));
+                fail(file, kv.first, "sweep.axes", "an axis name must be a string, got " + nodeKindName(kv.first));
             const std::string k = kv.first.Scalar();
             if (!axisSeen.insert(k).second) fail(file, kv.first, "sweep.axes." + k, "duplicate axis");
             for (const auto& sk : setKeys)

@@ -64,4 +64,26 @@ YAML::Node loadSingleDocument(const std::string& yamlText, const std::string& na
     return YAML::Node();
 }
 
+std::string nodeLocation(const std::string& name, const YAML::Node& node, bool marks) {
+    if (!marks || !node.IsDefined()) return name;
+    const YAML::Mark m = node.Mark();
+    if (m.is_null()) return name;
+    return name + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
+void failAt(const std::string& name, const YAML::Node& node, const std::string& path, const std::string& what,
+            bool marks) {
+    throw InputError(nodeLocation(name, node, marks) + ": " + path + ": " + what);
+}
+
+std::string nodeKindName(const YAML::Node& node) {
+    switch (node.Type()) {
+        case YAML::NodeType::Map: return "a map";
+        case YAML::NodeType::Sequence: return "a sequence";
+        case YAML::NodeType::Null: return "no value";
+        case YAML::NodeType::Scalar: return "the scalar " + quotedForMessage(node.Scalar());
+        default: return "nothing";
+    }
+}
+
 }  // namespace zp::sched

@@ -16,4 +16,15 @@ YAML::Node loadSingleDocument(const std::string& yamlText, const std::string& na
 // them) become U+FFFD instead of making the quoting itself throw.
 std::string quotedForMessage(std::string_view s);
 
+// The errors of configs and sweep files, one way: "<name>:<line>:<column>" where the node has
+// a position (and `marks`: --set text has none worth naming), else `name`.
+std::string nodeLocation(const std::string& name, const YAML::Node& node, bool marks = true);
+// Throws InputError "<nodeLocation>: <path>: <what>".
+[[noreturn]] void failAt(const std::string& name, const YAML::Node& node, const std::string& path,
+                         const std::string& what, bool marks = true);
+// "a map", "a sequence", "no value", "the scalar \"x\"": what a node holds, for "got …, expected …".
+std::string nodeKindName(const YAML::Node& node);
+// A quoted scalar ("2") is a string in YAML, never a number.
+inline bool isQuotedScalar(const YAML::Node& node) { return node.Tag() == "!"; }
+
 }  // namespace zp::sched

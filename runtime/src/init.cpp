@@ -136,10 +136,4 @@ void init(const InitOptions& options) {
     if (s.result != ZE_RESULT_SUCCESS) detail::throwError(s.result, "zeInit", __FILE__, __LINE__, s.extra);
 }
 
-bool initialized() noexcept {
-    InitState& s = initState();
-    std::lock_guard lock(s.mutex);
-    return s.done && s.result == ZE_RESULT_SUCCESS;
-}
-
 }  // namespace ze

@@ -195,16 +195,14 @@ Module Module::create(const Context& ctx, const DeviceInfo& dev, ze_module_forma
                                buildFlags + "') failed to build on '" + dev.name() + "'; build log:\n" +
                                (logText.empty() ? "<empty>" : logText));
     }
-    m.buildLog_ = std::move(logText);
     return m;
 }
 
-Module::Module(Module&& o) noexcept : handle_(take(o.handle_)), buildLog_(std::move(o.buildLog_)) {}
+Module::Module(Module&& o) noexcept : handle_(take(o.handle_)) {}
 Module& Module::operator=(Module&& o) noexcept {
     if (this != &o) {
         destroy();
         handle_ = take(o.handle_);
-        buildLog_ = std::move(o.buildLog_);
     }
     return *this;
 }
@@ -386,17 +384,6 @@ void CommandListBase::launch(const Kernel& kernel, GroupCount groups, Event* sig
                                std::to_string(groups.y) + "x" + std::to_string(groups.z));
 }
 
-void CommandListBase::launchIndirect(const Kernel& kernel, const ze_group_count_t* groupCount, Event* signal,
-                                     Waits waits) {
-    ze_command_list_handle_t l = handle();
-    ze_kernel_handle_t k = kernel.handle();
-    if (groupCount == nullptr)
-        detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "ze::CommandList::launchIndirect", __FILE__, __LINE__,
-                           "groupCount must point to device-accessible memory");
-    WaitHandles w(waits);
-    ZE_CHECK(zeCommandListAppendLaunchKernelIndirect(l, k, groupCount, signalHandle(signal), w.count(), w.data()));
-}
-
 void CommandListBase::barrier(Event* signal, Waits waits) {
     ze_command_list_handle_t l = handle();
     WaitHandles w(waits);
@@ -421,23 +408,6 @@ void CommandListBase::memoryFill(void* dst, const void* pattern, size_t patternS
     WaitHandles w(waits);
     ZE_CHECK(
         zeCommandListAppendMemoryFill(l, dst, pattern, patternSize, bytes, signalHandle(signal), w.count(), w.data()));
-}
-
-void CommandListBase::signalEvent(Event& event) {
-    ze_command_list_handle_t l = handle();
-    ZE_CHECK(zeCommandListAppendSignalEvent(l, event.handle()));
-}
-
-void CommandListBase::waitEvents(Waits waits) {
-    ze_command_list_handle_t l = handle();
-    WaitHandles w(waits);
-    if (w.count() == 0) return;
-    ZE_CHECK(zeCommandListAppendWaitOnEvents(l, w.count(), w.data()));
-}
-
-void CommandListBase::resetEvent(Event& event) {
-    ze_command_list_handle_t l = handle();
-    ZE_CHECK(zeCommandListAppendEventReset(l, event.handle()));
 }
 
 void CommandListBase::writeGlobalTimestamp(uint64_t* dst, Event* signal, Waits waits) {

@@ -6,8 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-// Tile sizes and buffer layouts shared with the kernels (kernels_cl/common).
-#include "zp_kernel_config.h"
+// Tile sizes and buffer layouts shared with the kernels (kernels_cl/abi, the one kernel header
+// host code includes).
+#include "zp_abi.h"
 
 namespace zp::sched {
 
@@ -15,7 +16,7 @@ static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG &&
                   KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
                   KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE &&
                   KernelTuning{}.gemmTile == ZP_GEMM_TILE,
-              "KernelTuning's defaults must be the packaged kernels' (kernels_cl/common/zp_kernel_config.h)");
+              "KernelTuning's defaults must be the packaged kernels' (kernels_cl/abi/zp_abi.h)");
 
 namespace {
 
@@ -156,10 +157,10 @@ ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package&
     if (std::memcmp(device.module.nativeKernelSupported.id, kZeclBundleUuid, sizeof kZeclBundleUuid) == 0)
         return {Format::Bundle, "zecl", "zecl source bundle (built by the OpenCL driver at module creation)"};
     std::string offers = device.ipVersion ? "IP " + ipText(*device.ipVersion) : "no IP version";
-    throw std::runtime_error("device '" + device.name() + "' (" + ze::driverKindName(device.kind) +
-                             " driver) cannot run the kernel package: no native binary for " + offers +
-                             " (package has: " + packageTargets(package) +
-                             "), no SPIR-V support, and its native kernel format is not zecl's source bundle");
+    throw UnsupportedDevice("device '" + device.name() + "' (" + ze::driverKindName(device.kind) +
+                            " driver) cannot run the kernel package: no native binary for " + offers +
+                            " (package has: " + packageTargets(package) +
+                            "), no SPIR-V support, and its native kernel format is not zecl's source bundle");
 }
 
 KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& device, const kernels::Package& package,
@@ -170,9 +171,9 @@ KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& d
       choice_(chooseModules(device, package)),
       tuning_(tuning) {
     if (!tuning_.isPackaged() && choice_.format != Format::Bundle)
-        throw std::runtime_error("kernel tuning " + tuning_.describe() + " needs the zecl source bundle, but device '" +
-                                 device.name() + "' gets " + choice_.why + ", built with the packaged defaults (" +
-                                 KernelTuning{}.describe() + ")");
+        throw UnsupportedDevice("kernel tuning " + tuning_.describe() + " needs the zecl source bundle, but device '" +
+                                device.name() + "' gets " + choice_.why + ", built with the packaged defaults (" +
+                                KernelTuning{}.describe() + ")");
 }
 
 const ze::Module& KernelModules::module(const std::string& kernelFile) {
@@ -182,9 +183,8 @@ const ze::Module& KernelModules::module(const std::string& kernelFile) {
         : device_.ipVersion              ? package_->findNative(kernelFile, *device_.ipVersion)
                                          : package_->findNativeByDeviceId(kernelFile, device_.props.deviceId);
     if (!a)
-        throw std::runtime_error("kernel package (" + package_->origin() + ") has no " +
-                                 std::string(kernels::formatName(choice_.format)) + " artifact of '" + kernelFile +
-                                 "'");
+        throw UnsupportedDevice("kernel package (" + package_->origin() + ") has no " +
+                                std::string(kernels::formatName(choice_.format)) + " artifact of '" + kernelFile + "'");
     const ze_module_format_t format =
         choice_.format == Format::Spirv ? ZE_MODULE_FORMAT_IL_SPIRV : ZE_MODULE_FORMAT_NATIVE;
     // SPIR-V and native binaries need no build flags; a bundle gets the tile options only when
@@ -465,8 +465,8 @@ DeviceResults DeviceChain::results() {
     }
     r.routes = info[ZP_INFO_ROUTES];
     if (r.routes < 0 || std::size_t(r.routes) > routes)
-        throw std::runtime_error("route_compact reported R = " + std::to_string(r.routes) + " (expected 0.." +
-                                 std::to_string(routes) + ")");
+        throw DeviceFault("route_compact reported R = " + std::to_string(r.routes) + " (expected 0.." +
+                          std::to_string(routes) + ")");
     const std::size_t R = std::size_t(r.routes);
     std::vector<std::int32_t> rows(R * ZP_ROW_WORDS);
     compactRows_.download(copies_, std::span<std::int32_t>(rows));

@@ -21,6 +21,7 @@
 #include "zp/runtime/ze.hpp"
 #include "zp/probe/cases.hpp"
 #include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_setup.hpp"
 #include "zp/probe/compare.hpp"
 
 namespace {
@@ -46,18 +47,16 @@ ChainShape reducedShape() {
     return s;
 }
 
-// One device, its modules and weights; chains per variant built on first use.
+// One device (the scheduler's DeviceSetup, as every caller), its weights; chains per variant
+// built on first use.
 class ChainRig {
 public:
     explicit ChainRig(const ChainShape& shape, zp::sched::KernelTuning tuning = envTuning())
         : shape_(shape),
-          info_(ze::selectDevice(deviceSpec())),
-          context_(info_),
-          modules_(context_, info_, zp::kernels::Package::instance(), tuning),
-          weights_(context_, info_, shape),
-          queue_(context_, info_),
-          hostWeights_(zp::oracle::LocalWeights::zeros(shape)),
-          silu_(zp::oracle::buildSiluTable(shape.swigluAlpha)) {}
+          setup_(ze::selectDevice(deviceSpec()), tuning),
+          layer_(setup_, shape),
+          queue_(setup_.makeQueue()),
+          hostWeights_(zp::oracle::LocalWeights::zeros(shape)) {}
 
     static std::string deviceSpec() {
         const char* s = std::getenv("ZP_TEST_DEVICE");
@@ -71,7 +70,7 @@ public:
 
     zp::sched::DeviceChain& chain(Variant v) {
         auto& c = chains_[static_cast<int>(v)];
-        if (!c) c = std::make_unique<zp::sched::DeviceChain>(context_, info_, modules_, shape_, v, weights_, silu_);
+        if (!c) c = layer_.makeChain(v);
         return *c;
     }
 
@@ -84,30 +83,27 @@ public:
     };
     Prepared prepare(RoutePattern p, int v) {
         auto c = zp::sched::makeCase(shape_, p, v, kBaseSeed, &hostWeights_);
-        weights_.upload(hostWeights_, c.touchedLocalExperts);
+        layer_.weights().upload(hostWeights_, c.touchedLocalExperts);
         auto& want = oracle_[{static_cast<int>(p), v}];
-        if (!want) want = zp::oracle::runChain(shape_, hostWeights_, c.inputs, silu_);
+        if (!want) want = zp::oracle::runChain(shape_, hostWeights_, c.inputs, layer_.silu());
         return {std::move(c), *want};
     }
 
     const ChainShape& shape() const { return shape_; }
     ze::CommandQueue& queue() { return queue_; }
-    const ze::DeviceInfo& info() const { return info_; }
-    const zp::sched::KernelModules& modules() const { return modules_; }
+    const ze::DeviceInfo& info() const { return setup_.device(); }
+    const zp::sched::KernelModules& modules() const { return setup_.modules(); }
     zp::oracle::LocalWeights& hostWeights() { return hostWeights_; }
-    zp::sched::DeviceWeights& deviceWeights() { return weights_; }
-    const std::vector<bf16_t>& silu() const { return silu_; }
-    ze::Context& context() { return context_; }
+    zp::sched::DeviceWeights& deviceWeights() { return layer_.weights(); }
+    std::span<const bf16_t> silu() const { return layer_.silu(); }
+    ze::Context& context() { return setup_.context(); }
 
 private:
     ChainShape shape_;
-    ze::DeviceInfo info_;
-    ze::Context context_;
-    zp::sched::KernelModules modules_;
-    zp::sched::DeviceWeights weights_;
+    zp::sched::DeviceSetup setup_;
+    zp::sched::DeviceLayer layer_;
     ze::CommandQueue queue_;
     zp::oracle::LocalWeights hostWeights_;
-    std::vector<bf16_t> silu_;
     std::unique_ptr<zp::sched::DeviceChain> chains_[zp::sched::kAllVariants.size()];
     std::map<std::pair<int, int>, std::optional<zp::oracle::ChainOutputs>> oracle_;
 };
@@ -349,12 +345,17 @@ TEST_P(DeviceChainTuned, GivenThreeRowsAndOtherTiles_WhenEveryVariantRuns_ThenOu
     s.swigluUpBias = 1.0f;  // beta != 0: t = bf16(u + beta)
     s.swigluAlpha = 1.702f;
     s.swigluLimit = 7.0f;
-    std::optional<ChainRig> rig;
-    try {
-        rig.emplace(s, zp::sched::KernelTuning::parse(GetParam().tuning));
-    } catch (const std::runtime_error& e) {
-        GTEST_SKIP() << e.what();  // a device without the source bundle runs the packaged tiles only
+    // Other tiles need the zecl source bundle (a capability of the device); any error after
+    // this check, a kernel that fails to build included, fails the test.
+    {
+        const ze::DeviceInfo info = ze::selectDevice(ChainRig::deviceSpec());
+        const auto choice = zp::sched::chooseModules(info, zp::kernels::Package::instance());
+        if (choice.format != zp::kernels::Format::Bundle)
+            GTEST_SKIP() << "device '" << info.name() << "' gets " << choice.why
+                         << ", not the zecl source bundle: it runs the packaged tiles only";
     }
+    std::optional<ChainRig> rig;
+    rig.emplace(s, zp::sched::KernelTuning::parse(GetParam().tuning));
     for (RoutePattern p : zp::sched::kAllRoutePatterns) {
         if (zp::sched::patternInvalidReason(s, p)) continue;
         for (int v : GetParam().inputVariants) {

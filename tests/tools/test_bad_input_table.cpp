@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -433,3 +434,27 @@ INSTANTIATE_TEST_SUITE_P(Table, ZeProbeBadInputTable, ::testing::ValuesIn(rows()
 TEST(ZeProbeBadInputTableSize, GivenTheTable_ThenItHasAtLeastThirtyRows) { EXPECT_GE(rows().size(), 30u); }
 
 }  // namespace
+
+// Not bad input: a device or driver error exits 3 (README "Exit codes"), never 1 (a case
+// failed) or 2. Here the loader is pointed at a driver that does not exist, so zeInit finds
+// none (ZE_ENABLE_ALT_DRIVERS replaces the loader's default drivers).
+TEST(ZeProbeDeviceError, GivenNoLevelZeroDriver_WhenRunOnADevice_ThenExitThreeNamingTheDriverError) {
+    const fs::path dir = fs::temp_directory_path() / ("zp-bad-" + std::to_string(::getpid()) + "-no-driver");
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const char* old = std::getenv("ZE_ENABLE_ALT_DRIVERS");
+    const std::string saved = old ? old : "";
+    ::setenv("ZE_ENABLE_ALT_DRIVERS", (dir / "no-such-driver.so").c_str(), 1);
+    const Result r = runProbe(std::string(kReducedShapeArgs) + " --device zecl --no-timing", dir);
+    if (old)
+        ::setenv("ZE_ENABLE_ALT_DRIVERS", saved.c_str(), 1);
+    else
+        ::unsetenv("ZE_ENABLE_ALT_DRIVERS");
+    ASSERT_TRUE(r.exited) << "killed by a signal\n" << r.output;
+    EXPECT_EQ(r.exitCode, 3) << r.output;
+    EXPECT_NE(r.output.find("ze-probe: Level Zero error: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("no-such-driver.so"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "probe-out")) << "a failed run wrote results";
+    fs::remove_all(dir);
+}

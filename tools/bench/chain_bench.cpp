@@ -34,6 +34,7 @@
 #include "zp/runtime/ze.hpp"
 #include "zp/probe/cases.hpp"
 #include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_setup.hpp"
 #include "zp/probe/compare.hpp"
 
 namespace {
@@ -120,9 +121,11 @@ int main(int argc, char** argv) {
         ze::InitOptions init;
         init.setAltDriversIfUnset = true;
         ze::init(init);
-        const ze::DeviceInfo dev = ze::selectDevice(deviceSpec);
-        ze::Context ctx(dev);
-        ze::CommandQueue queue(ctx, dev);
+        // The first tuning's modules with the context; the others share it (and the weights).
+        zp::sched::DeviceSetup setup(ze::selectDevice(deviceSpec), KernelTuning::parse(tunings.front()));
+        const ze::DeviceInfo& dev = setup.device();
+        ze::Context& ctx = setup.context();
+        ze::CommandQueue queue = setup.makeQueue();
         fmt::print("device: [{}] {} ({}), {} compute units\n", dev.index, dev.name(), ze::driverKindName(dev.kind),
                    dev.computeUnits());
         fmt::print("shape: H={} I={} E={} K={} M={} C={} card={}\n", shape.hidden, shape.intermediate, shape.experts,
@@ -153,18 +156,17 @@ int main(int argc, char** argv) {
         }
 
         // 2. chains
-        zp::sched::DeviceWeights weights(ctx, dev, shape);
+        zp::sched::DeviceLayer layer(setup, shape);
+        zp::sched::DeviceWeights& weights = layer.weights();
         auto hostWeights = zp::oracle::LocalWeights::zeros(shape);
-        const auto silu = zp::oracle::buildSiluTable(shape.swigluAlpha);
-        std::vector<std::unique_ptr<zp::sched::KernelModules>> modules;
+        const auto silu = layer.silu();
+        std::vector<zp::sched::KernelModules*> modules;
         std::map<std::pair<int, int>, std::unique_ptr<zp::sched::DeviceChain>> chains;
-        for (const auto& t : tunings)
-            modules.push_back(std::make_unique<zp::sched::KernelModules>(ctx, dev, zp::kernels::Package::instance(),
-                                                                         KernelTuning::parse(t)));
+        for (const auto& t : tunings) modules.push_back(&setup.modules(KernelTuning::parse(t)));
         fmt::print("modules: {}\n", modules.front()->choice().why);
         auto chainOf = [&](int ti, Variant v) -> zp::sched::DeviceChain& {
             auto& c = chains[{ti, int(v)}];
-            if (!c) c = std::make_unique<zp::sched::DeviceChain>(ctx, dev, *modules[ti], shape, v, weights, silu);
+            if (!c) c = layer.makeChain(v, *modules[ti]);
             return *c;
         };
 

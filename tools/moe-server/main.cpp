@@ -38,6 +38,7 @@
 
 #include "moe_service.hpp"
 #include "zp/probe/config.hpp"
+#include "zp/probe/file_write.hpp"
 
 namespace {
 
@@ -66,12 +67,7 @@ bool isLoopback(const std::string& host) {
 
 // Written to a temporary name and renamed: a reader never sees a partial port number.
 void writePortFile(const std::string& path, int port) {
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp);
-        f << port << "\n";
-    }
-    std::filesystem::rename(tmp, path);
+    zp::sched::writeFileAtomically(path, std::to_string(port) + "\n");
 }
 
 struct Options {
@@ -91,6 +87,22 @@ struct Options {
     std::size_t maxBody = 64u << 20;
     bool enableShutdown = false;
 };
+
+// README "Exit codes": 2 for what the user gave (options, config, weights file), 3 for the
+// device or driver, 1 for anything else (a bug: internal).
+int exitCodeOf(zeprobe::ErrorCode code) {
+    switch (code) {
+        case zeprobe::ErrorCode::invalid_argument:
+        case zeprobe::ErrorCode::not_found:
+        case zeprobe::ErrorCode::io: return 2;
+        case zeprobe::ErrorCode::device:
+        case zeprobe::ErrorCode::kernel_build:
+        case zeprobe::ErrorCode::unsupported:
+        case zeprobe::ErrorCode::out_of_memory: return 3;
+        case zeprobe::ErrorCode::internal: return 1;
+    }
+    return 1;
+}
 
 }  // namespace
 
@@ -161,7 +173,7 @@ int main(int argc, char** argv) {
         chains = std::make_unique<zp::moeserver::ChainPool>(*layer, o.variant, o.threads);
     } catch (const zeprobe::Error& e) {
         std::cerr << "moe-server: " << e.what() << " [" << zeprobe::errorCodeName(e.code()) << "]\n";
-        return e.code() == zeprobe::ErrorCode::invalid_argument || e.code() == zeprobe::ErrorCode::not_found ? 2 : 1;
+        return exitCodeOf(e.code());
     }
     const std::string variant = chains->size() > 0 ? std::string((*chains->acquire()).variant()) : o.variant;
 
@@ -250,6 +262,15 @@ int main(int argc, char** argv) {
         return 1;
     }
 
+    if (!o.portFile.empty()) {
+        try {
+            writePortFile(o.portFile, port);
+        } catch (const zp::sched::InputError& e) {
+            std::cerr << "moe-server: --port-file: " << e.what() << "\n";
+            return 2;
+        }
+    }
+
     std::atomic<bool> listening{true};
     std::thread signalThread([&] {
         int sig = 0;
@@ -260,7 +281,6 @@ int main(int argc, char** argv) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     });
-    if (!o.portFile.empty()) writePortFile(o.portFile, port);
     std::cout << fmt::format(
                      "moe-server: listening on http://{}:{} (device {} [{}], variant {}, {} chains; "
                      "hidden={} intermediate={} experts={} top_k={} rows={} cards={} card={})",

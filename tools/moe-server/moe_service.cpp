@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zp/oracle/numerics.hpp"
+#include "zp/probe/case_io.hpp"
 #include "zp/probe/input_error.hpp"
 #include "zp/probe/safetensors.hpp"
 
@@ -52,11 +53,6 @@ double numberAt(const json& x, const char* key, int m, int c) {
     return x.get<double>();
 }
 
-std::string expertIdError(std::int64_t id, int m, int k, int experts) {
-    // The facade's wording (zeprobe::Chain::forward), for ids that do not even fit an int32.
-    return fmt::format("topk_ids[{}][{}] = {} is not an expert id in [0, {})", m, k, id, experts);
-}
-
 }  // namespace
 
 MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) {
@@ -68,9 +64,10 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
     }
     if (!root.is_object()) throw BadRequest("the request body must be a JSON object");
     static const char* const known[] = {"hidden_bf16", "hidden", "topk_ids", "topk_weights", "timings"};
-    for (const auto& [key, value] : root.items())
-        if (std::find_if(std::begin(known), std::end(known), [&](const char* k) { return key == k; }) ==
-            std::end(known))
+    for (const auto& item : root.items())
+        if (const std::string& key = item.key(); std::find_if(std::begin(known), std::end(known), [&](const char* k) {
+                                                     return key == k;
+                                                 }) == std::end(known))
             throw BadRequest(
                 fmt::format("unknown key '{}' (known: hidden_bf16, hidden, topk_ids, topk_weights, timings)", key));
 
@@ -82,7 +79,9 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
             const std::int64_t id = x.is_number_unsigned()
                                         ? std::int64_t(std::min<std::uint64_t>(x.get<std::uint64_t>(), INT64_MAX))
                                         : x.get<std::int64_t>();
-            if (id < INT32_MIN || id > INT32_MAX) throw BadRequest(expertIdError(id, m, k, shape.experts));
+            // An id that does not even fit an int32 gets the facade's §5.1 message here.
+            if (id < INT32_MIN || id > INT32_MAX)
+                throw BadRequest(zp::sched::expertIdProblem(id, std::size_t(m), std::size_t(k), shape.experts));
             return std::int32_t(id);
         });
     r.topkWeights = rowsOf<float>(root, "topk_weights", shape.topK, "top_k", shape.rows, r.rows,

@@ -28,13 +28,26 @@ std::optional<sched::KernelTuning> parseTuningOrInputError(const std::string& te
     }
 }
 
+namespace {
+
+std::unique_ptr<sched::DeviceSetup> makeSetup(const ze::DeviceInfo& device,
+                                              const std::optional<sched::KernelTuning>& requested) {
+    try {
+        return std::make_unique<sched::DeviceSetup>(device, requested);
+    } catch (const sched::UnsupportedDevice& e) {
+        // Only a tuning asked for is the user's to fix; a device that cannot run the package is not.
+        if (!requested || requested->isPackaged()) throw;
+        throw sched::InputError(std::string("--kernel-tuning: ") + e.what());
+    }
+}
+
+}  // namespace
+
 struct DeviceSession::State {
-    // Declaration order is destruction order reversed: the context outlives everything.
-    ze::Context context;
+    // Declaration order is destruction order reversed: the setup outlives everything.
+    std::unique_ptr<sched::DeviceSetup> setup;
     ze::CommandQueue queue;
-    std::unique_ptr<sched::KernelModules> modules;
-    std::unique_ptr<sched::DeviceWeights> weights;
-    std::vector<oracle::bf16_t> silu;
+    std::unique_ptr<sched::DeviceLayer> layer;
     std::vector<std::pair<sched::Variant, std::unique_ptr<sched::DeviceChain>>> chains;
     ExecutionSink sink;
 };
@@ -44,21 +57,10 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
                              const std::optional<sched::KernelTuning>& requested)
     : device_(selectDeviceOrInputError(spec)), state_(std::make_unique<State>()) {
     State& s = *state_;
-    s.context = ze::Context(device_);
-    s.queue = ze::CommandQueue(s.context, device_);
-    const sched::KernelTuning tuning = requested.value_or(sched::KernelTuning::recommendedFor(device_));
-    try {
-        s.modules = std::make_unique<sched::KernelModules>(s.context, device_, kernels::Package::instance(), tuning);
-    } catch (const std::runtime_error& e) {
-        // Only a tuning the device cannot build is the user's to fix; the packaged one always fits.
-        if (tuning.isPackaged()) throw;
-        throw sched::InputError(std::string("--kernel-tuning: ") + e.what());
-    }
-    s.weights = std::make_unique<sched::DeviceWeights>(s.context, device_, shape);
-    s.silu = oracle::buildSiluTable(shape.swigluAlpha);
-    for (sched::Variant v : variants)
-        s.chains.emplace_back(
-            v, std::make_unique<sched::DeviceChain>(s.context, device_, *s.modules, shape, v, *s.weights, s.silu));
+    s.setup = makeSetup(device_, requested);
+    s.queue = s.setup->makeQueue();
+    s.layer = std::make_unique<sched::DeviceLayer>(*s.setup, shape);
+    for (sched::Variant v : variants) s.chains.emplace_back(v, s.layer->makeChain(v));
 }
 
 DeviceSession::~DeviceSession() {
@@ -69,15 +71,12 @@ DeviceSession::~DeviceSession() {
     } catch (...) {}
 }
 
-const sched::ModuleChoice& DeviceSession::moduleChoice() const { return state_->modules->choice(); }
+const sched::ModuleChoice& DeviceSession::moduleChoice() const { return state_->setup->modules().choice(); }
 
-std::string DeviceSession::kernelsText() const {
-    const auto& t = state_->modules->tuning();
-    return state_->modules->choice().why + (t.isPackaged() ? std::string() : "; tiles " + t.describe());
-}
+std::string DeviceSession::kernelsText() const { return state_->setup->kernelsText(); }
 
 void DeviceSession::uploadWeights(const oracle::LocalWeights& weights, std::span<const int> localExperts) {
-    state_->weights->upload(weights, localExperts);
+    state_->layer->weights().upload(weights, localExperts);
 }
 
 sched::DeviceChain& DeviceSession::chain(sched::Variant v) {
@@ -87,7 +86,7 @@ sched::DeviceChain& DeviceSession::chain(sched::Variant v) {
 }
 
 ze::CommandQueue& DeviceSession::queue() { return state_->queue; }
-ze::Context& DeviceSession::context() { return state_->context; }
+ze::Context& DeviceSession::context() { return state_->setup->context(); }
 
 void DeviceSession::setExecutionSink(ExecutionSink sink) { state_->sink = std::move(sink); }
 
@@ -124,8 +123,8 @@ nlohmann::json DeviceSession::describe() const {
             {"compute_units", d.computeUnits()},
             {"memory_bytes", d.totalMemory()},
             {"fp32_denorm", d.supportsFp32Denorm()},
-            {"modules", state_->modules->choice().why},
-            {"kernel_tuning", state_->modules->tuning().describe()}};
+            {"modules", state_->setup->modules().choice().why},
+            {"kernel_tuning", state_->setup->modules().tuning().describe()}};
 }
 
 ExecutorResult toExecutorResult(const oracle::ChainShape& s, sched::Variant v, const sched::DeviceResults& d) {

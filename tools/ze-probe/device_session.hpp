@@ -1,5 +1,5 @@
-// ze-probe's device side: one Level Zero device with the chain of each variant recorded once,
-// turned into probe::Executors. Owns every device object; destroyed before the context.
+// ze-probe's device side: one Level Zero device (sched::DeviceSetup) with the chain of each
+// variant recorded once, turned into probe::Executors. Owns every device object.
 #pragma once
 
 #include <functional>
@@ -11,6 +11,7 @@
 #include "probe.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_setup.hpp"
 
 namespace zp::probe {
 

@@ -25,6 +25,7 @@
 #include "zp/runtime/ze.hpp"
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/compare.hpp"
+#include "zp/probe/file_write.hpp"
 #include "zp/probe/input_error.hpp"
 #include "zp/scheduler/chain_plan.hpp"
 
@@ -33,7 +34,8 @@ namespace {
 using namespace zp;
 namespace fs = std::filesystem;
 
-constexpr int kExitOk = 0, kExitCaseFailed = 1, kExitBadInput = 2;
+// README "Exit codes".
+constexpr int kExitOk = 0, kExitCaseFailed = 1, kExitBadInput = 2, kExitDeviceError = 3;
 constexpr int kCardSchema = 2;  // 2: timings, projections, launch_floor, gate
 
 struct Options {
@@ -75,17 +77,7 @@ std::vector<sched::RoutePattern> choosePatterns(const std::string& name) {
     return {sched::parsePattern(name)};
 }
 
-void writeJson(const fs::path& file, const nlohmann::json& j) {
-    fs::create_directories(file.parent_path().empty() ? fs::path(".") : file.parent_path());
-    const fs::path tmp = file.string() + ".tmp";
-    {
-        std::ofstream f(tmp);
-        if (!f) throw sched::InputError("cannot write " + tmp.string() + ": check --out");
-        f << j.dump(2) << '\n';
-        if (!f) throw sched::InputError("cannot write " + tmp.string() + ": disk full?");
-    }
-    fs::rename(tmp, file);
-}
+void writeJson(const fs::path& file, const nlohmann::json& j) { sched::writeFileAtomically(file, j.dump(2) + "\n"); }
 
 // The variants a run covers: the on-device M1 oracle first (every other variant's `out` is
 // checked against it too), then the chosen one or all of them.
@@ -353,7 +345,7 @@ int printKernels() {
         std::string why;
         try {
             why = sched::chooseModules(d, package).why;
-        } catch (const std::runtime_error& e) {
+        } catch (const sched::UnsupportedDevice& e) {
             why = e.what();
         }
         fmt::print("device {} ({}, {}): {}\n", d.index, d.name(), ze::driverKindName(d.kind), why);
@@ -523,7 +515,10 @@ int main(int argc, char** argv) {
         return kExitBadInput;
     } catch (const ze::Error& e) {
         fmt::print(stderr, "ze-probe: Level Zero error: {}\n", e.what());
-        return kExitCaseFailed;
+        return kExitDeviceError;
+    } catch (const sched::DeviceError& e) {
+        fmt::print(stderr, "ze-probe: device error: {}\n", e.what());
+        return kExitDeviceError;
     } catch (const std::exception& e) {
         fmt::print(stderr, "ze-probe: internal error: {}\n", e.what());
         return kExitCaseFailed;

@@ -1,5 +1,6 @@
 // ze-probe's run of the case set: cases × variants against the host oracle, counted as
-// passed / failed / skipped, and the card JSON. The CLI (main.cpp) only parses options.
+// passed / failed / skipped, and the card JSON. main.cpp parses the options and runs the
+// modes (one --inputs case, the cards, a sweep) over this and device_session.hpp.
 #pragma once
 
 #include <cstdint>

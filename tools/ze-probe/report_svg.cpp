@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "zp/probe/file_write.hpp"
 
 namespace zp::probe {
 namespace {
@@ -328,16 +329,7 @@ std::string reportHtml(const ReportInput& in) {
 }
 
 void writeReport(const std::filesystem::path& path, const ReportInput& in) {
-    const std::string text = path.extension() == ".html" ? reportHtml(in) : reportSvg(in);
-    if (!path.parent_path().empty()) std::filesystem::create_directories(path.parent_path());
-    const std::filesystem::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary);
-        if (!f) throw std::runtime_error("cannot write " + tmp.string());
-        f << text;
-        if (!f.flush()) throw std::runtime_error("cannot write " + tmp.string() + ": disk full?");
-    }
-    std::filesystem::rename(tmp, path);
+    sched::writeFileAtomically(path, path.extension() == ".html" ? reportHtml(in) : reportSvg(in));
 }
 
 }  // namespace zp::probe

@@ -20,6 +20,7 @@
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/cases.hpp"
 #include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_setup.hpp"
 #include "zp/probe/input_error.hpp"
 #include "zp/probe/variant.hpp"
 
@@ -73,8 +74,10 @@ ErrorCode codeOf(const ze::Error& e) {
 }
 
 // Called inside a catch block: rethrows the exception in flight as zeprobe::Error, prefixed
-// with the API call. std::runtime_error (not InputError) becomes `runtimeCode`: the scheduler
-// uses it for "this device cannot run the package" (unsupported).
+// with the API call, by its type: ze::Error by its result, the scheduler's UnsupportedDevice
+// and DeviceFault, InputError by its kind (a missing named thing is not_found, anything else
+// `inputCode`). Any other std::runtime_error (the kernel package's own loading, say) becomes
+// `runtimeCode`.
 [[noreturn]] void rethrowTranslated(std::string_view call, ErrorCode inputCode = ErrorCode::invalid_argument,
                                     ErrorCode runtimeCode = ErrorCode::internal) {
     const std::string prefix = std::string(call) + ": ";
@@ -84,8 +87,13 @@ ErrorCode codeOf(const ze::Error& e) {
         throw;
     } catch (const ze::Error& e) {
         throw Error(codeOf(e), prefix + e.what(), static_cast<std::int32_t>(e.code()));
+    } catch (const zp::sched::UnsupportedDevice& e) {
+        throw Error(ErrorCode::unsupported, prefix + e.what());
+    } catch (const zp::sched::DeviceFault& e) {
+        throw Error(ErrorCode::device, prefix + e.what());
     } catch (const zp::sched::InputError& e) {
-        throw Error(inputCode, prefix + e.what());
+        throw Error(e.kind() == zp::sched::InputErrorKind::not_found ? ErrorCode::not_found : inputCode,
+                    prefix + e.what());
     } catch (const std::invalid_argument& e) {
         throw Error(ErrorCode::invalid_argument, prefix + e.what());
     } catch (const std::bad_alloc&) {
@@ -190,22 +198,18 @@ std::vector<std::string> variants() {
 namespace detail {
 
 struct DeviceState {
-    // Declaration order is destruction order reversed: the context outlives the modules.
-    ze::DeviceInfo device;
-    ze::Context context;
+    std::unique_ptr<zp::sched::DeviceSetup> setup;
     DeviceInfo info;
-    // Guards `modules` (KernelModules is not thread-safe) and serialises every creation of
+    // Guards `setup` (its kernel modules are not thread-safe) and serialises every creation of
     // device objects on behalf of Layers and Chains.
     std::mutex mutex;
-    std::unique_ptr<zp::sched::KernelModules> modules;
 };
 
 struct LayerState {
     std::shared_ptr<DeviceState> device;  // first: destroyed last
     Shape shape;
     zp::oracle::ChainShape chainShape;
-    std::vector<zp::oracle::bf16_t> silu;  // CONTRACT §5 table for shape.swigluAlpha
-    std::unique_ptr<zp::sched::DeviceWeights> weights;
+    std::unique_ptr<zp::sched::DeviceLayer> layer;  // the weights and the CONTRACT §5 SiLU table
 };
 
 struct ChainState {
@@ -239,21 +243,17 @@ Device::Device(const DeviceOptions& options) {
         if (!options.kernelTuning.empty()) tuning = zp::sched::KernelTuning::parse(options.kernelTuning);
         initLevelZero(options.configureLoader, options.zeclPath);
         auto s = std::make_shared<detail::DeviceState>();
+        ze::DeviceInfo device;
         try {
-            s->device = ze::selectDevice(options.device);
+            device = ze::selectDevice(options.device);
         } catch (const ze::Error& e) {
             if (e.code() != ZE_RESULT_ERROR_INVALID_ARGUMENT) throw;
             throw Error(isDeviceSpecSyntax(options.device) ? ErrorCode::not_found : ErrorCode::invalid_argument,
                         std::string("zeprobe::Device: ") + e.extra(), static_cast<std::int32_t>(e.code()));
         }
-        s->context = ze::Context(s->device);
-        s->modules = std::make_unique<zp::sched::KernelModules>(
-            s->context, s->device, zp::kernels::Package::instance(),
-            tuning.value_or(zp::sched::KernelTuning::recommendedFor(s->device)));
-        s->info = describe(s->device);
-        s->info.kernels =
-            s->modules->choice().why +
-            (s->modules->tuning().isPackaged() ? std::string() : "; tiles " + s->modules->tuning().describe());
+        s->setup = std::make_unique<zp::sched::DeviceSetup>(device, tuning);
+        s->info = describe(device);
+        s->info.kernels = s->setup->kernelsText();
         state_ = std::move(s);
     } catch (...) {
         rethrowTranslated("zeprobe::Device", ErrorCode::invalid_argument, ErrorCode::unsupported);
@@ -281,10 +281,9 @@ std::shared_ptr<detail::LayerState> makeLayer(const std::shared_ptr<detail::Devi
     s->device = device;
     s->shape = shape;
     s->chainShape = toChainShape(shape);
-    s->silu = zp::oracle::buildSiluTable(shape.swigluAlpha);
     std::lock_guard lock(device->mutex);
-    s->weights = std::make_unique<zp::sched::DeviceWeights>(device->context, device->device, s->chainShape);
-    s->weights->upload(weights);
+    s->layer = std::make_unique<zp::sched::DeviceLayer>(*device->setup, s->chainShape);
+    s->layer->weights().upload(weights);
     return s;
 }
 
@@ -322,10 +321,8 @@ Layer Layer::fromSafetensors(const Device& device, const Shape& shape, const std
         try {
             w = zp::sched::loadWeights(path, cs, prefix);
         } catch (const zp::sched::InputError& e) {
-            // A missing tensor is "not found"; anything else wrong with the file is I/O.
-            const std::string what = e.what();
-            throw Error(what.find("no tensor") != std::string::npos ? ErrorCode::not_found : ErrorCode::io,
-                        "zeprobe::Layer::fromSafetensors: " + what + " (prefix '" + prefix + "')");
+            // A missing tensor is not_found; anything else wrong with the file is io.
+            throw zp::sched::InputError(std::string(e.what()) + " (prefix '" + prefix + "')", e.kind());
         }
         return Layer(makeLayer(d, shape, w));
     } catch (...) {
@@ -392,9 +389,8 @@ Chain::Chain(const Layer& layer, const std::string& variant) {
         s->inputs.topkWeights.assign(std::size_t(cs.maxRoutes()), 0.0f);
         detail::DeviceState& d = *s->layer->device;
         std::lock_guard lock(d.mutex);
-        s->queue = ze::CommandQueue(d.context, d.device);
-        s->chain = std::make_unique<zp::sched::DeviceChain>(d.context, d.device, *d.modules, cs, s->variant,
-                                                            *s->layer->weights, s->layer->silu);
+        s->queue = d.setup->makeQueue();
+        s->chain = s->layer->layer->makeChain(s->variant);
         state_ = std::move(s);
     } catch (...) {
         rethrowTranslated("zeprobe::Chain", ErrorCode::invalid_argument, ErrorCode::unsupported);
@@ -422,35 +418,21 @@ void Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::
     if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: moved-from Chain");
     detail::ChainState& s = *state_;
     const Shape& sh = s.layer->shape;
-    const std::size_t H = std::size_t(sh.hidden), K = std::size_t(sh.topK), M = std::size_t(sh.rows);
+    const std::size_t H = std::size_t(sh.hidden), K = std::size_t(sh.topK);
     auto bad = [](const std::string& why) {
         throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: " + why);
     };
 
     // CONTRACT §5.1: everything is checked before any device work.
-    if (topkIds.empty() || topkIds.size() % K != 0)
-        bad("topk_ids has " + std::to_string(topkIds.size()) + " values, expected rows*top_k with top_k = " +
-            std::to_string(K) + " and 1 <= rows <= " + std::to_string(M));
-    const std::size_t m = topkIds.size() / K;
-    if (m > M)
-        bad("rows = " + std::to_string(m) + " (topk_ids has " + std::to_string(topkIds.size()) +
-            " values) exceeds the chain's rows = " + std::to_string(M) + " (Shape::rows sizes the buffers)");
-    if (hidden.size() != m * H)
-        bad("hidden has " + std::to_string(hidden.size()) + " values, expected rows*hidden = " + std::to_string(m) +
-            "*" + std::to_string(H) + " = " + std::to_string(m * H));
-    if (topkWeights.size() != m * K)
-        bad("topk_weights has " + std::to_string(topkWeights.size()) +
-            " values, expected rows*top_k = " + std::to_string(m * K));
+    std::size_t m = 0;
+    try {
+        m = zp::sched::checkRequestInputs(s.layer->chainShape, hidden.size(), topkIds, topkWeights.size());
+    } catch (const zp::sched::InputError& e) {
+        bad(e.what());
+    }
     if (out.size() != m * H)
         bad("out has room for " + std::to_string(out.size()) +
             " values, expected rows*hidden = " + std::to_string(m * H));
-    for (std::size_t r = 0; r < m; ++r)
-        for (std::size_t k = 0; k < K; ++k) {
-            const std::int32_t id = topkIds[r * K + k];
-            if (id < 0 || id >= sh.experts)
-                bad("topk_ids[" + std::to_string(r) + "][" + std::to_string(k) + "] = " + std::to_string(id) +
-                    " is not an expert id in [0, " + std::to_string(sh.experts) + ")");
-        }
 
     try {
         // Rows m..M-1 keep the padding set at construction (zero hidden, weight 0, padding id);

@@ -1,7 +1,9 @@
 // Case inputs, weights and dumps as safetensors files (DESIGN.md "Files and formats").
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 
 #include "zp/oracle/chain.hpp"
@@ -10,8 +12,16 @@
 
 namespace zp::sched {
 
-// Checks inputs against the shape: sizes, and every id in [0, E) (§5.1: the message names
-// (m, k) and the id). Throws InputError.
+// CONTRACT §5.1, the one check of a request's inputs before any device work (case files,
+// zeprobe::Chain::forward, moe-server): the rows m from topk_ids (top_k ids a row,
+// 1 <= m <= shape.rows), then the sizes of hidden [m, H] and topk_weights [m, K], then every id
+// in [0, E) (the message names (m, k) and the id). Returns m; throws InputError.
+std::size_t checkRequestInputs(const oracle::ChainShape&, std::size_t hiddenValues,
+                               std::span<const std::int32_t> topkIds, std::size_t topkWeightValues);
+// §5.1's message for an id outside [0, E), for ids of any width (a JSON request's may not fit
+// an int32).
+std::string expertIdProblem(std::int64_t id, std::size_t m, std::size_t k, int experts);
+// checkRequestInputs for exactly shape.rows rows. Throws InputError.
 void validateInputs(const oracle::ChainShape&, const oracle::ChainInputs&);
 
 // `hidden` BF16 [M,H], `topk_ids` I32 [M,K], `topk_weights` F32 [M,K]; validated.

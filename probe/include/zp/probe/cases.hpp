@@ -32,8 +32,6 @@ inline constexpr int kInputVariants = 12;
 std::string_view patternName(RoutePattern);
 // Throws InputError naming the value and the valid names.
 RoutePattern parsePattern(std::string_view name);
-// What input variant v stresses (§7 table), for reports.
-std::string_view inputVariantName(int v);
 
 // Empty when the pattern can be formed for this shape; otherwise why not (§6: such a
 // pattern is "not valid for this configuration" and not a route of the gate).

@@ -111,7 +111,6 @@ struct InitOptions {
 // Calls zeInit once per process (thread-safe, idempotent). Options of later calls are ignored;
 // a failed zeInit is remembered and rethrown on every later call.
 void init(const InitOptions& options = {});
-bool initialized() noexcept;
 
 // Absolute path of libze_zecl.so: explicit path (must exist), else $ZP_ZECL_PATH, else next to
 // the executable (., ../lib, ../driver), else the build tree's driver, else the install libdir.
@@ -348,15 +347,12 @@ public:
 
     void destroy() noexcept;
     ze_module_handle_t handle() const;
-    const std::string& buildLog() const noexcept { return buildLog_; }  // log of a successful build
     std::vector<std::string> kernelNames() const;
     explicit operator bool() const noexcept { return handle_ != nullptr; }
 
 private:
     // always owned
     ze_module_handle_t handle_ = nullptr;
-    // copy of the (success) build log
-    std::string buildLog_;
 };
 
 // Tag for a local (shared local memory) kernel argument of `bytes` bytes.
@@ -514,16 +510,10 @@ public:
 
     // Uses the group size last set on the kernel (arguments are captured at append time).
     void launch(const Kernel& kernel, GroupCount groups, Event* signal = nullptr, Waits waits = {});
-    // groupCount lives in device-accessible memory (e.g. written by a previous kernel).
-    void launchIndirect(const Kernel& kernel, const ze_group_count_t* groupCount, Event* signal = nullptr,
-                        Waits waits = {});
     void barrier(Event* signal = nullptr, Waits waits = {});
     void memoryCopy(void* dst, const void* src, size_t bytes, Event* signal = nullptr, Waits waits = {});
     void memoryFill(void* dst, const void* pattern, size_t patternSize, size_t bytes, Event* signal = nullptr,
                     Waits waits = {});
-    void signalEvent(Event& event);
-    void waitEvents(Waits waits);
-    void resetEvent(Event& event);
     // Writes a 64-bit global timestamp (ticks, DeviceInfo::globalClock()) to device memory.
     void writeGlobalTimestamp(uint64_t* dst, Event* signal = nullptr, Waits waits = {});
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -22,7 +23,26 @@
 
 namespace zp::sched {
 
-// Build-time knobs of the GEMM kernels (kernels_cl/common/zp_kernel_config.h). The packaged
+// The scheduler's device errors (a failed Level Zero call is ze::Error, from runtime/). Tools
+// exit 3 for either (README "Exit codes").
+struct DeviceError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// This device cannot run the kernel package as asked: no module format it takes, an artifact
+// the package lacks, or a tuning that needs the source bundle (a --kernel-tuning the device
+// cannot build is bad input to ze-probe, exit 2). The facade says ErrorCode::unsupported.
+struct UnsupportedDevice : DeviceError {
+    using DeviceError::DeviceError;
+};
+
+// The device's results break an invariant the kernels keep (a route count out of range, say).
+// The facade says ErrorCode::device.
+struct DeviceFault : DeviceError {
+    using DeviceError::DeviceError;
+};
+
+// Build-time knobs of the GEMM kernels (kernels_cl/abi/zp_abi.h). The packaged
 // SPIR-V and native binaries are built with the defaults below; other values need the zecl
 // source bundle, which KernelModules then builds with the matching -D options (tuning
 // sweeps on zecl devices need no rebuild).
@@ -49,7 +69,7 @@ struct KernelTuning {
 // Which module format a device gets: the native binary for its IP version (Intel; by PCI
 // device id when the driver reports no IP version), else SPIR-V when the device takes
 // SPIR-V, else the zecl source bundle when the device's
-// nativeKernelSupported UUID is zecl's; anything else throws std::runtime_error naming the
+// nativeKernelSupported UUID is zecl's; anything else throws UnsupportedDevice naming the
 // device and what it offers.
 struct ModuleChoice {
     kernels::Format format = kernels::Format::Spirv;
@@ -60,7 +80,7 @@ struct ModuleChoice {
 ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package& package);
 
 // The kernel modules of one device, one per kernel file, built on first use and kept.
-// A non-packaged tuning needs the source bundle (throws std::runtime_error otherwise).
+// A non-packaged tuning needs the source bundle (throws UnsupportedDevice otherwise).
 // Must outlive the chains made from it. Not thread-safe.
 class KernelModules {
 public:

@@ -1,5 +1,8 @@
-/* Tile sizes and buffer layouts shared by the OpenCL C kernels and their host plans
- * (scheduler/src/chain_plan.cpp includes this file too): plain macros, no OpenCL types.
+/* The ABI of the kernels (DESIGN.md: "one small ABI header (tile constants, argument layout)
+ * that host code may include"): tile sizes and buffer layouts shared by the OpenCL C kernels
+ * and their host plans (scheduler/src/chain_plan.cpp), plain macros, no OpenCL types. The
+ * only kernel header host code sees (CMake target zp_kernel_abi); the rest of kernels_cl/ is
+ * the kernels' own.
  *
  * The ZP_GEMM_* tile sizes and ZP_E2M1_DECODE are build options. The defaults here are what
  * the packaged SPIR-V and native binaries are built with; the host plan (zp::sched::
@@ -8,8 +11,8 @@
  * mismatch fails at launch instead of computing garbage. Shapes are NOT build options:
  * every shape key travels as a by-value kernel argument, so one package serves every
  * configuration (CONTRACT §1). */
-#ifndef ZP_KERNEL_CONFIG_H
-#define ZP_KERNEL_CONFIG_H
+#ifndef ZP_ABI_H
+#define ZP_ABI_H
 
 /* CONTRACT §4: 16 logical lanes. A GEMM work-group is ZP_LANES x ZP_GEMM_ITEMS_Y work-items:
  * lane = local id 0; local id 1 picks ZP_GEMM_COLS_PER_ITEM consecutive columns of the

@@ -1,0 +1,69 @@
+// The one device setup every caller uses (ze-probe, the zeprobe facade, the device chain
+// tests, chain-bench): a device's context and kernel modules, one shape's device weights and
+// SiLU table, and the chains recorded over them. Built once here so that every caller gets the
+// same objects in the same order, and the same error for a device that cannot run the package.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "zp/oracle/chain.hpp"
+#include "zp/runtime/ze.hpp"
+#include "zp/scheduler/chain_plan.hpp"
+
+namespace zp::sched {
+
+// One device: its context and its kernel modules, for one tuning or several (chain-bench
+// compares tunings on the same weights, so they share a context). Must outlive every layer,
+// queue and chain made from it. Not thread-safe.
+class DeviceSetup {
+public:
+    // `tuning`: none = KernelTuning::recommendedFor(device). Throws UnsupportedDevice when the
+    // device cannot run the kernel package, or the tuning is not the packaged one and the
+    // device does not build the zecl source bundle.
+    explicit DeviceSetup(const ze::DeviceInfo& device, const std::optional<KernelTuning>& tuning = std::nullopt);
+    DeviceSetup(const DeviceSetup&) = delete;
+    DeviceSetup& operator=(const DeviceSetup&) = delete;
+
+    const ze::DeviceInfo& device() const noexcept { return device_; }
+    ze::Context& context() noexcept { return context_; }
+    // The modules of the tuning given at construction.
+    KernelModules& modules() { return *modules_.front().second; }
+    const KernelModules& modules() const { return *modules_.front().second; }
+    // The modules of another tuning, made on first use (throws as the constructor does).
+    KernelModules& modules(const KernelTuning& tuning);
+    // One line for reports: the module choice, and the tiles when not the packaged ones.
+    std::string kernelsText() const;
+    // A queue of this context (the chains' execute() runs on one).
+    ze::CommandQueue makeQueue() const { return ze::CommandQueue(context_, device_); }
+
+private:
+    ze::DeviceInfo device_;
+    ze::Context context_;  // declared before the modules: destroyed after them
+    std::vector<std::pair<KernelTuning, std::unique_ptr<KernelModules>>> modules_;
+};
+
+// One shape's weights on a device (this card's E/C local experts) and the SiLU table of its
+// alpha (CONTRACT §5): what every chain of that shape reads. Must outlive its chains.
+class DeviceLayer {
+public:
+    DeviceLayer(DeviceSetup& setup, const oracle::ChainShape& shape);
+
+    const oracle::ChainShape& shape() const noexcept { return weights_.shape(); }
+    DeviceWeights& weights() noexcept { return weights_; }
+    std::span<const oracle::bf16_t> silu() const noexcept { return silu_; }
+    // A chain of `variant` over these weights, built with the setup's modules (or `modules`).
+    std::unique_ptr<DeviceChain> makeChain(Variant variant);
+    std::unique_ptr<DeviceChain> makeChain(Variant variant, KernelModules& modules);
+
+private:
+    DeviceSetup* setup_;
+    DeviceWeights weights_;
+    std::vector<oracle::bf16_t> silu_;
+};
+
+}  // namespace zp::sched

@@ -1,0 +1,35 @@
+#include "zp/scheduler/device_setup.hpp"
+
+namespace zp::sched {
+
+DeviceSetup::DeviceSetup(const ze::DeviceInfo& device, const std::optional<KernelTuning>& tuning)
+    : device_(device), context_(device_) {
+    modules(tuning.value_or(KernelTuning::recommendedFor(device_)));
+}
+
+KernelModules& DeviceSetup::modules(const KernelTuning& tuning) {
+    for (auto& [t, m] : modules_)
+        if (t == tuning) return *m;
+    modules_.emplace_back(tuning,
+                          std::make_unique<KernelModules>(context_, device_, kernels::Package::instance(), tuning));
+    return *modules_.back().second;
+}
+
+std::string DeviceSetup::kernelsText() const {
+    const KernelTuning& t = modules().tuning();
+    return modules().choice().why + (t.isPackaged() ? std::string() : "; tiles " + t.describe());
+}
+
+DeviceLayer::DeviceLayer(DeviceSetup& setup, const oracle::ChainShape& shape)
+    : setup_(&setup),
+      weights_(setup.context(), setup.device(), shape),
+      silu_(oracle::buildSiluTable(shape.swigluAlpha)) {}
+
+std::unique_ptr<DeviceChain> DeviceLayer::makeChain(Variant variant) { return makeChain(variant, setup_->modules()); }
+
+std::unique_ptr<DeviceChain> DeviceLayer::makeChain(Variant variant, KernelModules& modules) {
+    return std::make_unique<DeviceChain>(setup_->context(), setup_->device(), modules, weights_.shape(), variant,
+                                         weights_, silu_);
+}
+
+}  // namespace zp::sched
