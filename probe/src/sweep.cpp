@@ -1,4 +1,5 @@
 #include "zp/probe/sweep.hpp"
+#include "zp/probe/file_io.hpp"
 
 #include "yaml_document.hpp"
 
@@ -48,7 +49,11 @@ std::string kindName(const YAML::Node& n) {
     }
 }
 
-bool isQuoted(const YAML::Node& n) { return n.Tag() == "!"; }
+// Quoted, or tagged other than the core schema's !!int / !!float (`repeats: !!str 5`): a string.
+bool isQuoted(const YAML::Node& n) {
+    const std::string& t = n.Tag();
+    return !(t == "?" || t.empty() || t == "tag:yaml.org,2002:int" || t == "tag:yaml.org,2002:float");
+}
 
 int readInt(const std::string& file, const YAML::Node& n, const std::string& path, int least) {
     if (!n.IsScalar()) fail(file, n, path, "got " + kindName(n) + ", expected an integer");
@@ -468,11 +473,7 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
 }
 
 SweepSpec loadSweep(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path.string() + ": cannot read sweep: " + errnoText());
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parseSweep(text.str(), path.string(), path.parent_path());
+    return parseSweep(readTextFile(path, "sweep"), path.string(), path.parent_path());
 }
 
 SweepPlan expandSweep(const SweepSpec& spec) {

@@ -1,5 +1,6 @@
 #include "device_session.hpp"
 
+#include "zp/probe/config.hpp"
 #include "zp/probe/input_error.hpp"
 
 #include <fmt/format.h>
@@ -54,6 +55,8 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
         if (tuning.isPackaged()) throw;
         throw sched::InputError(std::string("--kernel-tuning: ") + e.what());
     }
+    // A shape too large for this device is the user's to fix (exit 2), named before allocating.
+    sched::checkFitsMemory(shape, device_.totalMemory(), "the memory of device " + device_.name());
     s.weights = std::make_unique<sched::DeviceWeights>(s.context, device_, shape);
     s.silu = oracle::buildSiluTable(shape.swigluAlpha);
     for (sched::Variant v : variants)

@@ -1,4 +1,5 @@
 #include "report_svg.hpp"
+#include "zp/probe/file_io.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -329,15 +330,7 @@ std::string reportHtml(const ReportInput& in) {
 
 void writeReport(const std::filesystem::path& path, const ReportInput& in) {
     const std::string text = path.extension() == ".html" ? reportHtml(in) : reportSvg(in);
-    if (!path.parent_path().empty()) std::filesystem::create_directories(path.parent_path());
-    const std::filesystem::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary);
-        if (!f) throw std::runtime_error("cannot write " + tmp.string());
-        f << text;
-        if (!f.flush()) throw std::runtime_error("cannot write " + tmp.string() + ": disk full?");
-    }
-    std::filesystem::rename(tmp, path);
+    sched::writeFileAtomically(path, text, "--report");
 }
 
 }  // namespace zp::probe

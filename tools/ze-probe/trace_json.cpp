@@ -1,4 +1,5 @@
 #include "trace_json.hpp"
+#include "zp/probe/file_io.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -49,15 +50,7 @@ nlohmann::json traceJson(const std::vector<TraceSpan>& spans, const std::string&
 void writeTrace(const std::filesystem::path& path, const std::vector<TraceSpan>& spans,
                 const std::string& processName) {
     const std::string text = traceJson(spans, processName).dump() + "\n";
-    if (!path.parent_path().empty()) std::filesystem::create_directories(path.parent_path());
-    const std::filesystem::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary);
-        if (!f) throw std::runtime_error("cannot write " + tmp.string());
-        f << text;
-        if (!f.flush()) throw std::runtime_error("cannot write " + tmp.string() + ": disk full?");
-    }
-    std::filesystem::rename(tmp, path);
+    sched::writeFileAtomically(path, text, "--trace");
 }
 
 }  // namespace zp::probe
