@@ -132,4 +132,32 @@ ze_result_t MemGetAllocProperties(ze_context_handle_t hContext, const void* ptr,
                                   ze_memory_allocation_properties_t* pMemAllocProperties, ze_device_handle_t* phDevice);
 ze_result_t MemGetAddressRange(ze_context_handle_t hContext, const void* ptr, void** pBase, size_t* pSize);
 
+ze_result_t ContextSystemBarrier(ze_context_handle_t hContext, ze_device_handle_t hDevice);
+ze_result_t CommandListAppendMemoryCopyRegion(ze_command_list_handle_t hCommandList, void* dstptr,
+                                              const ze_copy_region_t* dstRegion, uint32_t dstPitch,
+                                              uint32_t dstSlicePitch, const void* srcptr,
+                                              const ze_copy_region_t* srcRegion, uint32_t srcPitch,
+                                              uint32_t srcSlicePitch, ze_event_handle_t hSignalEvent,
+                                              uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
+ze_result_t CommandListAppendMemoryCopyFromContext(ze_command_list_handle_t hCommandList, void* dstptr,
+                                                   ze_context_handle_t hContextSrc, const void* srcptr, size_t size,
+                                                   ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                   ze_event_handle_t* phWaitEvents);
+ze_result_t CommandListAppendQueryKernelTimestamps(ze_command_list_handle_t hCommandList, uint32_t numEvents,
+                                                   ze_event_handle_t* phEvents, void* dstptr, const size_t* pOffsets,
+                                                   ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                   ze_event_handle_t* phWaitEvents);
+ze_result_t CommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel,
+                                                  const ze_group_count_t* pLaunchArgumentsBuffer,
+                                                  ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                  ze_event_handle_t* phWaitEvents);
+ze_result_t CommandListAppendLaunchMultipleKernelsIndirect(ze_command_list_handle_t hCommandList, uint32_t numKernels,
+                                                           ze_kernel_handle_t* phKernels, const uint32_t* pCountBuffer,
+                                                           const ze_group_count_t* pLaunchArgumentsBuffer,
+                                                           ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                           ze_event_handle_t* phWaitEvents);
+ze_result_t ModuleGetGlobalPointer(ze_module_handle_t hModule, const char* pGlobalName, size_t* pSize, void** pptr);
+ze_result_t ModuleGetFunctionPointer(ze_module_handle_t hModule, const char* pFunctionName, void** pfnFunction);
+ze_result_t KernelSetGlobalOffsetExp(ze_kernel_handle_t hKernel, uint32_t offsetX, uint32_t offsetY, uint32_t offsetZ);
+
 }  // namespace zecl::api

@@ -9,6 +9,7 @@
 #include "objects.hpp"
 
 #include <chrono>
+#include <unordered_map>
 #include <cstring>
 #include <thread>
 
@@ -194,6 +195,238 @@ cl_int enqueueTimestamp(cl_command_queue q, const Command& c, const WaitList& wl
 
 bool isFillPattern(size_t n) { return n != 0 && n <= 128 && (n & (n - 1)) == 0; }
 
+const size_t* offsetOf(const Command& c) { return c.offset[0] | c.offset[1] | c.offset[2] ? c.offset.data() : nullptr; }
+
+// An indirect launch reads its group count (and, for a multi-kernel launch, the kernel
+// count) from device memory when the command is reached, without blocking the host: a
+// non-blocking read in the stream; its completion callback enqueues the launch, with the
+// counts read, on a side queue of the same device; and a barrier in the stream waits on a
+// user event that the kernel's completion sets. So a regular list replayed after the counts
+// changed launches what memory holds then, and an indirect launch may wait on events the
+// host signals after the execute call. The signal event is that barrier's.
+struct IndirectLaunch {
+    ze_group_count_t counts{0, 0, 0};
+    uint32_t kernels = 1;  // read from device memory for a multi-kernel launch
+    uint32_t index = 0;    // this kernel's place in a multi-kernel launch
+    cl_kernel kernel = nullptr;
+    std::array<size_t, 3> local{1, 1, 1}, offset{0, 0, 0};
+    cl_command_queue side = nullptr;
+    cl_event gate = nullptr;
+};
+
+void CL_CALLBACK indirectDone(cl_event, cl_int status, void* user) {
+    auto* w = static_cast<IndirectLaunch*>(user);
+    clSetUserEventStatus(w->gate, status < 0 ? status : CL_COMPLETE);
+    clReleaseEvent(w->gate);
+    clReleaseKernel(w->kernel);
+    delete w;
+}
+
+void CL_CALLBACK indirectCountsRead(cl_event, cl_int status, void* user) {
+    auto* w = static_cast<IndirectLaunch*>(user);
+    if (status < 0) return indirectDone(nullptr, status, w);
+    const size_t global[3] = {size_t(w->counts.groupCountX) * w->local[0], size_t(w->counts.groupCountY) * w->local[1],
+                              size_t(w->counts.groupCountZ) * w->local[2]};
+    if (w->index >= w->kernels || global[0] == 0 || global[1] == 0 || global[2] == 0)
+        return indirectDone(nullptr, CL_COMPLETE, w);  // nothing to run
+    const bool offset = w->offset[0] | w->offset[1] | w->offset[2];
+    cl_event k = nullptr;
+    cl_int e = clEnqueueNDRangeKernel(w->side, w->kernel, 3, offset ? w->offset.data() : nullptr, global,
+                                      w->local.data(), 0, nullptr, &k);
+    if (e != CL_SUCCESS) return indirectDone(nullptr, e, w);
+    clFlush(w->side);
+    if (clSetEventCallback(k, CL_COMPLETE, indirectDone, w) != CL_SUCCESS) {
+        // Without the callback nobody would open the gate: open it now (the kernel runs
+        // unordered with what follows, which is better than a hang).
+        indirectDone(nullptr, CL_COMPLETE, w);
+    }
+    clReleaseEvent(k);
+}
+
+// Side queues for indirect launches, one per stream queue, made on first use.
+std::mutex sideQueuesMutex;
+std::unordered_map<cl_command_queue, cl_command_queue> sideQueues;
+
+cl_command_queue sideQueueOf(cl_command_queue q, cl_int& err) {
+    std::lock_guard lock(sideQueuesMutex);
+    auto it = sideQueues.find(q);
+    if (it != sideQueues.end()) return it->second;
+    cl_context ctx = nullptr;
+    cl_device_id dev = nullptr;
+    clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(ctx), &ctx, nullptr);
+    clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof(dev), &dev, nullptr);
+    cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    cl_command_queue side = clCreateCommandQueueWithProperties(ctx, dev, props, &err);
+    if (side) sideQueues[q] = side;
+    return side;
+}
+
+// Called once the stream queue `q` has drained (so its indirect launches have run).
+void releaseSideQueue(cl_command_queue q) {
+    cl_command_queue side = nullptr;
+    {
+        std::lock_guard lock(sideQueuesMutex);
+        auto it = sideQueues.find(q);
+        if (it == sideQueues.end()) return;
+        side = it->second;
+        sideQueues.erase(it);
+    }
+    clFinish(side);
+    clReleaseCommandQueue(side);
+}
+
+cl_int enqueueIndirect(cl_command_queue q, const Command& c, const WaitList& wl, cl_event* evOut) {
+    cl_int e = CL_SUCCESS;
+    cl_command_queue side = sideQueueOf(q, e);
+    if (!side) return e;
+    cl_context ctx = nullptr;
+    clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(ctx), &ctx, nullptr);
+    auto* w = new IndirectLaunch;
+    w->index = uint32_t(c.size);
+    w->local = c.local;
+    w->offset = c.offset;
+    w->side = side;
+    w->kernel = c.kernel;
+    clRetainKernel(w->kernel);
+    w->gate = clCreateUserEvent(ctx, &e);
+    if (e != CL_SUCCESS) {
+        clReleaseKernel(w->kernel);
+        delete w;
+        return e;
+    }
+    cl_event read = nullptr;
+    if (c.src)  // multi-kernel: src is the kernel count, size the index of this kernel
+        e = clEnqueueSVMMemcpy(q, CL_FALSE, &w->kernels, c.src, sizeof(w->kernels), wl.size(), wl.data(), nullptr);
+    if (e == CL_SUCCESS)
+        e = clEnqueueSVMMemcpy(q, CL_FALSE, &w->counts, c.groupCounts, sizeof(w->counts), c.src ? 0 : wl.size(),
+                               c.src ? nullptr : wl.data(), &read);
+    if (e == CL_SUCCESS) e = clEnqueueBarrierWithWaitList(q, 1, &w->gate, evOut);
+    if (e != CL_SUCCESS) {
+        // Whatever was enqueued reads into `w`: let it drain before freeing.
+        clSetUserEventStatus(w->gate, CL_COMPLETE);
+        clFinish(q);
+        if (read) clReleaseEvent(read);
+        clReleaseEvent(w->gate);
+        clReleaseKernel(w->kernel);
+        delete w;
+        return e;
+    }
+    if (clSetEventCallback(read, CL_COMPLETE, indirectCountsRead, w) != CL_SUCCESS) {
+        clWaitForEvents(1, &read);
+        indirectCountsRead(read, CL_COMPLETE, w);
+    }
+    clReleaseEvent(read);
+    clFlush(q);  // the read must make progress for the stream behind the barrier to
+    return CL_SUCCESS;
+}
+
+// A region copy: one copy where rows and slices are contiguous on both sides, else one per row.
+cl_int enqueueCopyRect(cl_command_queue q, const Command& c, const WaitList& wl, cl_event* evOut) {
+    const CopyRect& r = c.rect;
+    auto* dst = static_cast<uint8_t*>(c.dst);
+    auto* src = static_cast<const uint8_t*>(c.src);
+    const bool rowsPacked = r.height == 1 || (r.dstPitch == r.width && r.srcPitch == r.width);
+    const bool slicesPacked =
+        r.depth == 1 || (r.dstSlicePitch == r.width * r.height && r.srcSlicePitch == r.width * r.height);
+    if (rowsPacked && slicesPacked)
+        return clEnqueueSVMMemcpy(q, CL_FALSE, dst, src, r.width * r.height * r.depth, wl.size(), wl.data(), evOut);
+    const size_t rows = r.height * r.depth;
+    size_t n = 0;
+    for (size_t z = 0; z < r.depth; ++z)
+        for (size_t y = 0; y < r.height; ++y) {
+            const bool first = n == 0, last = ++n == rows;
+            cl_int e = clEnqueueSVMMemcpy(q, CL_FALSE, dst + z * r.dstSlicePitch + y * r.dstPitch,
+                                          src + z * r.srcSlicePitch + y * r.srcPitch, r.width, first ? wl.size() : 0,
+                                          first ? wl.data() : nullptr, last ? evOut : nullptr);
+            if (e != CL_SUCCESS) return e;
+        }
+    return CL_SUCCESS;
+}
+
+// zeCommandListAppendQueryKernelTimestamps: a marker behind the queried events; its
+// callback reads their profiling times into host memory, and copies gated on that
+// callback move the results to the destination in stream order.
+struct KernelTimestampWrite {
+    std::vector<cl_event> events;  // per queried event: its signalling command, or null
+    std::vector<uint64_t> tickNs;
+    std::vector<ze_kernel_timestamp_result_t> results;
+    cl_event gate = nullptr;
+};
+
+void CL_CALLBACK kernelTimestampsReached(cl_event, cl_int, void* user) {
+    auto* w = static_cast<KernelTimestampWrite*>(user);
+    for (size_t i = 0; i < w->events.size(); ++i) {
+        cl_ulong start = 0, end = 0;
+        ze_kernel_timestamp_result_t& r = w->results[i];
+        if (w->events[i] &&
+            clGetEventProfilingInfo(w->events[i], CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr) ==
+                CL_SUCCESS &&
+            clGetEventProfilingInfo(w->events[i], CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr) == CL_SUCCESS) {
+            r.global.kernelStart = r.context.kernelStart = start / w->tickNs[i];
+            r.global.kernelEnd = r.context.kernelEnd = end / w->tickNs[i];
+        }
+    }
+    clSetUserEventStatus(w->gate, CL_COMPLETE);
+}
+
+void CL_CALLBACK kernelTimestampsCopied(cl_event, cl_int, void* user) {
+    auto* w = static_cast<KernelTimestampWrite*>(user);
+    for (cl_event e : w->events)
+        if (e) clReleaseEvent(e);
+    clReleaseEvent(w->gate);
+    delete w;
+}
+
+cl_int enqueueKernelTimestamps(cl_command_queue q, const Command& c, const WaitList& wl, cl_event* evOut) {
+    cl_context ctx = nullptr;
+    clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof(ctx), &ctx, nullptr);
+    auto* w = new KernelTimestampWrite;
+    std::vector<cl_event> waits(wl.data(), wl.data() + wl.size());
+    for (Event* ev : c.queried) {
+        std::lock_guard lock(ev->mutex);
+        cl_event last = ev->hostSignaled ? nullptr : ev->last;
+        if (last) {
+            clRetainEvent(last);
+            waits.push_back(last);
+        }
+        w->events.push_back(last);
+        w->tickNs.push_back(ev->tickNs);
+    }
+    w->results.assign(c.queried.size(), ze_kernel_timestamp_result_t{});
+    cl_int e = CL_SUCCESS;
+    w->gate = clCreateUserEvent(ctx, &e);
+    cl_event marker = nullptr;
+    if (e == CL_SUCCESS) e = clEnqueueMarkerWithWaitList(q, cl_uint(waits.size()), waits.data(), &marker);
+    std::vector<cl_event> copies;
+    const size_t n = c.queried.size(), one = sizeof(ze_kernel_timestamp_result_t);
+    for (size_t i = 0; e == CL_SUCCESS && i < (c.offsets.empty() ? 1 : n); ++i) {
+        cl_event copy = nullptr;
+        const bool packed = c.offsets.empty();
+        e = clEnqueueSVMMemcpy(q, CL_FALSE, static_cast<uint8_t*>(c.dst) + (packed ? 0 : c.offsets[i]), &w->results[i],
+                               packed ? n * one : one, 1, &w->gate, &copy);
+        if (e == CL_SUCCESS) copies.push_back(copy);
+    }
+    if (e != CL_SUCCESS) {
+        // Nothing will run the callbacks: release what they would have, once the queue
+        // has drained whatever was enqueued against the gate.
+        if (w->gate) clSetUserEventStatus(w->gate, CL_COMPLETE);
+        clFinish(q);
+        for (cl_event x : copies) clReleaseEvent(x);
+        if (marker) clReleaseEvent(marker);
+        kernelTimestampsCopied(nullptr, 0, w);
+        return e;
+    }
+    clSetEventCallback(marker, CL_COMPLETE, kernelTimestampsReached, w);
+    clSetEventCallback(copies.back(), CL_COMPLETE, kernelTimestampsCopied, w);  // in order: the last copy ends last
+    clReleaseEvent(marker);
+    for (size_t i = 0; i + 1 < copies.size(); ++i) clReleaseEvent(copies[i]);
+    if (evOut)
+        *evOut = copies.back();
+    else
+        clReleaseEvent(copies.back());
+    return CL_SUCCESS;
+}
+
 }  // namespace
 
 ze_result_t enqueueCommand(cl_command_queue q, const Command& c, std::span<Event* const> waits) {
@@ -207,9 +440,12 @@ ze_result_t enqueueCommand(cl_command_queue q, const Command& c, std::span<Event
     cl_int err = CL_SUCCESS;
     switch (c.op) {
         case Op::Launch:
-            err = clEnqueueNDRangeKernel(q, c.kernel, 3, nullptr, c.global.data(), c.local.data(), wl.size(), wl.data(),
-                                         evOut);
+            err = clEnqueueNDRangeKernel(q, c.kernel, 3, offsetOf(c), c.global.data(), c.local.data(), wl.size(),
+                                         wl.data(), evOut);
             break;
+        case Op::LaunchIndirect: err = enqueueIndirect(q, c, wl, evOut); break;
+        case Op::CopyRegion: err = enqueueCopyRect(q, c, wl, evOut); break;
+        case Op::KernelTimestamps: err = enqueueKernelTimestamps(q, c, wl, evOut); break;
         case Op::Copy:
             err = clEnqueueSVMMemcpy(q, CL_FALSE, c.dst, c.pattern.empty() ? c.src : c.pattern.data(), c.size,
                                      wl.size(), wl.data(), evOut);
@@ -260,6 +496,7 @@ void releaseClQueue(Context* ctx, cl_command_queue q) {
         std::erase(ctx->queues, q);
     }
     clFinish(q);
+    releaseSideQueue(q);
     clReleaseCommandQueue(q);
 }
 
@@ -424,7 +661,7 @@ ze_result_t CommandQueueExecuteCommandLists(ze_command_queue_handle_t hQueue, ui
             ze_result_t r;
             if (c.op == Op::Launch && c.waits.empty() && !c.signal) {
                 // The replay hot path: one enqueue of a pre-set private kernel.
-                cl_int e = clEnqueueNDRangeKernel(q->cl, c.kernel, 3, nullptr, c.global.data(), c.local.data(), 0,
+                cl_int e = clEnqueueNDRangeKernel(q->cl, c.kernel, 3, offsetOf(c), c.global.data(), c.local.data(), 0,
                                                   nullptr, nullptr);
                 r = e == CL_SUCCESS ? ZE_RESULT_SUCCESS : fromCl(e);
             } else {
@@ -531,26 +768,62 @@ ze_result_t CommandListReset(ze_command_list_handle_t hList) {
     return ZE_RESULT_SUCCESS;
 }
 
+namespace {
+
+// Validates a launch of `k` on `l` and fills the command's group size and global offset.
+ze_result_t prepareLaunch(List* l, Kernel* k, Command& c) {
+    // Another L0 context's kernel runs where both share one cl_context (contexts over all of
+    // the driver's devices do); a cl_kernel cannot run on another cl_context's queue.
+    if (k->device != l->device || k->module->context->cl != l->context->cl) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    for (const ArgSlot& a : k->args)
+        if (!a.set) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // OpenCL would refuse it at enqueue
+    for (size_t d = 0; d < 3; ++d) {
+        c.local[d] = k->groupSize[d];
+        c.offset[d] = k->globalOffset[d];
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+// The handle and argument checks every single-kernel launch starts with.
+ze_result_t beginLaunch(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel, const ze_group_count_t* counts,
+                        ze_event_handle_t hSignal, uint32_t numWaits, ze_event_handle_t* phWaits, List*& l, Kernel*& k,
+                        Command& c) {
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
+    if (counts == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if ((err = eventArgs(hSignal, numWaits, phWaits, c.signal)) != ZE_RESULT_SUCCESS) return err;
+    return prepareLaunch(l, k, c);
+}
+
+// The cl_kernel a launch enqueues: the kernel's own for immediate lists (OpenCL captures
+// arguments at enqueue), a snapshot of the current arguments for regular lists.
+ze_result_t attachKernel(List* l, Kernel* k, Command& c) {
+    // An indirect launch enqueues later, from a callback: it needs a snapshot even on an
+    // immediate list (the caller releases it after submitting).
+    if (l->immediate && c.op != Op::LaunchIndirect) {
+        c.kernel = k->cl;
+        return ZE_RESULT_SUCCESS;
+    }
+    return snapshotKernel(k, c.kernel);
+}
+
+}  // namespace
+
 ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,
                                           const ze_group_count_t* pLaunchFuncArgs, ze_event_handle_t hSignalEvent,
                                           uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
     List* l;
-    ze_result_t err = openList(hList, l);
-    if (err != ZE_RESULT_SUCCESS) return err;
-    Kernel* k = lookup<Kernel>(hKernel, err);
-    if (!k) return err;
-    if (pLaunchFuncArgs == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Kernel* k;
     Command c;
-    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
-    if (k->device != l->device || k->module->context != l->context) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    for (const ArgSlot& a : k->args)
-        if (!a.set) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // OpenCL would refuse it at enqueue
+    ze_result_t err = beginLaunch(hList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents, l, k, c);
+    if (err != ZE_RESULT_SUCCESS) return err;
     const uint32_t counts[3] = {pLaunchFuncArgs->groupCountX, pLaunchFuncArgs->groupCountY,
                                 pLaunchFuncArgs->groupCountZ};
     bool empty = false;
-    for (int d = 0; d < 3; ++d) {
-        c.local[size_t(d)] = k->groupSize[size_t(d)];
-        c.global[size_t(d)] = size_t(counts[d]) * k->groupSize[size_t(d)];
+    for (size_t d = 0; d < 3; ++d) {
+        c.global[d] = size_t(counts[d]) * k->groupSize[d];
         empty = empty || counts[d] == 0;
     }
     if (empty) {
@@ -559,12 +832,77 @@ ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_ker
         return submit(l, std::move(c), numWaitEvents, phWaitEvents);
     }
     c.op = Op::Launch;
-    if (l->immediate) {
-        c.kernel = k->cl;
+    if ((err = attachKernel(l, k, c)) != ZE_RESULT_SUCCESS) return err;
+    return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+}
+
+ze_result_t CommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,
+                                                  const ze_group_count_t* pLaunchArgumentsBuffer,
+                                                  ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                  ze_event_handle_t* phWaitEvents) {
+    List* l;
+    Kernel* k;
+    Command c;
+    ze_result_t err =
+        beginLaunch(hList, hKernel, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents, l, k, c);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    c.op = Op::LaunchIndirect;
+    c.groupCounts = pLaunchArgumentsBuffer;
+    if ((err = attachKernel(l, k, c)) != ZE_RESULT_SUCCESS) return err;
+    const bool immediate = l->immediate;
+    err = submit(l, std::move(c), numWaitEvents, phWaitEvents);
+    if (immediate) releaseCommand(c);  // the launch holds its own reference to the snapshot
+    return err;
+}
+
+ze_result_t CommandListAppendLaunchMultipleKernelsIndirect(ze_command_list_handle_t hList, uint32_t numKernels,
+                                                           ze_kernel_handle_t* phKernels, const uint32_t* pCountBuffer,
+                                                           const ze_group_count_t* pLaunchArgumentsBuffer,
+                                                           ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                           ze_event_handle_t* phWaitEvents) {
+    List* l;
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    if (phKernels == nullptr || pCountBuffer == nullptr || pLaunchArgumentsBuffer == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Event* signal = nullptr;
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, signal)) != ZE_RESULT_SUCCESS) return err;
+    // Validate everything before recording anything, so a refused append leaves the list as it was.
+    std::vector<Command> cmds(numKernels);
+    for (uint32_t i = 0; i < numKernels; ++i) {
+        Kernel* k = lookup<Kernel>(phKernels[i], err);
+        if (!k) return err;
+        if ((err = prepareLaunch(l, k, cmds[i])) != ZE_RESULT_SUCCESS) return err;
+    }
+    if (numKernels == 0) {
+        Command c;
+        c.op = Op::Barrier;
+        c.signal = signal;
         return submit(l, std::move(c), numWaitEvents, phWaitEvents);
     }
-    if ((err = snapshotKernel(k, c.kernel)) != ZE_RESULT_SUCCESS) return err;
-    return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+    for (uint32_t i = 0; i < numKernels; ++i) {
+        Command& c = cmds[i];
+        c.op = Op::LaunchIndirect;  // before attachKernel: it snapshots for indirect launches
+        c.src = pCountBuffer;       // launched only while i < *pCountBuffer
+        c.size = i;
+        c.groupCounts = pLaunchArgumentsBuffer + i;
+        c.signal = i + 1 == numKernels ? signal : nullptr;
+        auto* k = reinterpret_cast<Kernel*>(phKernels[i]);
+        if ((err = attachKernel(l, k, c)) != ZE_RESULT_SUCCESS) {
+            for (Command& r : cmds) releaseCommand(r);
+            return err;
+        }
+    }
+    for (uint32_t i = 0; i < numKernels; ++i) {
+        // The waits go with the first kernel; the in-order stream orders the rest.
+        err = submit(l, std::move(cmds[i]), i == 0 ? numWaitEvents : 0, i == 0 ? phWaitEvents : nullptr);
+        if (l->immediate) releaseCommand(cmds[i]);  // the launch holds its own reference
+        if (err != ZE_RESULT_SUCCESS) {
+            for (uint32_t j = i + 1; j < numKernels; ++j) releaseCommand(cmds[j]);
+            return err;
+        }
+    }
+    return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t CommandListAppendBarrier(ze_command_list_handle_t hList, ze_event_handle_t hSignalEvent,
@@ -600,6 +938,85 @@ ze_result_t CommandListAppendMemoryCopy(ze_command_list_handle_t hList, void* ds
     c.dst = dstptr;
     c.src = srcptr;
     c.size = size;
+    return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+}
+
+ze_result_t CommandListAppendMemoryCopyRegion(ze_command_list_handle_t hList, void* dstptr,
+                                              const ze_copy_region_t* dstRegion, uint32_t dstPitch,
+                                              uint32_t dstSlicePitch, const void* srcptr,
+                                              const ze_copy_region_t* srcRegion, uint32_t srcPitch,
+                                              uint32_t srcSlicePitch, ze_event_handle_t hSignalEvent,
+                                              uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+    List* l;
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    if (dstptr == nullptr || srcptr == nullptr || dstRegion == nullptr || srcRegion == nullptr)
+        return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Command c;
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
+    // A 2-D region may give depth 0 (and a 1-D one height 0): one slice, one row.
+    const size_t height = std::max<uint32_t>(1, dstRegion->height), depth = std::max<uint32_t>(1, dstRegion->depth);
+    if (dstRegion->width != srcRegion->width || height != std::max<uint32_t>(1, srcRegion->height) ||
+        depth != std::max<uint32_t>(1, srcRegion->depth))
+        return ZE_RESULT_ERROR_INVALID_SIZE;  // the spec: both regions have the same extent
+    CopyRect& r = c.rect;
+    r.width = dstRegion->width;
+    r.height = height;
+    r.depth = depth;
+    // A zero pitch means tightly packed rows (slices).
+    r.dstPitch = dstPitch ? dstPitch : r.width;
+    r.srcPitch = srcPitch ? srcPitch : r.width;
+    r.dstSlicePitch = dstSlicePitch ? dstSlicePitch : r.dstPitch * r.height;
+    r.srcSlicePitch = srcSlicePitch ? srcSlicePitch : r.srcPitch * r.height;
+    if ((r.height > 1 && (r.dstPitch < r.width || r.srcPitch < r.width)) ||
+        (r.depth > 1 && (r.dstSlicePitch < r.dstPitch * r.height || r.srcSlicePitch < r.srcPitch * r.height)))
+        return ZE_RESULT_ERROR_INVALID_SIZE;  // rows (slices) would overlap
+    c.dst = static_cast<uint8_t*>(dstptr) + dstRegion->originZ * r.dstSlicePitch + dstRegion->originY * r.dstPitch +
+            dstRegion->originX;
+    c.src = static_cast<const uint8_t*>(srcptr) + srcRegion->originZ * r.srcSlicePitch +
+            srcRegion->originY * r.srcPitch + srcRegion->originX;
+    c.op = r.width == 0 ? Op::Barrier : Op::CopyRegion;
+    return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+}
+
+ze_result_t CommandListAppendMemoryCopyFromContext(ze_command_list_handle_t hList, void* dstptr,
+                                                   ze_context_handle_t hContextSrc, const void* srcptr, size_t size,
+                                                   ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                   ze_event_handle_t* phWaitEvents) {
+    List* l;
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    Context* src = lookup<Context>(hContextSrc, err);
+    if (!src) return err;
+    if (src->driver != l->context->driver) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (srcptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    // Contexts sharing a cl_context share SVM. Otherwise an SVM pointer of another cl_context
+    // means nothing to this one's queues; OpenCL reads
+    // it as host memory. That is right only where the source allocation is host memory:
+    // every allocation on a CPU device, and fine-grained host allocations.
+    if (src->cl != l->context->cl && !src->hostReachable(srcptr, size)) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    return CommandListAppendMemoryCopy(hList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
+}
+
+ze_result_t CommandListAppendQueryKernelTimestamps(ze_command_list_handle_t hList, uint32_t numEvents,
+                                                   ze_event_handle_t* phEvents, void* dstptr, const size_t* pOffsets,
+                                                   ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                   ze_event_handle_t* phWaitEvents) {
+    List* l;
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
+    if (dstptr == nullptr || (numEvents > 0 && phEvents == nullptr)) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Command c;
+    if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
+    for (uint32_t i = 0; i < numEvents; ++i) {
+        Event* e = lookup<Event>(phEvents[i], err);
+        if (!e) return err;
+        if (!(e->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        c.queried.push_back(e);
+        if (pOffsets) c.offsets.push_back(pOffsets[i]);
+    }
+    c.op = numEvents == 0 ? Op::Barrier : Op::KernelTimestamps;
+    c.dst = dstptr;
     return submit(l, std::move(c), numWaitEvents, phWaitEvents);
 }
 

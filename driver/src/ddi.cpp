@@ -90,7 +90,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetContextProcAddrTable(ze_api_version_t v
     t->pfnCreate = ContextCreate;
     t->pfnDestroy = ContextDestroy;
     t->pfnGetStatus = ContextGetStatus;
-    ZECL_UNSUPPORTED(t->pfnSystemBarrier);
+    t->pfnSystemBarrier = ContextSystemBarrier;
     t->pfnMakeMemoryResident = ContextMakeMemoryResident;
     t->pfnEvictMemory = ContextEvictMemory;
     ZECL_UNSUPPORTED(t->pfnMakeImageResident);
@@ -122,8 +122,8 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandListProcAddrTable(ze_api_version
     t->pfnAppendMemoryRangesBarrier = CommandListAppendMemoryRangesBarrier;
     t->pfnAppendMemoryCopy = CommandListAppendMemoryCopy;
     t->pfnAppendMemoryFill = CommandListAppendMemoryFill;
-    ZECL_UNSUPPORTED(t->pfnAppendMemoryCopyRegion);
-    ZECL_UNSUPPORTED(t->pfnAppendMemoryCopyFromContext);
+    t->pfnAppendMemoryCopyRegion = CommandListAppendMemoryCopyRegion;
+    t->pfnAppendMemoryCopyFromContext = CommandListAppendMemoryCopyFromContext;
     ZECL_UNSUPPORTED(t->pfnAppendImageCopy);
     ZECL_UNSUPPORTED(t->pfnAppendImageCopyRegion);
     ZECL_UNSUPPORTED(t->pfnAppendImageCopyToMemory);
@@ -133,14 +133,11 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandListProcAddrTable(ze_api_version
     t->pfnAppendSignalEvent = CommandListAppendSignalEvent;
     t->pfnAppendWaitOnEvents = CommandListAppendWaitOnEvents;
     t->pfnAppendEventReset = CommandListAppendEventReset;
-    // Kernel timestamps are read with zeEventQueryKernelTimestamp; copying them on the
-    // device has no OpenCL counterpart.
-    ZECL_UNSUPPORTED(t->pfnAppendQueryKernelTimestamps);
+    t->pfnAppendQueryKernelTimestamps = CommandListAppendQueryKernelTimestamps;
     t->pfnAppendLaunchKernel = CommandListAppendLaunchKernel;
     ZECL_UNSUPPORTED(t->pfnAppendLaunchCooperativeKernel);
-    // OpenCL cannot read group counts from device memory at execution time.
-    ZECL_UNSUPPORTED(t->pfnAppendLaunchKernelIndirect);
-    ZECL_UNSUPPORTED(t->pfnAppendLaunchMultipleKernelsIndirect);
+    t->pfnAppendLaunchKernelIndirect = CommandListAppendLaunchKernelIndirect;
+    t->pfnAppendLaunchMultipleKernelsIndirect = CommandListAppendLaunchMultipleKernelsIndirect;
     if (has(version, ZE_API_VERSION_1_3)) {
         ZECL_UNSUPPORTED(t->pfnAppendImageCopyToMemoryExt);
         ZECL_UNSUPPORTED(t->pfnAppendImageCopyFromMemoryExt);
@@ -195,10 +192,10 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetModuleProcAddrTable(ze_api_version_t ve
     t->pfnDestroy = ModuleDestroy;
     ZECL_UNSUPPORTED(t->pfnDynamicLink);
     t->pfnGetNativeBinary = ModuleGetNativeBinary;
-    ZECL_UNSUPPORTED(t->pfnGetGlobalPointer);
+    t->pfnGetGlobalPointer = ModuleGetGlobalPointer;
     t->pfnGetKernelNames = ModuleGetKernelNames;
     t->pfnGetProperties = ModuleGetProperties;
-    ZECL_UNSUPPORTED(t->pfnGetFunctionPointer);
+    t->pfnGetFunctionPointer = ModuleGetFunctionPointer;
     if (has(version, ZE_API_VERSION_1_3)) ZECL_UNSUPPORTED(t->pfnInspectLinkageExt);
     return ZE_RESULT_SUCCESS;
 }
@@ -294,7 +291,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetEventExpProcAddrTable(ze_api_version_t 
 
 ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetKernelExpProcAddrTable(ze_api_version_t version, ze_kernel_exp_dditable_t* t) {
     if (ze_result_t r = checkTable(version, t)) return r;
-    ZECL_UNSUPPORTED(t->pfnSetGlobalOffsetExp);
+    t->pfnSetGlobalOffsetExp = KernelSetGlobalOffsetExp;
     ZECL_UNSUPPORTED(t->pfnSchedulingHintExp);
     return ZE_RESULT_SUCCESS;
 }

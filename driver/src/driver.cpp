@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <dlfcn.h>
 #include <string_view>
 
 namespace zecl {
@@ -165,6 +166,55 @@ constexpr cl_device_info kHalfFpConfig = 0x1033;        // CL_DEVICE_HALF_FP_CON
 constexpr cl_device_info kSubGroupSizesIntel = 0x4108;  // CL_DEVICE_SUB_GROUP_SIZES_INTEL
 constexpr cl_device_info kWarpSizeNv = 0x4003;          // CL_DEVICE_WARP_SIZE_NV
 constexpr cl_device_info kWavefrontWidthAmd = 0x4043;   // CL_DEVICE_WAVEFRONT_WIDTH_AMD
+constexpr cl_device_info kPciBusIdNv = 0x4008;          // CL_DEVICE_PCI_BUS_ID_NV
+constexpr cl_device_info kPciSlotIdNv = 0x4009;         // CL_DEVICE_PCI_SLOT_ID_NV
+constexpr cl_device_info kPciDomainIdNv = 0x400A;       // CL_DEVICE_PCI_DOMAIN_ID_NV
+constexpr cl_device_info kPciBusInfoKhr = 0x410F;       // CL_DEVICE_PCI_BUS_INFO_KHR
+
+// The memory bus width in bits. OpenCL has no query for it, so it comes from what else
+// knows: a CPU device's memory is the host's DRAM, whose channels are 64 bits wide (DDR3/4/5
+// DIMMs, without ECC bits); the channel count is not visible without root, so 64 is the width
+// of one channel, a lower bound. An NVIDIA GPU's width comes from NVML
+// (nvmlDeviceGetMemoryBusWidth, dlopened), matched by PCI address. Otherwise 0: unknown.
+uint32_t memoryBusWidth(cl_device_id id, cl_device_type type, const std::string& extensions) {
+    if (type & CL_DEVICE_TYPE_CPU) return 64;
+    unsigned domain = 0, bus = 0, slot = 0, function = 0;
+    bool havePci = false;
+    if (extensions.find("cl_khr_pci_bus_info") != std::string::npos) {
+        struct {
+            cl_uint domain, bus, device, function;
+        } info{};
+        if (clGetDeviceInfo(id, kPciBusInfoKhr, sizeof(info), &info, nullptr) == CL_SUCCESS) {
+            domain = info.domain, bus = info.bus, slot = info.device, function = info.function;
+            havePci = true;
+        }
+    } else if (extensions.find("cl_nv_device_attribute_query") != std::string::npos) {
+        bus = deviceValue<cl_uint>(id, kPciBusIdNv);
+        slot = deviceValue<cl_uint>(id, kPciSlotIdNv);
+        domain = deviceValue<cl_uint>(id, kPciDomainIdNv);
+        havePci = true;
+    }
+    if (!havePci || deviceValue<cl_uint>(id, CL_DEVICE_VENDOR_ID) != 0x10de) return 0;
+    void* nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!nvml) return 0;
+    using Init = int (*)();
+    using ByPci = int (*)(const char*, void**);
+    using BusWidth = int (*)(void*, unsigned*);
+    auto init = reinterpret_cast<Init>(dlsym(nvml, "nvmlInit_v2"));
+    auto shutdown = reinterpret_cast<Init>(dlsym(nvml, "nvmlShutdown"));
+    auto byPci = reinterpret_cast<ByPci>(dlsym(nvml, "nvmlDeviceGetHandleByPciBusId_v2"));
+    auto width = reinterpret_cast<BusWidth>(dlsym(nvml, "nvmlDeviceGetMemoryBusWidth"));
+    unsigned bits = 0;
+    if (init && shutdown && byPci && width && init() == 0) {
+        char address[32];
+        std::snprintf(address, sizeof(address), "%08x:%02x:%02x.%x", domain, bus, slot, function);
+        void* handle = nullptr;
+        if (byPci(address, &handle) != 0 || width(handle, &bits) != 0) bits = 0;
+        shutdown();
+    }
+    dlclose(nvml);
+    return bits;
+}
 
 std::unique_ptr<Device> describe(Driver* driver, cl_device_id id, uint32_t ordinal) {
     auto d = std::make_unique<Device>();
@@ -216,13 +266,24 @@ std::unique_ptr<Device> describe(Driver* driver, cl_device_id id, uint32_t ordin
     }
     d->maxParameterSize = deviceValue<size_t>(id, CL_DEVICE_MAX_PARAMETER_SIZE);
     d->printfBufferSize = deviceValue<size_t>(id, CL_DEVICE_PRINTF_BUFFER_SIZE);
-    if (extensions.find("cl_intel_required_subgroup_size") != std::string::npos) {
+    // Sub-group sizes: Intel's extensions list them (CL_DEVICE_SUB_GROUP_SIZES_INTEL, from
+    // cl_intel_subgroups or cl_intel_required_subgroup_size). Core OpenCL (2.1+, or 3.0 with
+    // cl_khr_subgroups) lists none per device, only per kernel: subGroupProbe() asks a probe
+    // kernel then. CL_DEVICE_MAX_NUM_SUB_GROUPS == 0 (PoCL 3.1, NVIDIA) means no sub-groups.
+    d->subGroupSizesReason = "the device reports CL_DEVICE_MAX_NUM_SUB_GROUPS = 0 and no cl_intel_subgroups";
+    if (extensions.find("cl_intel_subgroups") != std::string::npos ||
+        extensions.find("cl_intel_required_subgroup_size") != std::string::npos) {
         size_t n = 0;
         if (clGetDeviceInfo(id, kSubGroupSizesIntel, 0, nullptr, &n) == CL_SUCCESS && n >= sizeof(size_t)) {
             std::vector<size_t> sizes(n / sizeof(size_t));
             clGetDeviceInfo(id, kSubGroupSizesIntel, n, sizes.data(), nullptr);
-            for (size_t s : sizes) d->subGroupSizes.push_back(uint32_t(s));
+            for (size_t s : sizes)
+                if (s > 0) d->subGroupSizes.push_back(uint32_t(s));
         }
+        if (d->subGroupSizes.empty())
+            d->subGroupSizesReason = "CL_DEVICE_SUB_GROUP_SIZES_INTEL failed or listed nothing";
+    } else if (d->clVersion >= 210 && deviceValue<cl_uint>(id, CL_DEVICE_MAX_NUM_SUB_GROUPS) > 0) {
+        d->subGroupProbe = true;
     }
     // SIMD width: the vendor's native width where an extension names it, otherwise the
     // float vector width OpenCL suggests.
@@ -234,6 +295,7 @@ std::unique_ptr<Device> describe(Driver* driver, cl_device_id id, uint32_t ordin
         d->simdWidth = deviceValue<cl_uint>(id, kWavefrontWidthAmd, 64);
     else
         d->simdWidth = std::max<cl_uint>(1, deviceValue<cl_uint>(id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT));
+    d->memoryBusWidth = memoryBusWidth(id, t, extensions);
     d->timerResolutionNs = std::max<size_t>(1, deviceValue<size_t>(id, CL_DEVICE_PROFILING_TIMER_RESOLUTION));
     d->hostUnifiedMemory = deviceValue<cl_bool>(id, CL_DEVICE_HOST_UNIFIED_MEMORY) == CL_TRUE;
     d->ecc = deviceValue<cl_bool>(id, CL_DEVICE_ERROR_CORRECTION_SUPPORT) == CL_TRUE;
@@ -248,6 +310,33 @@ std::unique_ptr<Device> describe(Driver* driver, cl_device_id id, uint32_t ordin
     std::memcpy(d->uuid.id, &h1, 8);
     std::memcpy(d->uuid.id + 8, &h2, 8);
     return d;
+}
+
+// Core OpenCL sub-groups have no device-wide size list; the sizes a kernel gets are per
+// kernel (CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE). A trivial probe kernel, built once on
+// first use, gives the size the compiler picks at the device's largest work-group.
+void probeSubGroupSizes(Device* d) {
+    if (!d->subGroupProbe) return;
+    std::call_once(d->subGroupProbeOnce, [d] {
+        d->subGroupSizesReason = "the sub-group probe kernel did not build or answer";
+        cl_int e = CL_SUCCESS;
+        cl_context ctx = clCreateContext(nullptr, 1, &d->cl, nullptr, nullptr, &e);
+        if (e != CL_SUCCESS) return;
+        const char* src = "kernel void zecl_sub_group_probe(global uint* o) { o[0] = get_sub_group_size(); }";
+        cl_program prog = clCreateProgramWithSource(ctx, 1, &src, nullptr, &e);
+        if (e == CL_SUCCESS && clBuildProgram(prog, 1, &d->cl, "-cl-std=CL3.0", nullptr, nullptr) != CL_SUCCESS)
+            e = clBuildProgram(prog, 1, &d->cl, "-cl-std=CL2.0", nullptr, nullptr);
+        cl_kernel k = e == CL_SUCCESS ? clCreateKernel(prog, "zecl_sub_group_probe", &e) : nullptr;
+        size_t local[3] = {d->maxWorkGroupSize, 1, 1}, size = 0;
+        if (k &&
+            clGetKernelSubGroupInfo(k, d->cl, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof(local), local,
+                                    sizeof(size), &size, nullptr) == CL_SUCCESS &&
+            size > 0)
+            d->subGroupSizes.push_back(uint32_t(size));
+        if (k) clReleaseKernel(k);
+        if (prog) clReleaseProgram(prog);
+        clReleaseContext(ctx);
+    });
 }
 
 struct Discovery {
@@ -396,11 +485,21 @@ ze_result_t DriverGetIpcProperties(ze_driver_handle_t hDriver, ze_driver_ipc_pro
 }
 
 ze_result_t DriverGetExtensionProperties(ze_driver_handle_t hDriver, uint32_t* pCount,
-                                         ze_driver_extension_properties_t*) {
+                                         ze_driver_extension_properties_t* pProperties) {
     ze_result_t err;
     if (!lookup<Driver>(hDriver, err)) return err;
     if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    *pCount = 0;
+    // The extensions zecl implements in full.
+    static const ze_driver_extension_properties_t kExtensions[] = {
+        {ZE_GLOBAL_OFFSET_EXP_NAME, ZE_GLOBAL_OFFSET_EXP_VERSION_CURRENT},
+    };
+    const uint32_t n = uint32_t(std::size(kExtensions));
+    if (*pCount == 0 || pProperties == nullptr) {
+        *pCount = n;
+        return ZE_RESULT_SUCCESS;
+    }
+    *pCount = std::min(*pCount, n);
+    for (uint32_t i = 0; i < *pCount; ++i) pProperties[i] = kExtensions[i];
     return ZE_RESULT_SUCCESS;
 }
 
@@ -468,6 +567,7 @@ ze_result_t DeviceGetComputeProperties(ze_device_handle_t hDevice, ze_device_com
     // OpenCL bounds only the global size (size_t); group counts are bounded by uint32.
     p->maxGroupCountX = p->maxGroupCountY = p->maxGroupCountZ = UINT32_MAX;
     p->maxSharedLocalMemory = clamp32(d->localMemSize);
+    probeSubGroupSizes(d);
     p->numSubGroupSizes = uint32_t(std::min<size_t>(d->subGroupSizes.size(), ZE_SUBGROUPSIZE_COUNT));
     std::memset(p->subGroupSizes, 0, sizeof(p->subGroupSizes));
     for (uint32_t i = 0; i < p->numSubGroupSizes; ++i) p->subGroupSizes[i] = d->subGroupSizes[i];
@@ -522,8 +622,8 @@ ze_result_t DeviceGetMemoryProperties(ze_device_handle_t hDevice, uint32_t* pCou
     }
     *pCount = 1;
     p->flags = 0;
-    p->maxClockRate = 0;  // OpenCL does not report memory clocks or bus width
-    p->maxBusWidth = 0;
+    p->maxClockRate = 0;  // OpenCL does not report memory clocks
+    p->maxBusWidth = d->memoryBusWidth;
     p->totalSize = d->globalMemSize;
     copyName(p->name, ZE_MAX_DEVICE_NAME, "global");
     return ZE_RESULT_SUCCESS;

@@ -107,6 +107,10 @@ struct Device {
     size_t maxParameterSize = 0;
     size_t printfBufferSize = 0;
     std::vector<uint32_t> subGroupSizes;
+    const char* subGroupSizesReason = "";  // why subGroupSizes is empty, when it is
+    bool subGroupProbe = false;            // core OpenCL sub-groups: sizes asked of a probe kernel
+    std::once_flag subGroupProbeOnce;
+    uint32_t memoryBusWidth = 0;  // bits; 0 when nothing on the system says (see driver.cpp)
     uint32_t simdWidth = 1;
     uint64_t timerResolutionNs = 1;
     bool hostUnifiedMemory = false;
@@ -125,6 +129,12 @@ struct Driver {
     std::vector<std::unique_ptr<Device>> devices;
     ze_driver_uuid_t uuid{};
     uint32_t driverVersion = 0;
+    // One cl_context shared by every L0 context over all of the driver's devices, so kernels,
+    // events and memory of one such context work with another's lists, as on Intel's driver
+    // (made on first use, kept for the process).
+    std::mutex sharedMutex;
+    cl_context shared = nullptr;
+    std::vector<struct Context*> sharing;  // live contexts on `shared`, under sharedMutex
 };
 
 struct Allocation {
@@ -151,6 +161,9 @@ struct Context {
     bool hasDevice(const Device* d) const;
     // The allocation containing ptr (interior pointers included); allocMutex held by the caller.
     const Allocation* findLocked(const void* ptr) const;
+    // Whether the host (and so another cl_context's queue) may read [ptr, ptr + size) directly:
+    // not one of this context's allocations, or one that is host memory (see memory.cpp).
+    bool hostReachable(const void* ptr, size_t size);
 };
 
 struct Module {
@@ -159,7 +172,8 @@ struct Module {
     Device* device = nullptr;
     cl_program program = nullptr;
     ze_module_format_t format = ZE_MODULE_FORMAT_NATIVE;
-    std::vector<uint8_t> input;  // the bundle or IL as given, for zeModuleGetNativeBinary
+    std::vector<uint8_t> il;      // the SPIR-V the program was built from (IL or IL container), else empty
+    std::vector<uint8_t> native;  // what zeModuleGetNativeBinary hands back (see module.cpp)
     std::vector<std::string> kernelNames;
 };
 
@@ -198,6 +212,7 @@ struct Kernel {
     cl_kernel cl = nullptr;  // holds the current arguments; immediate lists enqueue it directly
     std::vector<ArgSlot> args;
     std::array<uint32_t, 3> groupSize{1, 1, 1};
+    std::array<uint32_t, 3> globalOffset{0, 0, 0};  // zeKernelSetGlobalOffsetExp
     std::array<size_t, 3> requiredGroupSize{0, 0, 0};
     size_t maxGroupSize = 1;
     size_t preferredMultiple = 1;
@@ -237,13 +252,36 @@ struct EventPool {
 
 // One recorded command of a regular list (or the transient description of an
 // immediate-list append).
-enum class Op : uint8_t { Launch, Copy, Fill, Barrier, Signal, Wait, Reset, Timestamp };
+enum class Op : uint8_t {
+    Launch,
+    LaunchIndirect,  // group count read from device memory when the command is reached
+    Copy,
+    CopyRegion,
+    Fill,
+    Barrier,
+    Signal,
+    Wait,
+    Reset,
+    Timestamp,
+    KernelTimestamps  // zeCommandListAppendQueryKernelTimestamps
+};
+
+// A 3-D region copy: `dst`/`src` point at the regions' first bytes.
+struct CopyRect {
+    size_t width = 0, height = 1, depth = 1;  // bytes, rows, slices
+    size_t dstPitch = 0, dstSlicePitch = 0, srcPitch = 0, srcSlicePitch = 0;
+};
 
 struct Command {
     Op op = Op::Barrier;
     cl_kernel kernel = nullptr;  // owned (retained) in regular lists
     std::array<size_t, 3> global{0, 0, 0};
     std::array<size_t, 3> local{1, 1, 1};
+    std::array<size_t, 3> offset{0, 0, 0};          // global offset (ZE_experimental_global_offset)
+    const ze_group_count_t* groupCounts = nullptr;  // LaunchIndirect: device memory, read at execution
+    CopyRect rect;                                  // CopyRegion
+    std::vector<Event*> queried;                    // KernelTimestamps: the events read
+    std::vector<size_t> offsets;                    // KernelTimestamps: destination offsets (empty: packed)
     void* dst = nullptr;
     const void* src = nullptr;
     size_t size = 0;

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,5 +19,15 @@ namespace zecl {
 // Pointer, Workgroup pointers Local, everything else Value. nullopt when the bytes are not a
 // SPIR-V module or have no kernel of that name.
 std::optional<std::vector<ArgKind>> spirvKernelArgKinds(std::span<const uint8_t> spirv, std::string_view name);
+
+// Entry point `name`'s source attributes in CL_KERNEL_ATTRIBUTES form, rebuilt from its
+// execution modes (LocalSize -> "reqd_work_group_size(x,y,z)", LocalSizeHint ->
+// "work_group_size_hint(x,y,z)", SubgroupSize -> "intel_reqd_sub_group_size(n)"), space
+// separated; for platforms that report no attributes for IL programs. Empty when none.
+// Byte sizes of the module's specialization constants by SpecId (a boolean one is 1 byte,
+// as OpenCL takes it). L0 gives constant values without sizes; the module says them.
+std::map<uint32_t, uint32_t> spirvSpecConstantSizes(std::span<const uint8_t> spirv);
+
+std::string spirvKernelAttributes(std::span<const uint8_t> spirv, std::string_view name);
 
 }  // namespace zecl

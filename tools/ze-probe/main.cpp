@@ -21,12 +21,14 @@
 #include "sweep_run.hpp"
 #include "timing.hpp"
 #include "trace_json.hpp"
+#include "zp/kernels/package.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/compare.hpp"
 #include "zp/probe/file_io.hpp"
 #include "zp/probe/input_error.hpp"
 #include "zp/probe/option_values.hpp"
+#include "zp/scheduler/chain_plan.hpp"
 
 namespace {
 
@@ -48,6 +50,7 @@ struct Options {
     std::optional<std::string> seedText;  // read strictly by strictValues()
     std::optional<std::uint64_t> seed;
     bool listDevices = false;
+    bool kernels = false;
     // timing
     std::optional<int> repeats, warmup;
     bool noTiming = false;
@@ -97,7 +100,7 @@ void checkBeforeWork(const Options& o) {
     if (noTiming && (o.repeats || o.warmup))
         throw sched::InputError(std::string(o.repeats ? "--repeats" : "--warmup") +
                                 " sets the timing: not with --no-timing or --device host");
-    if (o.listDevices) return;
+    if (o.listDevices || o.kernels) return;
     sched::checkOutputDir(o.outDir, "--out");
     if (!o.traceFile.empty()) sched::checkOutputFile(o.traceFile, "--trace");
     if (!o.reportFile.empty()) sched::checkOutputFile(o.reportFile, "--report");
@@ -361,6 +364,23 @@ std::vector<std::string> cardDevices(const Options& o, std::size_t cards) {
     return specs;
 }
 
+// --kernels: the packaged native binaries' figures, then which module each device gets and why.
+int printKernels() {
+    const auto& package = kernels::Package::instance();
+    fmt::print("{}", kernels::describeNativeBinaries(package));
+    initLevelZero();
+    for (const auto& d : ze::listDevices()) {
+        std::string why;
+        try {
+            why = sched::chooseModules(d, package).why;
+        } catch (const std::runtime_error& e) {
+            why = e.what();
+        }
+        fmt::print("device {} ({}, {}): {}\n", d.index, d.name(), ze::driverKindName(d.kind), why);
+    }
+    return kExitOk;
+}
+
 int run(Options& o) {
     strictValues(o);
     checkBeforeWork(o);
@@ -369,6 +389,7 @@ int run(Options& o) {
         fmt::print("{}", ze::formatDeviceList());
         return kExitOk;
     }
+    if (o.kernels) return printKernels();
     if (!o.sweepFile.empty()) {
         if (o.device == "host") throw sched::InputError("--sweep times the chain on a device: not with --device host");
         return probe::runSweep({o.sweepFile, o.device, probe::parseTuningOrInputError(o.kernelTuning), o.outDir,
@@ -487,6 +508,9 @@ int main(int argc, char** argv) {
     app.add_option("--out", o.outDir, "directory for card<N>.json");
     app.add_option("--seed", o.seedText, "base seed of cases and random weights (config key: seed)");
     app.add_flag("--list-devices", o.listDevices, "list Level Zero drivers and devices (Intel GPUs, zecl) and exit");
+    app.add_flag("--kernels", o.kernels,
+                 "the packaged native binaries (SIMD, GRF, instructions, spill and private bytes per thread, per "
+                 "target and kernel) and which module each device gets and why, then exit");
     app.add_option("--repeats", o.repeats,
                    "dedicated timed rounds per pattern, each variant once a round (default: 50 on a GPU; on a CPU the "
                    "case set's own executions are timed instead, and --warmup alone gives 3)")

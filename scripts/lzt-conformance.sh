@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# The public Level Zero conformance suite (oneapi-src/level-zero-tests) against zecl.
+#
+#   bash scripts/lzt-conformance.sh LZT_CHECKOUT [--device pocl|intel-cpu] [--build-only]
+#        [--binaries "test_driver test_module ..."] [--timeout SECONDS] [--filter GTEST_FILTER]
+#
+# LZT_CHECKOUT is a local checkout of the suite (the figures in driver/README.md are of commit
+# a760ae0b52497b73254b2df8b191aa3693a970c7, the 2023-02 snapshot that builds unchanged against
+# Debian's libze-dev 1.8.12). Nothing of the suite is copied into this repository: it is built
+# in ${LZT_BUILD_DIR:-LZT_CHECKOUT/build-zecl} with Debian's googletest, boost and libze-dev.
+# zecl itself comes from this repository's build directory (${ZP_BUILD_DIR:-build}; built
+# here if missing: that target only). Each binary runs in its own directory (with its kernels) under a
+# per-binary time limit; a test silent for ${LZT_STALL:-60}s counts as hung and one that kills
+# the process as crashed: either is a failure, named in the status column, and the binary
+# resumes after it. The last line is "N passed, M failed" over the test instances (a skipped
+# instance is neither). Exit 0 when nothing hung or crashed, 1 otherwise.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+
+usage() {
+  echo "usage: $0 LZT_CHECKOUT [--device pocl|intel-cpu] [--build-only] [--binaries LIST] [--timeout S] [--filter F]" >&2
+  exit 2
+}
+[[ $# -ge 1 ]] || usage
+lzt=$(cd "$1" 2>/dev/null && pwd) || { echo "lzt-conformance: no such directory: $1" >&2; exit 2; }
+shift
+[[ -f "$lzt/conformance_tests/core/CMakeLists.txt" ]] ||
+  { echo "lzt-conformance: $lzt is not a level-zero-tests checkout (no conformance_tests/core)" >&2; exit 2; }
+device=pocl build_only=0 timeout_s=${LZT_TIMEOUT:-900} filter=""
+binaries="test_driver test_device test_context test_fence test_cmdqueue test_event test_barrier test_memory test_cmdlist test_copy test_module"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --device) device=${2:-}; shift 2 ;;
+    --build-only) build_only=1; shift ;;
+    --binaries) binaries=${2:-}; shift 2 ;;
+    --timeout) timeout_s=${2:-}; shift 2 ;;
+    --filter) filter=${2:-}; shift 2 ;;
+    *) echo "lzt-conformance: unknown argument: $1" >&2; usage ;;
+  esac
+done
+[[ "$device" == pocl || "$device" == intel-cpu ]] ||
+  { echo "lzt-conformance: --device must be pocl or intel-cpu, not '$device'" >&2; exit 2; }
+[[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || { echo "lzt-conformance: --timeout must be a positive integer, not '$timeout_s'" >&2; exit 2; }
+for b in $binaries; do
+  [[ -d "$lzt/conformance_tests/core/$b" ]] ||
+    { echo "lzt-conformance: no binary '$b' under $lzt/conformance_tests/core" >&2; exit 2; }
+done
+
+# The suite's build dependencies (its BUILD.md and CMakeLists: libpng, boost log,
+# program_options, timer, chrono, system, serialization; googletest) from Debian.
+pkgs="cmake ninja-build libze-dev libpng-dev googletest libboost-log-dev libboost-program-options-dev
+      libboost-timer-dev libboost-chrono-dev libboost-system-dev libboost-serialization-dev"
+missing=""
+for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing+=" $p"; done
+if [[ -n "$missing" ]]; then
+  echo "lzt-conformance: installing$missing" >&2
+  apt-get install -y -qq $missing >&2
+fi
+
+build=${LZT_BUILD_DIR:-$lzt/build-zecl}
+jobs=${LZT_JOBS:-2}
+if [[ ! -f "$build/build.ninja" ]]; then
+  cmake -S "$lzt" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGROUP=/conformance_tests/core \
+    -DGTEST_ROOT=/usr/src/googletest >"$build.configure.log" 2>&1 ||
+    { tail -30 "$build.configure.log" >&2; echo "lzt-conformance: configure failed ($build.configure.log)" >&2; exit 3; }
+fi
+# shellcheck disable=SC2086
+ninja -C "$build" -j"$jobs" $binaries >&2
+
+zbuild=${ZP_BUILD_DIR:-$repo/build}
+[[ "$zbuild" = /* ]] || zbuild=$repo/$zbuild
+if [[ ! -f "$zbuild/driver/libze_zecl.so" ]]; then
+  [[ -f "$zbuild/build.ninja" ]] || cmake -S "$repo" -B "$zbuild" -G Ninja >/dev/null
+  ninja -C "$zbuild" -j"$jobs" ze_zecl >&2
+fi
+[[ $build_only == 1 ]] && { echo "lzt-conformance: built $binaries in $build"; exit 0; }
+
+if [[ "$device" == intel-cpu ]]; then
+  eval "$(bash "$repo/scripts/intel-cpu-opencl.sh")"
+else
+  export ZECL_PLATFORM=${ZECL_PLATFORM:-Portable}
+fi
+export ZE_ENABLE_ALT_DRIVERS=$zbuild/driver/libze_zecl.so
+
+run_root=$build/run-$device
+stall_s=${LZT_STALL:-60}
+
+# The test names a gtest log finished (passed, failed or skipped), one a line.
+finished_tests() {
+  sed -nE 's/^\[ *(OK|FAILED|SKIPPED) *\] ([^ ,]+).* \([0-9]+ ms\)$/\2/p' "$1"
+}
+
+# Runs one binary in $dir; a test that prints nothing for $stall_s seconds (hung) or kills the
+# process (crashed) is recorded as failed and the binary resumes after it, so one hang does
+# not cost the tests behind it. Sets hung, crashed (the names).
+run_binary() {
+  local b=$1 dir=$2 deadline=$((SECONDS + timeout_s)) attempt=0 exclude="" part rc pid size last_size last_change
+  hung="" crashed=""
+  : >"$dir/log.txt"
+  while :; do
+    part=$dir/part$attempt.txt
+    local f=${filter:-*}
+    [[ -n "$exclude" ]] && { [[ "$f" == *-* ]] && f="$f:${exclude#:}" || f="$f-${exclude#:}"; }
+    local remaining=$((deadline - SECONDS))
+    ((remaining > 0)) || { echo "[  FAILED  ] (binary time limit ${timeout_s}s reached) (0 ms)" >>"$dir/log.txt"; hung+=" (time limit)"; return; }
+    (cd "$dir" && exec timeout -k 5 "$remaining" "./$b" --gtest_filter="$f" >"$part" 2>&1) &
+    pid=$!
+    last_size=-1 last_change=$SECONDS
+    while kill -0 "$pid" 2>/dev/null; do
+      sleep 1
+      size=$(stat -c %s "$part" 2>/dev/null || echo 0)
+      if [[ "$size" != "$last_size" ]]; then
+        last_size=$size last_change=$SECONDS
+      elif ((SECONDS - last_change >= stall_s)); then
+        pkill -TERM -P "$pid" 2>/dev/null || true  # the timeout process (our child) and so the test
+        break
+      fi
+    done
+    set +e
+    wait "$pid"
+    rc=$?
+    set -e
+    cat "$part" >>"$dir/log.txt"
+    local current
+    current=$(grep -a '^\[ RUN' "$part" | tail -1 | awk '{print $4}')
+    if [[ -n "$current" ]] && ! finished_tests "$part" | grep -qxF "$current" && ((rc != 0 && rc != 1)); then
+      local why="crashed (exit $rc)"
+      if ((SECONDS - last_change >= stall_s)); then why="hung: no output for ${stall_s}s"; hung+=" $current"; else crashed+=" $current"; fi
+      echo "[  FAILED  ] $current ($why) (0 ms)" >>"$dir/log.txt"
+      exclude+=$(finished_tests "$part" | sed 's/^/:/' | tr -d '\n'):$current
+      attempt=$((attempt + 1))
+      ((attempt < 50)) && continue
+    elif ((rc != 0 && rc != 1)); then
+      crashed+=" (exit $rc outside a test)"
+    fi
+    return
+  done
+}
+
+total_pass=0 total_fail=0 total_skip=0 total_il=0 broken=0
+printf '%-16s %7s %7s %7s  %s\n' binary passed failed skipped status
+for b in $binaries; do
+  dir=$run_root/$b
+  rm -rf "$dir" && mkdir -p "$dir"
+  exe=$(find "$build" -name "$b" -type f -perm -u+x -print -quit)
+  [[ -n "$exe" ]] || { printf '%-16s %7s %7s %7s  %s\n' "$b" - - - "not built"; broken=1; continue; }
+  cp "$exe" "$dir/"
+  cp "$lzt/conformance_tests/core/$b"/kernels/*.spv "$dir/" 2>/dev/null || true
+  run_binary "$b" "$dir"
+  # Counted from the per-test lines of the log, so a crash mid-run still counts what ran.
+  # gtest's per-test result lines end in "(N ms)"; its closing summary repeats names without.
+  pass=$(grep -acE '^\[       OK \] .* \([0-9]+ ms\)$' "$dir/log.txt" || true)
+  fail=$(grep -acE '^\[  FAILED  \] .* \([0-9]+ ms\)$' "$dir/log.txt" || true)
+  skip=$(grep -acE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$dir/log.txt" || true)
+  # Failed tests whose module build was refused for want of SPIR-V (PoCL): the kernel tests.
+  il=$(awk '/^\[ RUN/ {bad=0} /Which is: ZE_RESULT_ERROR_UNSUPPORTED_FEATURE/ && prev ~ /build_result|zeModuleCreate/ {bad=1}
+            /^\[  FAILED  \] .* \([0-9]+ ms\)$/ && bad {n++} {prev=$0} END {print n+0}' "$dir/log.txt")
+  status=ok
+  [[ -n "$hung" ]] && { status="HUNG:$hung"; broken=1; }
+  [[ -n "$crashed" ]] && { status="${status/ok/} CRASHED:$crashed"; broken=1; }
+  printf '%-16s %7d %7d %7d  %s\n' "$b" "$pass" "$fail" "$skip" "$status${il:+ ($il failed for want of SPIR-V)}"
+  total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
+  total_il=$((total_il + il))
+done
+echo "logs: $run_root/<binary>/log.txt; device: $device; suite: $lzt ($(git -C "$lzt" rev-parse HEAD 2>/dev/null || cat "$lzt/.lzt-commit" 2>/dev/null || echo unknown commit))"
+echo "$total_skip skipped; $total_il of the failures are tests whose SPIR-V module the device refused"
+echo "$total_pass passed, $total_fail failed"
+exit $broken
