@@ -52,8 +52,8 @@ void checkDirectoryUsable(const fs::path& dir, const fs::path& named, std::strin
         throw InputError(std::string(option) + " " + named.string() + ": " + at.string() +
                          ": cannot be read: " + (ec ? ec.message() : std::string("does not exist")));
     if (!fs::is_directory(st))
-        throw InputError(std::string(option) + " " + named.string() + ": " + at.string() + " is " +
-                         fileKindName(at) + ", not a directory");
+        throw InputError(std::string(option) + " " + named.string() + ": " + at.string() + " is " + fileKindName(at) +
+                         ", not a directory");
     if (::access(at.c_str(), W_OK | X_OK) != 0)
         throw InputError(std::string(option) + " " + named.string() + ": directory " + at.string() +
                          " is not writable: " + errnoText(errno));
@@ -168,8 +168,7 @@ OutputLock::OutputLock(const fs::path& lockFile, std::string_view what) {
         while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
         ::close(fd_);
         fd_ = -1;
-        if (err != EWOULDBLOCK)
-            throw InputError(std::string(what) + ": cannot lock " + name + ": " + errnoText(err));
+        if (err != EWOULDBLOCK) throw InputError(std::string(what) + ": cannot lock " + name + ": " + errnoText(err));
         throw InputError(std::string(what) + ": another process is writing it (" +
                          (holder.empty() ? std::string("holder unknown") : holder) + ", lock " + name +
                          "): wait for it to finish or write to another --out");

@@ -22,9 +22,8 @@ namespace {
 class FileIo : public ::testing::Test {
 protected:
     void SetUp() override {
-        dir = fs::temp_directory_path() /
-              ("zp-file-io-" + std::to_string(::getpid()) + "-" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        dir = fs::temp_directory_path() / ("zp-file-io-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
         fs::remove_all(dir);
         fs::create_directories(dir);
     }
@@ -52,7 +51,9 @@ TEST_F(FileIo, GivenNonRegularFiles_WhenRead_ThenRefusedNamingTheKind) {
               std::string::npos);
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0)
         << "a FIFO without a writer must not block";
-    EXPECT_NE(messageOf([] { readTextFile("/dev/zero", "config"); }).find("/dev/zero: cannot read config: a character device"),
+    EXPECT_NE(messageOf([] {
+                  readTextFile("/dev/zero", "config");
+              }).find("/dev/zero: cannot read config: a character device"),
               std::string::npos);
     EXPECT_NE(messageOf([&] { readTextFile(dir, "config"); }).find("a directory"), std::string::npos);
     EXPECT_NE(messageOf([&] { readTextFile(dir / "missing", "config"); }).find("No such file"), std::string::npos);
@@ -60,8 +61,9 @@ TEST_F(FileIo, GivenNonRegularFiles_WhenRead_ThenRefusedNamingTheKind) {
 
 TEST_F(FileIo, GivenAFileAboveTheCap_WhenRead_ThenRefusedBeforeReading) {
     std::ofstream(dir / "big") << std::string(101, 'x');
-    EXPECT_NE(messageOf([&] { readTextFile(dir / "big", "sweep", 100); }).find("101 bytes, more than the 100-byte limit"),
-              std::string::npos);
+    EXPECT_NE(
+        messageOf([&] { readTextFile(dir / "big", "sweep", 100); }).find("101 bytes, more than the 100-byte limit"),
+        std::string::npos);
     EXPECT_EQ(readTextFile(dir / "big", "sweep", 101).size(), 101u);
 }
 
@@ -69,12 +71,14 @@ TEST_F(FileIo, GivenBadOutputPaths_WhenChecked_ThenRefusedNamingOptionAndPath) {
     std::ofstream(dir / "f") << "x";
     EXPECT_NE(messageOf([&] { checkOutputDir(dir / "f", "--out"); }).find("is a regular file, not a directory"),
               std::string::npos);
-    EXPECT_NE(messageOf([&] { checkOutputDir(dir / "f" / "sub", "--out"); }).find("--out " + (dir / "f" / "sub").string()),
-              std::string::npos);
+    EXPECT_NE(
+        messageOf([&] { checkOutputDir(dir / "f" / "sub", "--out"); }).find("--out " + (dir / "f" / "sub").string()),
+        std::string::npos);
     EXPECT_NE(messageOf([&] { checkOutputFile(dir, "--trace"); }).find("--trace " + dir.string() + ": is a directory"),
               std::string::npos);
-    EXPECT_NE(messageOf([] { checkOutputFile("/dev/null/x.json", "--report"); }).find("/dev/null is a character device"),
-              std::string::npos);
+    EXPECT_NE(
+        messageOf([] { checkOutputFile("/dev/null/x.json", "--report"); }).find("/dev/null is a character device"),
+        std::string::npos);
     EXPECT_NO_THROW(checkOutputDir(dir / "new" / "deeper", "--out"));  // created later, under a writable directory
     EXPECT_NO_THROW(checkOutputFile(dir / "new" / "t.json", "--trace"));
     EXPECT_FALSE(fs::exists(dir / "new")) << "a check creates nothing";
@@ -84,13 +88,15 @@ TEST_F(FileIo, GivenAFailedWrite_ThenInputErrorAndNoTemporaryFileLeft) {
     writeFileAtomically(dir / "ok.json", "{}\n", "--out");
     EXPECT_EQ(readTextFile(dir / "ok.json", "json"), "{}\n");
     fs::create_directories(dir / "d");  // a directory where the file goes: the rename fails
-    EXPECT_NE(messageOf([&] { writeFileAtomically(dir / "d", "x", "--trace"); }).find("--trace " + (dir / "d").string()),
-              std::string::npos);
+    EXPECT_NE(
+        messageOf([&] { writeFileAtomically(dir / "d", "x", "--trace"); }).find("--trace " + (dir / "d").string()),
+        std::string::npos);
     for (const auto& e : fs::directory_iterator(dir))
         EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
     // Never replaced by a rename (as root, /dev/full would become a regular file).
-    EXPECT_NE(messageOf([] { writeFileAtomically("/dev/full", "x", "--dump"); })
-                  .find("--dump /dev/full: is a character device"),
+    EXPECT_NE(messageOf([] {
+                  writeFileAtomically("/dev/full", "x", "--dump");
+              }).find("--dump /dev/full: is a character device"),
               std::string::npos);
     struct stat st {};
     ASSERT_EQ(::stat("/dev/full", &st), 0);
@@ -102,8 +108,9 @@ TEST_F(FileIo, GivenTheOutputLocked_WhenASecondLockIsTaken_ThenRefusedNamingTheH
     {
         const OutputLock first(lock, "--out s.jsonl");
         const std::string m = messageOf([&] { OutputLock second(lock, "--out s.jsonl"); });
-        EXPECT_NE(m.find("--out s.jsonl: another process is writing it (pid " + std::to_string(::getpid()) + " on host "),
-                  std::string::npos)
+        EXPECT_NE(
+            m.find("--out s.jsonl: another process is writing it (pid " + std::to_string(::getpid()) + " on host "),
+            std::string::npos)
             << m;
     }
     EXPECT_NO_THROW(OutputLock again(lock, "--out s.jsonl")) << "released with its holder";
@@ -130,7 +137,8 @@ TEST(ShapeBounds, GivenShapesPastTheDocumentedMaxima_ThenValidateNamesKeyAndValu
         }
         return "(accepted)";
     };
-    EXPECT_NE(messageOfSets({"hidden=1073741792"}).find("hidden = 1073741792: must be at most 65536"), std::string::npos);
+    EXPECT_NE(messageOfSets({"hidden=1073741792"}).find("hidden = 1073741792: must be at most 65536"),
+              std::string::npos);
     EXPECT_NE(messageOfSets({"experts=400000000", "cards=1"}).find("experts = 400000000: must be at most 65536"),
               std::string::npos);
     EXPECT_NE(messageOfSets({"hidden=65536", "intermediate=65536", "experts=4096", "cards=1", "card=0"})

@@ -31,8 +31,8 @@ inline std::uint64_t parseUnsignedOption(std::string_view text, std::string_view
 
 // "0,1,3": each element a decimal integer in [least, most]; an empty element ("0,,1", "0,",
 // "") is an error, not skipped.
-inline std::vector<std::uint64_t> parseUnsignedList(std::string_view text, std::string_view option,
-                                                    std::uint64_t least, std::uint64_t most) {
+inline std::vector<std::uint64_t> parseUnsignedList(std::string_view text, std::string_view option, std::uint64_t least,
+                                                    std::uint64_t most) {
     std::vector<std::uint64_t> out;
     std::size_t at = 0;
     while (true) {
