@@ -1,6 +1,9 @@
 #include "zp/probe/config.hpp"
 
 #include "yaml_document.hpp"
+#include "zp/probe/file_io.hpp"
+
+#include <unistd.h>
 
 #include <yaml-cpp/yaml.h>
 
@@ -18,7 +21,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 namespace zp::sched {
 namespace {
@@ -41,9 +46,23 @@ const std::string& scalar(const Ctx& c, const YAML::Node& n, const std::string& 
     return n.Scalar();
 }
 
+// The tag as written, for messages: "!!str" rather than "tag:yaml.org,2002:str".
+std::string tagText(const YAML::Node& n) {
+    const std::string& t = n.Tag();
+    if (t == "!") return "quoted";
+    const std::string core = "tag:yaml.org,2002:";
+    return "tagged " + (t.compare(0, core.size(), core) == 0 ? "!!" + t.substr(core.size()) : t);
+}
+
+void refuseTagged(const Ctx& c, const YAML::Node& n, const std::string& path, const std::string& expected) {
+    if (isQuotedScalar(n) && n.Tag() != "!")  // a quoted one: "not an integer" below
+        fail(c, n, path, quotedForMessage(n.Scalar()) + " is " + tagText(n) + ", a string: expected " + expected);
+}
+
 template <class Int>
 Int readInt(const Ctx& c, const YAML::Node& n, const std::string& path) {
     const std::string& s = scalar(c, n, path, "an integer");
+    refuseTagged(c, n, path, "an integer");
     std::string_view t = s;
     if (!t.empty() && t.front() == '+') t.remove_prefix(1);
     Int v{};
@@ -82,6 +101,7 @@ int readMultipleOf32(const Ctx& c, const YAML::Node& n, const std::string& path)
 
 double readDouble(const Ctx& c, const YAML::Node& n, const std::string& path) {
     const std::string& s = scalar(c, n, path, "a number");
+    refuseTagged(c, n, path, "a number");
     std::string lower(s);
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
     std::string_view t = lower;
@@ -283,12 +303,7 @@ Config parseConfig(const std::string& yamlText, const std::string& nameForErrors
 }
 
 Config loadConfig(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path.string() + ": cannot read config: " + std::strerror(errno));
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw InputError(path.string() + ": cannot read config: " + std::strerror(errno));
-    return parseConfig(text.str(), path.string());
+    return parseConfig(readTextFile(path, "config"), path.string());
 }
 
 void applySet(Config& cfg, std::string_view keyEqualsValue) {
@@ -344,9 +359,43 @@ void validate(const Config& cfg) {
         throw InputError(e.what());
     }
     if (cfg.layers < 1) throw InputError("layers = " + std::to_string(cfg.layers) + ": must be at least 1");
+    const auto& s = cfg.shape;
+    for (const auto& [key, value, most] : {std::tuple{"hidden", s.hidden, kMaxHidden},
+                                           {"intermediate", s.intermediate, kMaxIntermediate},
+                                           {"experts", s.experts, kMaxExperts},
+                                           {"top_k", s.topK, kMaxTopK},
+                                           {"rows", s.rows, kMaxRows},
+                                           {"cards", s.cards, kMaxCards},
+                                           {"layers", cfg.layers, kMaxLayers}})
+        if (value > most)
+            throw InputError(std::string(key) + " = " + std::to_string(value) + ": must be at most " +
+                             std::to_string(most) + " (the documented maximum, docs/reliability.md)");
+    if (layerBytes(s) > kMaxLayerBytes)
+        throw InputError(
+            fmt::format("experts = {} with cards = {}, hidden = {}, intermediate = {}: one card's {} "
+                        "experts need {} bytes of weights, more than the documented maximum of {} bytes",
+                        s.experts, s.cards, s.hidden, s.intermediate, s.localExperts(), layerBytes(s), kMaxLayerBytes));
+    const long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
+    if (pages > 0 && pageSize > 0)
+        checkFitsMemory(s, std::uint64_t(pages) * std::uint64_t(pageSize) / 2, "half the host's memory");
     if (!std::isfinite(cfg.gateMinSavingMs) || cfg.gateMinSavingMs < 0)
         throw InputError("gate.min_saving_ms = " + doubleText(cfg.gateMinSavingMs) +
                          ": must be a finite, non-negative number of milliseconds");
+}
+
+std::uint64_t layerBytes(const oracle::ChainShape& s) {
+    using W = oracle::LocalWeights;
+    return std::uint64_t(s.localExperts()) *
+           (W::w1BlocksPerExpert(s) + W::w1ScalesPerExpert(s) + W::w2BlocksPerExpert(s) + W::w2ScalesPerExpert(s));
+}
+
+void checkFitsMemory(const oracle::ChainShape& s, std::uint64_t availableBytes, const std::string& where) {
+    const std::uint64_t need = layerBytes(s);
+    if (availableBytes != 0 && need > availableBytes)
+        throw InputError(
+            fmt::format("experts = {} with cards = {}, hidden = {}, intermediate = {}: one card's {} "
+                        "experts need {} bytes of weights, more than {} ({} bytes)",
+                        s.experts, s.cards, s.hidden, s.intermediate, s.localExperts(), need, where, availableBytes));
 }
 
 std::string toYaml(const Config& cfg) {

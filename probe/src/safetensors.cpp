@@ -1,6 +1,6 @@
 #include "zp/probe/safetensors.hpp"
 
-#include "zp/probe/file_write.hpp"
+#include "zp/probe/file_io.hpp"
 
 #include <unistd.h>
 
@@ -355,11 +355,9 @@ std::vector<std::uint8_t> serializeSafetensors(const TensorMap& tensors,
 void writeSafetensors(const std::filesystem::path& path, const TensorMap& tensors,
                       const std::map<std::string, std::string>& metadata) {
     const std::string header = headerBytes(tensors, metadata);  // throws before any file is touched
-    writeFileAtomically(path, [&](std::ostream& out) {
-        out.write(header.data(), std::streamsize(header.size()));
-        for (const auto& [name, t] : tensors)
-            out.write(reinterpret_cast<const char*>(t.bytes.data()), std::streamsize(t.bytes.size()));
-    });
+    std::string bytes = header;
+    for (const auto& [name, t] : tensors) bytes.append(reinterpret_cast<const char*>(t.bytes.data()), t.bytes.size());
+    writeFileAtomically(path, bytes, "--dump");
 }
 
 Tensor makeTensor(DType dtype, std::vector<std::int64_t> shape, std::span<const std::uint8_t> bytes) {

@@ -1,4 +1,5 @@
 #include "zp/probe/sweep.hpp"
+#include "zp/probe/file_io.hpp"
 
 #include "yaml_document.hpp"
 
@@ -453,11 +454,7 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
 }
 
 SweepSpec loadSweep(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path.string() + ": cannot read sweep: " + errnoText());
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parseSweep(text.str(), path.string(), path.parent_path());
+    return parseSweep(readTextFile(path, "sweep"), path.string(), path.parent_path());
 }
 
 SweepPlan expandSweep(const SweepSpec& spec) {

@@ -25,6 +25,11 @@ std::string nodeLocation(const std::string& name, const YAML::Node& node, bool m
 // "a map", "a sequence", "no value", "the scalar \"x\"": what a node holds, for "got …, expected …".
 std::string nodeKindName(const YAML::Node& node);
 // A quoted scalar ("2") is a string in YAML, never a number.
-inline bool isQuotedScalar(const YAML::Node& node) { return node.Tag() == "!"; }
+// Quoted ("2"), or tagged other than the core schema's !!int / !!float (`hidden: !!str 64`): a
+// string in YAML, never a number.
+inline bool isQuotedScalar(const YAML::Node& node) {
+    const std::string& t = node.Tag();
+    return !(t == "?" || t.empty() || t == "tag:yaml.org,2002:int" || t == "tag:yaml.org,2002:float");
+}
 
 }  // namespace zp::sched

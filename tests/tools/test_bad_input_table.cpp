@@ -23,6 +23,7 @@
 #include "probe_support.hpp"
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/cases.hpp"
+#include "zp/probe/file_io.hpp"
 #include "zp/probe/safetensors.hpp"
 
 namespace fs = std::filesystem;
@@ -122,7 +123,7 @@ std::vector<Row> rows() {
         {"RepeatsNegative", {}, "--repeats -1 --device host", 2, "--repeats: Value -1 not in range"},
         {"WarmupNotANumber", {}, "--warmup abc --device host", 2, "--warmup: Value abc"},
         {"WarmupAboveMaximum", {}, "--warmup 100001 --device host", 2, "--warmup: Value 100001"},
-        {"CardsNotANumber", {}, "--cards x --device host", 2, "--cards: Value x"},
+        {"CardsNotANumber", {}, "--cards x --device host", 2, "--cards 'x': not a decimal integer"},
         {"CardsOutOfRange", {}, "--cards 9 --device host", 2, "card = 9: must be in [0, cards) = [0, 4)"},
         {"RoutePatternEmpty", {}, "--route-pattern '' --device host", 2, "unknown route pattern ''"},
         {"VariantList", {}, "--variant baseline,paired --device host", 2, "unknown variant 'baseline,paired'"},
@@ -166,6 +167,106 @@ std::vector<Row> rows() {
          2,
          "gate_up_layout: \"diagonal\": must be split or interleaved"},
         {"SetNegativeSeed", {}, "--set seed=-1 --device host", 2, "seed: -1: out of range"},
+        // --- issue 17: values CLI11 or YAML would take loosely, contradictory flags
+        {"SeedAboveU64",
+         {},
+         "--seed 18446744073709551616 --device host",
+         2,
+         "--seed 18446744073709551616: out of range"},
+        {"SeedNegative", {}, "--seed -1 --device host", 2, "--seed -1: out of range"},
+        {"SeedHex", {}, "--seed 0x10 --device host", 2, "--seed '0x10': not a decimal integer"},
+        {"CardsEmptyElement", {}, "--cards 0,,1 --device host", 2, "--cards '0,,1': element 2 is empty"},
+        {"CardsTrailingComma", {}, "--cards 0, --device host", 2, "element 2 is empty"},
+        {"CardsNegative", {}, "--cards -1 --device host", 2, "--cards -1: out of range"},
+        {"RepeatsWithNoTiming", {}, "--repeats 3 --no-timing --device host", 2, "--repeats sets the timing"},
+        {"WarmupOnHost", {}, "--warmup 3 --device host", 2, "--warmup sets the timing"},
+        {"ResumeWithOverwrite",
+         {{"s.yaml", [] { return text(std::string(kSweepHead) + "  axes: {variant: [baseline]}\n"); }}},
+         "--sweep @/s.yaml --resume --overwrite --out @/o",
+         2,
+         "--resume and --overwrite contradict"},
+        {"SetTaggedString", {}, "--set 'hidden=!!str 128' --device host", 2, "hidden: \"128\" is tagged !!str"},
+        {"SetHugeHidden32",
+         {},
+         "--set hidden=1073741792 --device host",
+         2,
+         "hidden = 1073741792: must be at most 65536"},
+        {"SetHugeExperts",
+         {},
+         "--set experts=400000000 --set cards=1 --device host",
+         2,
+         "experts = 400000000: must be at most 65536"},
+        {"SetWeightsTooLarge",
+         {},
+         "--set hidden=65536 --set intermediate=65536 --set experts=4096 --set cards=1 --set card=0 --device host",
+         2,
+         "one card's 4096 experts need"},
+        {"SetRowsTooMany", {}, "--set rows=2000000 --device host", 2, "rows = 2000000: must be at most"},
+        // --- issue 17: files that are not regular, output paths that cannot be written
+        {"ConfigDevZero",
+         {},
+         "--config /dev/zero --device host",
+         2,
+         "/dev/zero: cannot read config: a character device"},
+        {"ConfigDirectory", {}, "--config @ --device host", 2, "--config: File is actually a directory"},
+        {"ConfigTooLarge",
+         {{"c.yaml", [] { return text("# " + std::string(2 << 20, 'x') + "\n"); }}},
+         "--config @/c.yaml --device host",
+         2,
+         "more than the 1048576-byte limit"},
+        {"ConfigTaggedString",
+         {{"c.yaml", [] { return text("hidden: !!str 128\n"); }}},
+         "--config @/c.yaml --device host",
+         2,
+         "hidden: \"128\" is tagged !!str, a string"},
+        {"ConfigCustomTag",
+         {{"c.yaml", [] { return text("rows: !mine 2\n"); }}},
+         "--config @/c.yaml --device host",
+         2,
+         "is tagged !mine"},
+        {"WeightsDevZero", {}, kShape + "--weights /dev/zero", 2, "/dev/zero"},
+        {"InputsDirectory", {}, kShape + "--inputs @", 2, "--inputs: File is actually a directory"},
+        {"OutIsAFile",
+         {{"f", [] { return text("x"); }}},
+         "--out @/f --device host",
+         2,
+         "--out @/f: @/f is a regular file, not a directory"},
+        {"OutUnderDevNull",
+         {},
+         "--out /dev/null/x --device host",
+         2,
+         "--out /dev/null/x: /dev/null is a character device, not a directory"},
+        {"TraceIsADirectory", {}, "--trace @ --device host", 2, "--trace @: is a directory"},
+        {"ReportIsADirectory", {}, "--report @ --device host", 2, "--report @: is a directory"},
+        {"DumpUnderAFile",
+         {{"f", [] { return text("x"); }}},
+         kShape + "--dump @/f/d.safetensors",
+         2,
+         "@/f is a regular file, not a directory"},
+        {"SweepOutIsAFile",
+         {{"s.yaml", [] { return text(std::string(kSweepHead) + "  axes: {variant: [baseline]}\n"); }},
+          {"f", [] { return text("x"); }}},
+         "--sweep @/s.yaml --out @/f",
+         2,
+         "--out @/f: @/f is a regular file, not a directory"},
+        {"SweepBaseConfigDevZero",
+         {{"s.yaml",
+           [] { return text("sweep:\n  name: bad\n  base_config: /dev/zero\n  axes: {variant: [baseline]}\n"); }}},
+         "--sweep @/s.yaml --out @/o",
+         2,
+         "/dev/zero: cannot read config: a character device"},
+        {"SweepTaggedRepeats",
+         {{"s.yaml",
+           [] { return text(std::string(kSweepHead) + "  repeats: !!str 5\n  axes: {variant: [baseline]}\n"); }}},
+         "--sweep @/s.yaml --out @/o",
+         2,
+         "sweep.repeats"},
+        {"SweepAxisTaggedString",
+         {{"s.yaml", [] { return text(std::string(kSweepHead) + "  axes: {rows: [1, !!str 2]}\n"); }}},
+         "--sweep @/s.yaml --out @/o",
+         2,
+         "is tagged !!str"},
+        {"SweepFileDevZero", {}, "--sweep /dev/zero --out @/o", 2, "/dev/zero: cannot read sweep: a character device"},
         // --- YAML configs
         {"ConfigNotAMap",
          {{"c.yaml", [] { return text("- 1\n- 2\n"); }}},
@@ -430,6 +531,29 @@ TEST_P(ZeProbeBadInputTable, GivenBadInput_WhenRun_ThenExitCodeTwoAndMessageName
 
 INSTANTIATE_TEST_SUITE_P(Table, ZeProbeBadInputTable, ::testing::ValuesIn(rows()),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// Two writers of one sweep output (issue 17): the second is refused with exit 2 naming the holder,
+// before any device is opened, and the first's files are untouched.
+TEST(ZeProbeSweepLock, GivenTheSweepOutputLocked_WhenASecondSweepStarts_ThenExitTwoNamingTheHolder) {
+    const fs::path dir = fs::temp_directory_path() / ("zp-lock-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir / "o");
+    std::ofstream(dir / "s.yaml") << kSweepHead << "  axes: {variant: [baseline]}\n";
+    {
+        const sched::OutputLock held(dir / "o" / "bad.jsonl.lock", "test");
+        for (const char* extra : {"", " --resume"}) {
+            const Result r =
+                runProbe("--sweep " + (dir / "s.yaml").string() + " --out " + (dir / "o").string() + extra, dir);
+            ASSERT_TRUE(r.exited) << r.output;
+            EXPECT_EQ(r.exitCode, 2) << r.output;
+            EXPECT_NE(r.output.find("another process is writing it (pid " + std::to_string(::getpid()) + " on host"),
+                      std::string::npos)
+                << r.output;
+        }
+        EXPECT_FALSE(fs::exists(dir / "o" / "bad.jsonl"));
+    }
+    fs::remove_all(dir);
+}
 
 TEST(ZeProbeBadInputTableSize, GivenTheTable_ThenItHasAtLeastThirtyRows) { EXPECT_GE(rows().size(), 30u); }
 

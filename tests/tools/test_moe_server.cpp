@@ -5,7 +5,11 @@
 // /healthz, and a clean stop on SIGTERM.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -62,7 +66,7 @@ std::string readFile(const fs::path& p) {
 
 class ServerProcess {
 public:
-    ServerProcess() {
+    explicit ServerProcess(const std::vector<std::string>& extra = {}) {
         dir_ = fs::temp_directory_path() / ("zp-moe-server-" + std::to_string(getpid()));
         fs::create_directories(dir_);
         log_ = dir_ / "server.log";
@@ -86,8 +90,10 @@ public:
                                                portFile.string(),
                                                "--threads",
                                                std::to_string(kThreads)};
+        std::vector<std::string> all = args;
+        all.insert(all.end(), extra.begin(), extra.end());
         std::vector<char*> argv;
-        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        for (const auto& a : all) argv.push_back(const_cast<char*>(a.c_str()));
         argv.push_back(nullptr);
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
@@ -405,4 +411,214 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
     const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
     std::printf("start %.1f s, %d requests on %d threads %.1f s, total %.1f s\n", secs(started, listening),
                 kThreads * kRequestsPerThread, kThreads, secs(listening, loaded), secs(started, Clock::now()));
+}
+
+namespace {
+
+// A raw loopback connection, for what httplib::Client will not send (trickled headers, chunked
+// bodies, bytes that are not UTF-8).
+class RawConnection {
+public:
+    explicit RawConnection(int port) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(std::uint16_t(port));
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    }
+    ~RawConnection() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    bool connected() const { return connected_; }
+    bool send(const std::string& s) { return ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == ssize_t(s.size()); }
+    // Everything until the server closes or `timeout` passes.
+    std::string receive(std::chrono::milliseconds timeout) {
+        std::string out;
+        const auto deadline = Clock::now() + timeout;
+        char buf[4096];
+        while (Clock::now() < deadline) {
+            pollfd p{fd_, POLLIN, 0};
+            const int left =
+                int(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
+            if (::poll(&p, 1, std::max(left, 1)) <= 0) break;
+            const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+            if (n <= 0) {
+                closedByServer_ = true;
+                break;
+            }
+            out.append(buf, std::size_t(n));
+        }
+        return out;
+    }
+    bool closedByServer() const { return closedByServer_; }
+
+private:
+    int fd_ = -1;
+    bool connected_ = false, closedByServer_ = false;
+};
+
+// The JSON body of a raw HTTP answer (after the blank line).
+json bodyOf(const std::string& answer) {
+    const auto at = answer.find("\r\n\r\n");
+    const json j = at == std::string::npos ? json() : json::parse(answer.substr(at + 4), nullptr, false);
+    return j.is_object() ? j : json::object();
+}
+
+std::string validBody(const zp::oracle::ChainShape& s) {
+    std::mt19937_64 rng(11);
+    const Inputs ok = randomInputs(rng, 2, s, false);
+    return json{{"hidden_bf16", rowsJson(ok.in.hidden, 2, s.hidden)},
+                {"topk_ids", rowsJson(ok.in.topkIds, 2, s.topK)},
+                {"topk_weights", rowsJson(ok.in.topkWeights, 2, s.topK)}}
+        .dump();
+}
+
+}  // namespace
+
+// Hostile clients (issue 17): a chunked body past --max-body, a body that is not UTF-8, clients
+// trickling headers or idling on connections while valid requests must still be answered within
+// a bound, and connections past the limit answered 503 at once; every error answer has a JSON body.
+TEST(MoeServerHostile, GivenSlowAndHostileClients_ThenValidRequestsAnsweredInBoundAndErrorsAreJson) {
+    ServerProcess server({"--connections", "8", "--queue", "4", "--request-timeout", "1", "--keep-alive-timeout", "0.5",
+                          "--max-body", "65536"});
+    const zp::oracle::ChainShape shape = serverShape();
+
+    {  // chunked past --max-body: 413 after at most the limit, not the whole body
+        RawConnection c(server.port());
+        ASSERT_TRUE(c.connected());
+        c.send(
+            "POST /v1/moe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+        const std::string chunk(16384, ' ');
+        const auto t0 = Clock::now();
+        for (int i = 0; i < 64 && c.send("4000\r\n" + chunk + "\r\n"); ++i) {}
+        const std::string answer = c.receive(std::chrono::seconds(3));
+        EXPECT_EQ(answer.rfind("HTTP/1.1 413", 0), 0u) << answer.substr(0, 200);
+        EXPECT_EQ(bodyOf(answer).value("code", ""), "payload_too_large") << answer;
+        EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 3.0);
+    }
+    {  // a byte that is not UTF-8 inside the JSON: 400 with a JSON body (it was a 500 with none)
+        RawConnection c(server.port());
+        const std::string body = "{\"topk_ids\": \"\xff\xfe\"}";
+        c.send("POST /v1/moe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+        const std::string answer = c.receive(std::chrono::seconds(3));
+        EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
+        EXPECT_TRUE(bodyOf(answer).is_object()) << answer;
+        EXPECT_NE(bodyOf(answer).value("error", "").find("malformed JSON"), std::string::npos) << answer;
+    }
+    {  // a malformed request line: httplib's own 400, with a JSON body too
+        RawConnection c(server.port());
+        c.send("BLAH\r\n\r\n");
+        const std::string answer = c.receive(std::chrono::seconds(3));
+        EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer;
+        EXPECT_TRUE(bodyOf(answer).contains("error")) << answer;
+    }
+
+    // Four clients trickle a header line every 200 ms, two idle on open connections; meanwhile
+    // valid requests are answered, each within 2 s.
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> slow;
+    std::atomic<int> slowClosedByServer{0};
+    for (int i = 0; i < 4; ++i)
+        slow.emplace_back([&] {
+            RawConnection c(server.port());
+            c.send("POST /v1/moe HTTP/1.1\r\n");
+            for (int line = 0; !stop && line < 15; ++line) {
+                if (!c.send("X-Slow-" + std::to_string(line) + ": 1\r\n")) break;
+                if (!c.receive(std::chrono::milliseconds(200)).empty() || c.closedByServer()) break;
+            }
+            c.receive(std::chrono::milliseconds(1500));
+            if (c.closedByServer()) ++slowClosedByServer;
+        });
+    std::vector<std::unique_ptr<RawConnection>> idle;
+    for (int i = 0; i < 2; ++i) idle.push_back(std::make_unique<RawConnection>(server.port()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::string body = validBody(shape);
+    double worst = 0;
+    for (int i = 0; i < 10; ++i) {
+        httplib::Client cli("127.0.0.1", server.port());
+        cli.set_read_timeout(5, 0);
+        const auto t0 = Clock::now();
+        auto res = cli.Post("/v1/moe", body, "application/json");
+        worst = std::max(worst, std::chrono::duration<double>(Clock::now() - t0).count());
+        ASSERT_TRUE(res) << "request " << i << " got no answer";
+        EXPECT_EQ(res->status, 200) << res->body;
+    }
+    stop = true;
+    for (auto& t : slow) t.join();
+    EXPECT_LT(worst, 2.0) << "a valid request waited " << worst << " s behind slow clients";
+    // A request that trickles in for longer than --request-timeout is dropped.
+    EXPECT_EQ(slowClosedByServer.load(), 4);
+    idle.clear();
+
+    {  // 8 threads, queue 4: of 16 idle connections the last ones are refused with 503 at once
+        std::vector<std::unique_ptr<RawConnection>> many;
+        for (int i = 0; i < 16; ++i) many.push_back(std::make_unique<RawConnection>(server.port()));
+        int refused = 0;
+        for (std::size_t i = 12; i < many.size(); ++i) {
+            const std::string answer = many[i]->receive(std::chrono::milliseconds(500));
+            if (answer.rfind("HTTP/1.1 503", 0) != 0) continue;
+            ++refused;
+            EXPECT_EQ(bodyOf(answer).value("code", ""), "unavailable") << answer;
+        }
+        EXPECT_GE(refused, 3) << "connections past 8 threads + queue 4 must be refused at once";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // the idle ones time out
+
+    httplib::Client cli("127.0.0.1", server.port());
+    auto metrics = cli.Get("/metrics");
+    ASSERT_TRUE(metrics);
+    const std::string& m = metrics->body;
+    EXPECT_NE(m.find("moe_requests_total{code=\"413\"} 1\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("moe_requests_total{code=\"200\"} 10\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("# TYPE moe_request_latency_seconds histogram"), std::string::npos) << m;
+    EXPECT_NE(m.find("moe_device_seconds_count 10\n"), std::string::npos) << m;
+    EXPECT_EQ(m.find("moe_connections_rejected_total 0\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("moe_connections_rejected_total "), std::string::npos) << m;
+    EXPECT_EQ(server.terminate(std::chrono::seconds(30)), 0) << server.log();
+}
+
+namespace {
+
+struct Exit {
+    int code = -1;
+    std::string output;
+};
+
+// moe-server with these arguments, for options refused before any device is opened.
+Exit runServer(const std::string& args) {
+    const fs::path log = fs::temp_directory_path() / ("zp-moe-cli-" + std::to_string(getpid()) + ".log");
+    const std::string cmd = std::string(MOE_SERVER_EXE) + " " + args + " >'" + log.string() + "' 2>&1";
+    const int status = std::system(cmd.c_str());
+    Exit e{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), readFile(log)};
+    fs::remove(log);
+    return e;
+}
+
+}  // namespace
+
+TEST(MoeServerOptions, GivenBadOptionsOrFiles_ThenExitTwoNamingThem) {
+    const std::vector<std::pair<std::string, std::string>> rows = {
+        {"--port 0 --port-file /nonexistent/dir/port", "--port-file /nonexistent/dir/port"},
+        {"--threads 0", "--threads"},
+        {"--no-such-option", "no-such-option"},
+        {"--max-body -1", "--max-body -1: out of range"},
+        {"--latency-window 0", "--latency-window 0: out of range"},
+        {"--seed 18446744073709551616", "--seed 18446744073709551616: out of range"},
+        {"--seed 1 --weights w.safetensors", "give --seed or --weights, not both"},
+        {"--prefix model.", "--prefix names tensors in --weights"},
+        {"--config /dev/zero", "/dev/zero: cannot read config: a character device"},
+        {"--config /", "/: cannot read config: a directory"},
+        {"--set hidden=1073741792", "hidden = 1073741792: must be at most 65536"},
+        {"--set experts=400000000 --set cards=1", "experts = 400000000: must be at most 65536"},
+        {"--set 'hidden=!!str 128'", "is tagged !!str, a string"},
+    };
+    for (const auto& [args, fragment] : rows) {
+        const Exit e = runServer(args);
+        EXPECT_EQ(e.code, 2) << args << "\n" << e.output;
+        EXPECT_NE(e.output.find(fragment), std::string::npos) << args << ": expected '" << fragment << "' in\n"
+                                                              << e.output;
+        EXPECT_EQ(e.output.find("terminate called"), std::string::npos) << e.output;
+    }
 }

@@ -11,11 +11,20 @@
 //                  hidden BF16 [m,H], topk_ids I32 [m,K], topk_weights F32 [m,K] → safetensors `out` BF16 [m,H]
 //                  400 + {"error", "code"} for malformed bodies, wrong shapes, expert ids outside [0, E)
 //   GET /healthz   {"status": "ok", device, variant, shape}
-//   GET /metrics   Prometheus text: requests by status, errors, latency p50/p95/p99 (sliding window)
+//   GET /metrics   Prometheus text: requests by status, errors, latency p50/p95/p99 (sliding window),
+//                  histograms of the latency (queueing included) and of the device time
+//   Every error answer has a JSON body {"error", "code"}, whatever produced it (httplib's own
+//   400/413/414 and 404 included).
 //   POST /shutdown only with --enable-shutdown; SIGTERM / SIGINT stop the server cleanly too.
 //
-// Concurrency: requests run on a pool of --threads worker threads, each request on one Chain
-// of a pool of as many Chains, all over one shared Device and Layer.
+// Concurrency: connections are served by --connections threads (http_guard.hpp: a deadline per
+// request, idle keep-alive connections closed, at most --queue connections waiting, 503 beyond);
+// a request's device work runs on one Chain of a pool of --threads Chains over one shared Device
+// and Layer, so slow clients hold connection threads, never Chains.
+//
+// Exit codes, as ze-probe's: 0 stopped cleanly, 2 bad usage or input (options, config, weights
+// file, a port that cannot be bound, an unwritable --port-file), 3 a device or driver error,
+// 1 an internal error.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -26,6 +35,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <cmath>
 #include <optional>
 #include <thread>
 
@@ -36,9 +46,11 @@
 
 #include <zeprobe/zeprobe.hpp>
 
+#include "http_guard.hpp"
 #include "moe_service.hpp"
+#include "zp/probe/file_io.hpp"
+#include "zp/probe/option_values.hpp"
 #include "zp/probe/config.hpp"
-#include "zp/probe/file_write.hpp"
 
 namespace {
 
@@ -65,14 +77,12 @@ bool isLoopback(const std::string& host) {
     return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
-// Written to a temporary name and renamed: a reader never sees a partial port number.
-void writePortFile(const std::string& path, int port) {
-    zp::sched::writeFileAtomically(path, std::to_string(port) + "\n");
-}
+constexpr int kExitOk = 0, kExitInternal = 1, kExitBadInput = 2;
 
 struct Options {
     std::string config;
     std::vector<std::string> sets;
+    std::optional<std::string> seedText;
     std::optional<std::uint64_t> seed;
     std::string weights;
     std::optional<std::string> prefix;
@@ -83,8 +93,11 @@ struct Options {
     int port = 8080;
     std::string portFile;
     int threads = 4;
+    std::string windowText = "1024", maxBodyText = std::to_string(64u << 20);
     std::size_t window = 1024;
     std::size_t maxBody = 64u << 20;
+    int connections = 32, queue = 64, keepAliveMax = 100;
+    double requestTimeout = 5, writeTimeout = 5, keepAliveTimeout = 2;
     bool enableShutdown = false;
 };
 
@@ -109,9 +122,9 @@ int exitCodeOf(zeprobe::ErrorCode code) {
 int main(int argc, char** argv) {
     Options o;
     CLI::App app{"moe-server: an example HTTP server embedding the ze-probe MoE chain (zeprobe facade)"};
-    app.add_option("--config", o.config, "model shape YAML (configs/*.yaml)")->check(CLI::ExistingFile);
+    app.add_option("--config", o.config, "model shape YAML (configs/*.yaml)");
     app.add_option("--set", o.sets, "override one config key, e.g. --set hidden=128 (repeatable)");
-    app.add_option("--seed", o.seed, "random weights from this seed (default: the config's seed)");
+    app.add_option("--seed", o.seedText, "random weights from this seed (default: the config's seed)");
     app.add_option("--weights", o.weights, "weights safetensors file (CONTRACT §3); default: random weights");
     app.add_option("--prefix", o.prefix, "tensor name prefix in --weights (default: the config's weights.prefix)");
     app.add_option("--device", o.device, "\"\" (first Intel GPU, else first zecl device), intel, zecl or an index");
@@ -123,17 +136,61 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(CLI::Range(0, 65535));
     app.add_option("--port-file", o.portFile, "write the bound port to this file once listening");
-    app.add_option("--threads", o.threads, "worker threads = chains")->capture_default_str()->check(CLI::Range(1, 256));
-    app.add_option("--latency-window", o.window, "requests in the latency quantile window")
+    app.add_option("--threads", o.threads, "chains (requests on the device at once)")
         ->capture_default_str()
-        ->check(CLI::Range(1, 1 << 24));
-    app.add_option("--max-body", o.maxBody, "largest request body in bytes (413 above)")->capture_default_str();
+        ->check(CLI::Range(1, 256));
+    app.add_option("--connections", o.connections, "connection threads (slow clients hold these, not chains)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
+    app.add_option("--queue", o.queue, "accepted connections waiting for a thread; 503 beyond")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1 << 20));
+    app.add_option("--request-timeout", o.requestTimeout,
+                   "seconds for a whole request (line, headers, body) to arrive after its first byte")
+        ->capture_default_str()
+        ->check(CLI::Range(0.001, 3600.0));
+    app.add_option("--write-timeout", o.writeTimeout, "seconds an answer may wait for a client that does not read")
+        ->capture_default_str()
+        ->check(CLI::Range(0.001, 3600.0));
+    app.add_option("--keep-alive-timeout", o.keepAliveTimeout, "seconds an idle keep-alive connection is kept")
+        ->capture_default_str()
+        ->check(CLI::Range(0.001, 3600.0));
+    app.add_option("--keep-alive-max", o.keepAliveMax, "requests per connection")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--latency-window", o.windowText, "requests in the latency quantile window, 1 to 16777216")
+        ->capture_default_str();
+    app.add_option("--max-body", o.maxBodyText,
+                   "largest request body in bytes, 1 to 4294967296 (413 above, chunked bodies too)")
+        ->capture_default_str();
     app.add_flag("--enable-shutdown", o.enableShutdown, "serve POST /shutdown (for tests)");
     app.get_formatter()->column_width(34);
-    CLI11_PARSE(app, argc, argv);
-    if (o.seed && !o.weights.empty()) {
-        std::cerr << "moe-server: give --seed or --weights, not both\n";
-        return 2;
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);  // --help: 0; CLI11's own codes (105, 109, ...) are usage errors here
+        return rc == 0 ? kExitOk : kExitBadInput;
+    }
+    try {
+        if (o.seedText) o.seed = zp::sched::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+        o.window = std::size_t(zp::sched::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
+        o.maxBody = std::size_t(zp::sched::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
+        if (o.seed && !o.weights.empty()) throw zp::sched::InputError("give --seed or --weights, not both");
+        if (o.prefix && o.weights.empty())
+            throw zp::sched::InputError("--prefix names tensors in --weights: not without --weights");
+        if (!o.portFile.empty()) {
+            zp::sched::checkOutputFile(o.portFile, "--port-file");
+            // Unlike ze-probe's --out, a port file's directory is not created: a typo fails here.
+            const std::filesystem::path dir = std::filesystem::path(o.portFile).parent_path();
+            if (!dir.empty() && !std::filesystem::is_directory(dir))
+                throw zp::sched::InputError("--port-file " + o.portFile + ": directory " + dir.string() +
+                                            " does not exist");
+        }
+        if (!o.portFile.empty() && o.port != 0)
+            std::cerr << "moe-server: note: --port-file with a fixed --port " << o.port << "\n";
+    } catch (const zp::sched::InputError& e) {
+        std::cerr << "moe-server: " << e.what() << "\n";
+        return kExitBadInput;
     }
 
     // SIGINT/SIGTERM are taken by one thread (sigwait) that stops the server: block them before
@@ -153,7 +210,7 @@ int main(int argc, char** argv) {
         zp::sched::validate(cfg);
     } catch (const zp::sched::InputError& e) {
         std::cerr << "moe-server: " << e.what() << "\n";
-        return 2;
+        return kExitBadInput;
     }
     const zeprobe::Shape shape = toShape(cfg.shape);
     if (!isLoopback(o.host))
@@ -166,6 +223,9 @@ int main(int argc, char** argv) {
     try {
         device = std::make_unique<zeprobe::Device>(zeprobe::DeviceOptions{
             .device = o.device, .configureLoader = true, .zeclPath = {}, .kernelTuning = o.kernelTuning});
+        // A shape the device cannot hold is the user's to fix, named before any allocation.
+        zp::sched::checkFitsMemory(cfg.shape, device->info().memoryBytes,
+                                   "the memory of device " + device->info().name);
         layer = std::make_unique<zeprobe::Layer>(
             o.weights.empty()
                 ? zeprobe::Layer::random(*device, shape, o.seed.value_or(cfg.seed))
@@ -174,14 +234,56 @@ int main(int argc, char** argv) {
     } catch (const zeprobe::Error& e) {
         std::cerr << "moe-server: " << e.what() << " [" << zeprobe::errorCodeName(e.code()) << "]\n";
         return exitCodeOf(e.code());
+    } catch (const zp::sched::InputError& e) {
+        std::cerr << "moe-server: " << e.what() << "\n";
+        return kExitBadInput;
     }
     const std::string variant = chains->size() > 0 ? std::string((*chains->acquire()).variant()) : o.variant;
 
     zp::moeserver::Metrics metrics(o.window);
-    httplib::Server server;
-    const int threads = o.threads;
-    server.new_task_queue = [threads] { return new httplib::ThreadPool(std::size_t(threads)); };
-    server.set_payload_max_length(o.maxBody);
+    auto seconds = [](double s) { return std::chrono::milliseconds(std::max<long long>(1, std::llround(s * 1000))); };
+    zp::moeserver::HttpLimits limits;
+    limits.connections = o.connections;
+    limits.queue = std::size_t(o.queue);
+    limits.requestTimeout = seconds(o.requestTimeout);
+    limits.writeTimeout = seconds(o.writeTimeout);
+    limits.keepAliveTimeout = seconds(o.keepAliveTimeout);
+    limits.keepAliveMax = o.keepAliveMax;
+    limits.maxRequestBytes = o.maxBody + (std::size_t(1) << 16);  // headers: httplib caps a line at 8 KiB
+    zp::moeserver::GuardedServer server(limits);
+    server.onRejected = [&metrics] { metrics.recordRejectedConnection(); };
+    server.set_payload_max_length(o.maxBody);  // a Content-Length above it: 413 before reading
+    // Every error answer carries a JSON body, also those httplib makes itself (400, 404, 413, 414).
+    server.set_keep_alive_timeout(std::max<time_t>(1, time_t(std::ceil(o.keepAliveTimeout))));  // the header it sends
+    server.set_keep_alive_max_count(std::size_t(o.keepAliveMax));
+    server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty()) return;
+        // httplib's own error (a request it could not parse): the stream's state is unknown.
+        zp::moeserver::GuardedServer::closeAfterResponse();
+        const std::string code = res.status == 413   ? "payload_too_large"
+                                 : res.status == 404 ? "not_found"
+                                 : res.status == 503 ? "unavailable"
+                                 : res.status < 500  ? "invalid_argument"
+                                                     : "internal";
+        res.set_content(zp::moeserver::jsonError(fmt::format("HTTP status {}", res.status), code), "application/json");
+    });
+    server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+            std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {}
+        res.status = 500;
+        res.set_content(zp::moeserver::jsonError(what, "internal"), "application/json");
+    });
+    // Recorded once the answer is written, for every /v1/moe answer (httplib's own 400/413 too).
+    server.set_logger([&metrics](const httplib::Request& req, const httplib::Response& res) {
+        if (req.path != "/v1/moe") return;
+        metrics.record(res.status, std::chrono::duration<double>(zp::moeserver::GuardedServer::Clock::now() -
+                                                                 zp::moeserver::GuardedServer::requestStart())
+                                       .count());
+    });
 
     const nlohmann::json health = {
         {"status", "ok"},
@@ -198,14 +300,36 @@ int main(int argc, char** argv) {
           {"cards", shape.cards},
           {"card", shape.card}}}};
 
-    server.Post("/v1/moe", [&](const httplib::Request& req, httplib::Response& res) {
-        const auto start = std::chrono::steady_clock::now();
+    const std::size_t maxBody = o.maxBody;
+    server.Post("/v1/moe", [&](const httplib::Request& req, httplib::Response& res,
+                               const httplib::ContentReader& reader) {
         const std::string type = req.get_header_value("Content-Type");
         const bool binary = type.rfind("application/octet-stream", 0) == 0;
         auto fail = [&](int status, const std::string& message, const std::string& code) {
             res.status = status;
             res.set_content(zp::moeserver::jsonError(message, code), "application/json");
         };
+        // The body is read here, capped whatever the transfer encoding (httplib caps a
+        // Content-Length only: a chunked body would be read whole).
+        std::string body;
+        bool tooLarge = false;
+        const bool read = reader([&](const char* data, std::size_t n) {
+            if (body.size() + n > maxBody) {
+                tooLarge = true;
+                return false;
+            }
+            body.append(data, n);
+            return true;
+        });
+        if (!read) {
+            zp::moeserver::GuardedServer::closeAfterResponse();  // the rest of the body is never read
+            if (tooLarge || res.status == 413)
+                fail(413, fmt::format("request body larger than --max-body = {} bytes", maxBody), "payload_too_large");
+            else
+                fail(400, "the request body could not be read (malformed chunked encoding or the client stopped)",
+                     "invalid_argument");
+            return;
+        }
         try {
             if (!binary && type.rfind("application/json", 0) != 0) {
                 fail(415,
@@ -213,13 +337,16 @@ int main(int argc, char** argv) {
                          "'",
                      "unsupported_media_type");
             } else {
-                const zp::moeserver::MoeRequest r = binary ? zp::moeserver::parseSafetensorsRequest(req.body, shape)
-                                                           : zp::moeserver::parseJsonRequest(req.body, shape);
+                const zp::moeserver::MoeRequest r = binary ? zp::moeserver::parseSafetensorsRequest(body, shape)
+                                                           : zp::moeserver::parseJsonRequest(body, shape);
                 std::vector<std::uint16_t> out(std::size_t(r.rows) * shape.hidden);
                 std::vector<zeprobe::KernelTiming> timings;
                 {
                     auto chain = chains->acquire();
+                    const auto deviceStart = std::chrono::steady_clock::now();
                     chain->forward(r.hidden, r.topkIds, r.topkWeights, out);
+                    metrics.recordDevice(
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - deviceStart).count());
                     if (r.timings) timings = chain->kernelTimings();
                 }
                 if (binary)
@@ -236,7 +363,6 @@ int main(int argc, char** argv) {
         } catch (const std::exception& e) {
             fail(500, e.what(), "internal");
         }
-        metrics.record(res.status, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     });
     server.Get("/healthz", [&](const httplib::Request&, httplib::Response& res) {
         res.set_content(health.dump(), "application/json");
@@ -257,19 +383,12 @@ int main(int argc, char** argv) {
     } else if (!server.bind_to_port(o.host, port)) {
         port = 0;
     }
+    if (port != 0) server.widenBacklog(o.connections + o.queue + 64);
     if (port == 0) {
-        std::cerr << "moe-server: cannot bind " << o.host << ":" << o.port << "\n";
-        return 1;
+        std::cerr << "moe-server: cannot bind " << o.host << ":" << o.port << " (in use, or not an address here)\n";
+        return kExitBadInput;
     }
 
-    if (!o.portFile.empty()) {
-        try {
-            writePortFile(o.portFile, port);
-        } catch (const zp::sched::InputError& e) {
-            std::cerr << "moe-server: --port-file: " << e.what() << "\n";
-            return 2;
-        }
-    }
 
     std::atomic<bool> listening{true};
     std::thread signalThread([&] {
@@ -281,6 +400,19 @@ int main(int argc, char** argv) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     });
+    if (!o.portFile.empty()) {
+        try {
+            // Renamed into place: a reader never sees a partial port number.
+            zp::sched::writeFileAtomically(o.portFile, std::to_string(port) + "\n", "--port-file");
+        } catch (const zp::sched::InputError& e) {
+            std::cerr << "moe-server: " << e.what() << "\n";
+            server.stop();
+            listening = false;
+            kill(getpid(), SIGTERM);
+            signalThread.join();
+            return kExitBadInput;
+        }
+    }
     std::cout << fmt::format(
                      "moe-server: listening on http://{}:{} (device {} [{}], variant {}, {} chains; "
                      "hidden={} intermediate={} experts={} top_k={} rows={} cards={} card={})",
@@ -293,5 +425,5 @@ int main(int argc, char** argv) {
     kill(getpid(), SIGTERM);  // wakes the signal thread when listening ended on its own
     signalThread.join();
     std::cout << fmt::format("moe-server: stopped after {} requests", metrics.requests()) << std::endl;
-    return ok ? 0 : 1;
+    return ok ? kExitOk : kExitInternal;
 }

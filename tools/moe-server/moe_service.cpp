@@ -181,7 +181,7 @@ std::string safetensorsResponse(const MoeRequest& request, const zeprobe::Shape&
 }
 
 std::string jsonError(const std::string& message, const std::string& code) {
-    return json{{"error", message}, {"code", code}}.dump();
+    return json{{"error", message}, {"code", code}}.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -216,6 +216,7 @@ Metrics::Metrics(std::size_t window) : window_(std::max<std::size_t>(window, 1))
 void Metrics::record(int status, double seconds) {
     std::lock_guard lock(mutex_);
     ++byStatus_[status];
+    latency_.add(seconds);
     if (status == 200) {
         window_[next_] = seconds;
         next_ = (next_ + 1) % window_.size();
@@ -223,6 +224,36 @@ void Metrics::record(int status, double seconds) {
         okSeconds_ += seconds;
         ++okCount_;
     }
+}
+
+void Metrics::recordDevice(double seconds) {
+    std::lock_guard lock(mutex_);
+    device_.add(seconds);
+}
+
+void Metrics::recordRejectedConnection() {
+    std::lock_guard lock(mutex_);
+    ++rejected_;
+}
+
+void Metrics::Histogram::add(double seconds) {
+    std::size_t b = 0;
+    while (b < std::size(kBuckets) && seconds > kBuckets[b]) ++b;
+    ++counts[b];
+    sum += seconds;
+    ++count;
+}
+
+void Metrics::Histogram::write(std::string& s, const std::string& name, const std::string& help) const {
+    s += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+    std::uint64_t cumulative = 0;
+    for (std::size_t b = 0; b < std::size(kBuckets); ++b) {
+        cumulative += counts[b];
+        s += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, kBuckets[b], cumulative);
+    }
+    cumulative += counts[std::size(kBuckets)];
+    s += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n{}_sum {:.9g}\n{}_count {}\n", name, cumulative, name, sum, name,
+                     count);
 }
 
 std::uint64_t Metrics::requests() const {
@@ -245,8 +276,8 @@ std::string Metrics::prometheus() const {
          "# TYPE moe_request_errors_total counter\n";
     s += fmt::format("moe_request_errors_total {}\n", errors);
     s += fmt::format(
-        "# HELP moe_request_duration_seconds Latency of successful POST /v1/moe requests; quantiles over "
-        "the last {} of them.\n# TYPE moe_request_duration_seconds summary\n",
+        "# HELP moe_request_duration_seconds Latency of successful POST /v1/moe requests, queueing "
+        "included; quantiles over the last {} of them.\n# TYPE moe_request_duration_seconds summary\n",
         window_.size());
     std::vector<double> w(window_.begin(), window_.begin() + std::ptrdiff_t(filled_));
     std::sort(w.begin(), w.end());
@@ -259,6 +290,15 @@ std::string Metrics::prometheus() const {
     }
     s += fmt::format("moe_request_duration_seconds_sum {:.9g}\nmoe_request_duration_seconds_count {}\n", okSeconds_,
                      okCount_);
+    latency_.write(s, "moe_request_latency_seconds",
+                   "Latency of every answered POST /v1/moe request as its client sees it: from the accept of its "
+                   "connection (the wait for a connection thread included) or its first byte to the answer written.");
+    device_.write(s, "moe_device_seconds", "Time of the chain's forward() per POST /v1/moe request (device work).");
+    s += fmt::format(
+        "# HELP moe_connections_rejected_total Connections answered 503 at the connection limit (every connection "
+        "thread busy, the queue full).\n# TYPE moe_connections_rejected_total counter\n"
+        "moe_connections_rejected_total {}\n",
+        rejected_);
     return s;
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <iterator>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -51,7 +52,8 @@ MoeRequest parseSafetensorsRequest(std::string_view body, const zeprobe::Shape& 
 std::string safetensorsResponse(const MoeRequest& request, const zeprobe::Shape& shape,
                                 std::span<const std::uint16_t> out);
 
-// {"error": message, "code": code}
+// {"error": message, "code": code}; bytes of the message that are not UTF-8 (a bad byte quoted
+// from a body) become U+FFFD, so the answer is always valid JSON.
 std::string jsonError(const std::string& message, const std::string& code);
 
 // A fixed set of Chains over one Layer, one per worker thread: acquire() hands a Chain to one
@@ -90,22 +92,39 @@ private:
     std::vector<zeprobe::Chain*> free_;
 };
 
-// Request counters by HTTP status and latency quantiles (p50/p95/p99) of the last `window`
-// successful /v1/moe requests, as Prometheus text.
+// Prometheus text for POST /v1/moe: requests by HTTP status, a latency summary (p50/p95/p99 of
+// the last `window` successful requests) and histograms of the latency and of the device time.
+// The latency is what a client sees: from the accept of its connection (the wait for a free
+// connection thread included) or its request's first byte, to the answer written.
 class Metrics {
 public:
     explicit Metrics(std::size_t window = 1024);
-    void record(int status, double seconds);
+    void record(int status, double seconds);  // one answered request
+    void recordDevice(double seconds);        // the chain's forward() of one request
+    void recordRejectedConnection();          // a 503 at the connection limit
     std::string prometheus() const;
     std::uint64_t requests() const;
 
+    // Upper bounds (s) of the histogram buckets, +Inf implied.
+    static constexpr double kBuckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                          0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+
 private:
+    struct Histogram {
+        std::uint64_t counts[std::size(kBuckets) + 1] = {};
+        double sum = 0;
+        std::uint64_t count = 0;
+        void add(double seconds);
+        void write(std::string& s, const std::string& name, const std::string& help) const;
+    };
     mutable std::mutex mutex_;
     std::map<int, std::uint64_t> byStatus_;
     std::vector<double> window_;  // ring buffer of latencies (s) of status-200 requests
     std::size_t next_ = 0, filled_ = 0;
     double okSeconds_ = 0;
     std::uint64_t okCount_ = 0;
+    Histogram latency_, device_;
+    std::uint64_t rejected_ = 0;
 };
 
 }  // namespace zp::moeserver

@@ -1,5 +1,6 @@
 #include "device_session.hpp"
 
+#include "zp/probe/config.hpp"
 #include "zp/probe/input_error.hpp"
 
 #include <fmt/format.h>
@@ -59,6 +60,8 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
     State& s = *state_;
     s.setup = makeSetup(device_, requested);
     s.queue = s.setup->makeQueue();
+    // A shape too large for this device is the user's to fix (exit 2), named before allocating.
+    sched::checkFitsMemory(shape, device_.totalMemory(), "the memory of device " + device_.name());
     s.layer = std::make_unique<sched::DeviceLayer>(*s.setup, shape);
     for (sched::Variant v : variants) s.chains.emplace_back(v, s.layer->makeChain(v));
 }

@@ -25,8 +25,9 @@
 #include "zp/runtime/ze.hpp"
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/compare.hpp"
-#include "zp/probe/file_write.hpp"
+#include "zp/probe/file_io.hpp"
 #include "zp/probe/input_error.hpp"
+#include "zp/probe/option_values.hpp"
 #include "zp/scheduler/chain_plan.hpp"
 
 namespace {
@@ -47,12 +48,14 @@ struct Options {
     std::string kernelTuning;  // empty: the packaged tiles
     std::string routePattern = "six_local";
     std::string outDir = "probe-out";
+    std::optional<std::string> seedText;  // read strictly by strictValues()
     std::optional<std::uint64_t> seed;
     bool listDevices = false;
     bool kernels = false;
     // timing
     std::optional<int> repeats, warmup;
     bool noTiming = false;
+    std::vector<std::string> cardLists;  // "0,1", read strictly by strictValues()
     std::vector<int> cards;
     std::string traceFile, reportFile;
     // sweeps
@@ -77,7 +80,33 @@ std::vector<sched::RoutePattern> choosePatterns(const std::string& name) {
     return {sched::parsePattern(name)};
 }
 
-void writeJson(const fs::path& file, const nlohmann::json& j) { sched::writeFileAtomically(file, j.dump(2) + "\n"); }
+void writeJson(const fs::path& file, const nlohmann::json& j) {
+    sched::writeFileAtomically(file, j.dump(2) + "\n", "--out");
+}
+
+// The values CLI11 would read loosely (a seed of -1 or 2^64 saturated, "0,,1" read as two
+// cards), read strictly: out of range or malformed is bad input.
+void strictValues(Options& o) {
+    if (o.seedText) o.seed = sched::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+    for (const auto& list : o.cardLists)
+        for (std::uint64_t card : sched::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
+}
+
+// Flags that cannot both hold, and output paths that cannot be written: refused before any
+// config is read or any device opened, so a run never ends in a write error after the work.
+void checkBeforeWork(const Options& o) {
+    if (o.resume && o.overwrite)
+        throw sched::InputError("--resume and --overwrite contradict each other: continue the sweep or start afresh");
+    const bool noTiming = o.noTiming || o.device == "host";
+    if (noTiming && (o.repeats || o.warmup))
+        throw sched::InputError(std::string(o.repeats ? "--repeats" : "--warmup") +
+                                " sets the timing: not with --no-timing or --device host");
+    if (o.listDevices || o.kernels) return;
+    sched::checkOutputDir(o.outDir, "--out");
+    if (!o.traceFile.empty()) sched::checkOutputFile(o.traceFile, "--trace");
+    if (!o.reportFile.empty()) sched::checkOutputFile(o.reportFile, "--report");
+    if (!o.dumpFile.empty()) sched::checkOutputFile(o.dumpFile, "--dump");
+}
 
 // The variants a run covers: the on-device M1 oracle first (every other variant's `out` is
 // checked against it too), then the chosen one or all of them.
@@ -353,7 +382,9 @@ int printKernels() {
     return kExitOk;
 }
 
-int run(const Options& o) {
+int run(Options& o) {
+    strictValues(o);
+    checkBeforeWork(o);
     if (o.listDevices) {
         initLevelZero();
         fmt::print("{}", ze::formatDeviceList());
@@ -476,7 +507,7 @@ int main(int argc, char** argv) {
                    "ones except on NVIDIA GPUs)");
     app.add_option("--route-pattern", o.routePattern, "route pattern of CONTRACT §6, or all");
     app.add_option("--out", o.outDir, "directory for card<N>.json");
-    app.add_option("--seed", o.seed, "base seed of cases and random weights (config key: seed)");
+    app.add_option("--seed", o.seedText, "base seed of cases and random weights (config key: seed)");
     app.add_flag("--list-devices", o.listDevices, "list Level Zero drivers and devices (Intel GPUs, zecl) and exit");
     app.add_flag("--kernels", o.kernels,
                  "the packaged native binaries (SIMD, GRF, instructions, spill and private bytes per thread, per "
@@ -488,9 +519,7 @@ int main(int argc, char** argv) {
     app.add_option("--warmup", o.warmup, "untimed rounds before the dedicated ones (default: 5 on a GPU, 1 on a CPU)")
         ->check(CLI::Range(0, 100000));
     app.add_flag("--no-timing", o.noTiming, "check the cases only: no timing, no gate");
-    app.add_option("--cards", o.cards, "play these cards (config key card), e.g. 0,1,2,3: card<N>.json each")
-        ->delimiter(',')
-        ->check(CLI::Range(0, 1023));
+    app.add_option("--cards", o.cardLists, "play these cards (config key card), e.g. 0,1,2,3: card<N>.json each");
     app.add_option("--trace", o.traceFile,
                    "write the timed kernels as a Chrome trace (ui.perfetto.dev), one track per variant");
     app.add_option("--report", o.reportFile, "write the gate as a picture: FILE.svg, or FILE.html with the tables");

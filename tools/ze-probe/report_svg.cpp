@@ -1,4 +1,5 @@
 #include "report_svg.hpp"
+#include "zp/probe/file_io.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "zp/probe/file_write.hpp"
 
 namespace zp::probe {
 namespace {
@@ -329,7 +329,8 @@ std::string reportHtml(const ReportInput& in) {
 }
 
 void writeReport(const std::filesystem::path& path, const ReportInput& in) {
-    sched::writeFileAtomically(path, path.extension() == ".html" ? reportHtml(in) : reportSvg(in));
+    const std::string text = path.extension() == ".html" ? reportHtml(in) : reportSvg(in);
+    sched::writeFileAtomically(path, text, "--report");
 }
 
 }  // namespace zp::probe

@@ -1,4 +1,5 @@
 #include "sweep_run.hpp"
+#include "zp/probe/file_io.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -131,6 +132,9 @@ int runSweep(const SweepCliOptions& o) {
         };
     };
 
+    // One writer per sweep output: a second sweep into the same --out, or a --resume while the
+    // first still runs, would interleave rows in the JSONL (exit 2 naming the holder instead).
+    const sched::OutputLock lock(ro.jsonlPath.string() + ".lock", "--out " + ro.jsonlPath.string());
     fmt::print("sweep {}: {} points, writing {} and {}{}\n", plan.name, plan.points.size(), ro.jsonlPath.string(),
                ro.csvPath.string(), o.resume ? " (resuming)" : "");
     std::fflush(stdout);

@@ -1,10 +1,10 @@
 #include "trace_json.hpp"
+#include "zp/probe/file_io.hpp"
 
 #include <algorithm>
 #include <map>
 #include <stdexcept>
 
-#include "zp/probe/file_write.hpp"
 
 namespace zp::probe {
 
@@ -49,7 +49,8 @@ nlohmann::json traceJson(const std::vector<TraceSpan>& spans, const std::string&
 
 void writeTrace(const std::filesystem::path& path, const std::vector<TraceSpan>& spans,
                 const std::string& processName) {
-    sched::writeFileAtomically(path, traceJson(spans, processName).dump() + "\n");
+    const std::string text = traceJson(spans, processName).dump() + "\n";
+    sched::writeFileAtomically(path, text, "--trace");
 }
 
 }  // namespace zp::probe

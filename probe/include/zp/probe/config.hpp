@@ -51,6 +51,19 @@ void applySet(Config& cfg, std::string_view keyEqualsValue);
 // non-negative gate.min_saving_ms. Throws InputError "<key> = <value>: <what is expected>".
 void validate(const Config&);
 
+// Documented upper bounds (docs/reliability.md), checked by validate() with the key and value
+// named, so that no shape reaches an allocation that cannot succeed (std::bad_alloc) or a size
+// that overflows. Real models are far below them (gpt-oss-120b: hidden 2880, 128 experts).
+inline constexpr int kMaxHidden = 65536, kMaxIntermediate = 65536, kMaxExperts = 65536, kMaxTopK = 1024,
+                     kMaxRows = 1 << 20, kMaxCards = 65536, kMaxLayers = 100000;
+// One card's weights (MXFP4 blocks and scales of its local experts) at most this many bytes, and
+// at most half of the host's physical memory (the host oracle keeps a copy).
+inline constexpr std::uint64_t kMaxLayerBytes = std::uint64_t(256) << 30;
+std::uint64_t layerBytes(const oracle::ChainShape&);
+// Throws InputError naming the shape when one card's weights do not fit `availableBytes` of
+// `where` ("device Intel(R) Data Center GPU Max 1550 memory"); availableBytes 0 = unknown, no check.
+void checkFitsMemory(const oracle::ChainShape&, std::uint64_t availableBytes, const std::string& where);
+
 std::string toYaml(const Config&);     // parseConfig(toYaml(c)) == c
 nlohmann::json toJson(const Config&);  // same keys and nesting as the YAML, for card JSON output
 

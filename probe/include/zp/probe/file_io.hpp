@@ -1,0 +1,56 @@
+// Bounded reads of user files and checks of output paths, shared by ze-probe and moe-server.
+// Every failure is an InputError naming the path and the option it came from (exit code 2).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "zp/probe/input_error.hpp"
+
+namespace zp::sched {
+
+// The largest text file (config, sweep) read: real ones are a few KB; a bigger one is a mistake
+// (or /dev/zero behind a symlink) and is refused before it is read.
+inline constexpr std::size_t kMaxTextFileBytes = 1u << 20;
+
+// The whole file, refused unless it is a regular file (a FIFO, a device such as /dev/zero, a
+// directory or a socket is named as such) of at most maxBytes bytes. A FIFO is opened without
+// blocking, so a FIFO with no writer does not hang the caller. `what` says what the file is
+// for in the message: "<path>: cannot read <what>: ...".
+std::string readTextFile(const std::filesystem::path& path, std::string_view what,
+                         std::size_t maxBytes = kMaxTextFileBytes);
+
+// "a FIFO", "a directory", "a character device", ...: what a non-regular file is, for messages.
+std::string fileKindName(const std::filesystem::path& path);
+
+// An output file `option` will write later (--trace FILE): fails now, before any device work,
+// when the path is a directory, when its parent is not a directory, or when the directory it
+// would be created in is not writable.
+void checkOutputFile(const std::filesystem::path& path, std::string_view option);
+// An output directory (--out DIR): must be a writable directory, or creatable in one.
+void checkOutputDir(const std::filesystem::path& path, std::string_view option);
+
+// Writes `bytes` to `path` through a temporary file in the same directory that is renamed into
+// place; on any failure the temporary file is removed and an InputError names the path and the
+// option. Creates missing parent directories.
+void writeFileAtomically(const std::filesystem::path& path, std::string_view bytes, std::string_view option);
+
+// An exclusive lock (flock) on `lockFile`, held while the object lives, so two processes never
+// write one output at once (two sweeps into one --out, a --resume while the first still runs).
+// The file records the holder ("pid 1234 on host h"); when another process holds it, the
+// constructor throws an InputError naming `what`, the lock file and that holder. The lock goes
+// with the process, so a killed run never leaves a stale lock (the file stays, unlocked).
+class OutputLock {
+public:
+    OutputLock(const std::filesystem::path& lockFile, std::string_view what);
+    ~OutputLock();
+    OutputLock(const OutputLock&) = delete;
+    OutputLock& operator=(const OutputLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+}  // namespace zp::sched

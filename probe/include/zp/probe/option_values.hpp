@@ -1,0 +1,50 @@
+// Command-line values read strictly, for the tools' options: a value out of range or malformed
+// is an InputError naming the option and the text, never saturated, wrapped or dropped
+// (CLI11 reads "-1" into a size_t as a huge number and "0,,1" as two cards).
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zp/probe/input_error.hpp"
+
+namespace zp::sched {
+
+// A decimal integer in [least, most]: digits only (no sign, no spaces, no hex).
+inline std::uint64_t parseUnsignedOption(std::string_view text, std::string_view option, std::uint64_t least,
+                                         std::uint64_t most) {
+    const std::string range = "[" + std::to_string(least) + ", " + std::to_string(most) + "]";
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    const bool digitsOnly = !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+    if (!digitsOnly && !(text.size() > 1 && text.front() == '-' &&
+                         text.substr(1).find_first_not_of("0123456789") == std::string_view::npos))
+        throw InputError(std::string(option) + " '" + std::string(text) + "': not a decimal integer in " + range);
+    if (!digitsOnly || ec == std::errc::result_out_of_range || end != text.data() + text.size() || v < least ||
+        v > most)
+        throw InputError(std::string(option) + " " + std::string(text) + ": out of range " + range);
+    return v;
+}
+
+// "0,1,3": each element a decimal integer in [least, most]; an empty element ("0,,1", "0,",
+// "") is an error, not skipped.
+inline std::vector<std::uint64_t> parseUnsignedList(std::string_view text, std::string_view option, std::uint64_t least,
+                                                    std::uint64_t most) {
+    std::vector<std::uint64_t> out;
+    std::size_t at = 0;
+    while (true) {
+        const std::size_t comma = text.find(',', at);
+        const std::string_view item = text.substr(at, comma == std::string_view::npos ? comma : comma - at);
+        if (item.empty())
+            throw InputError(std::string(option) + " '" + std::string(text) + "': element " +
+                             std::to_string(out.size() + 1) + " is empty (give a comma-separated list, e.g. 0,1,2)");
+        out.push_back(parseUnsignedOption(item, option, least, most));
+        if (comma == std::string_view::npos) return out;
+        at = comma + 1;
+    }
+}
+
+}  // namespace zp::sched

@@ -1,0 +1,187 @@
+#include "zp/probe/file_io.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace zp::sched {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string kindOfMode(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISREG(m)) return "a regular file";
+    return "not a regular file";
+}
+
+// Closes the descriptor on every path out of a function.
+struct Fd {
+    int fd = -1;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+std::string errnoText(int err) { return std::strerror(err); }
+
+// The nearest existing ancestor of `dir` (itself included): where create_directories starts.
+fs::path nearestExisting(fs::path dir) {
+    std::error_code ec;
+    if (dir.empty()) dir = ".";
+    while (!fs::exists(fs::symlink_status(dir, ec)) && dir.has_relative_path() && dir != dir.parent_path())
+        dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+    return dir;
+}
+
+void checkDirectoryUsable(const fs::path& dir, const fs::path& named, std::string_view option) {
+    const fs::path at = nearestExisting(dir);
+    std::error_code ec;
+    const fs::file_status st = fs::status(at, ec);
+    if (ec || !fs::exists(st))
+        throw InputError(std::string(option) + " " + named.string() + ": " + at.string() +
+                         ": cannot be read: " + (ec ? ec.message() : std::string("does not exist")));
+    if (!fs::is_directory(st))
+        throw InputError(std::string(option) + " " + named.string() + ": " + at.string() + " is " + fileKindName(at) +
+                         ", not a directory");
+    if (::access(at.c_str(), W_OK | X_OK) != 0)
+        throw InputError(std::string(option) + " " + named.string() + ": directory " + at.string() +
+                         " is not writable: " + errnoText(errno));
+}
+
+}  // namespace
+
+std::string fileKindName(const fs::path& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return "missing";
+    return kindOfMode(st.st_mode);
+}
+
+std::string readTextFile(const fs::path& path, std::string_view what, std::size_t maxBytes) {
+    const std::string name = path.string();
+    auto fail = [&](const std::string& why) -> std::string {
+        throw InputError(name + ": cannot read " + std::string(what) + ": " + why);
+    };
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+    Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+    if (f.fd < 0) return fail(errnoText(errno));
+    struct stat st {};
+    if (::fstat(f.fd, &st) != 0) return fail(errnoText(errno));
+    if (!S_ISREG(st.st_mode)) return fail(kindOfMode(st.st_mode) + ", not a regular file");
+    if (std::uint64_t(st.st_size) > maxBytes)
+        return fail(std::to_string(st.st_size) + " bytes, more than the " + std::to_string(maxBytes) +
+                    "-byte limit for a " + std::string(what) + " file");
+    std::string text;
+    text.resize(std::size_t(st.st_size));
+    std::size_t got = 0;
+    // Read one byte past the size seen, so a file growing while read is still capped.
+    while (true) {
+        if (got == text.size()) {
+            if (text.size() > maxBytes) return fail("grew past the " + std::to_string(maxBytes) + "-byte limit");
+            text.resize(text.size() + 1);
+        }
+        const ssize_t n = ::read(f.fd, text.data() + got, text.size() - got);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail(errnoText(errno));
+        }
+        if (n == 0) break;
+        got += std::size_t(n);
+    }
+    text.resize(got);
+    return text;
+}
+
+void checkOutputFile(const fs::path& path, std::string_view option) {
+    if (path.empty()) throw InputError(std::string(option) + ": empty path");
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (fs::is_directory(st))
+        throw InputError(std::string(option) + " " + path.string() + ": is a directory; give a file name");
+    // The file is replaced by a rename: never over a device, FIFO or socket (/dev/null, /dev/full).
+    if (fs::exists(st) && !fs::is_regular_file(st))
+        throw InputError(std::string(option) + " " + path.string() + ": is " + fileKindName(path) +
+                         "; give a regular file name");
+    if (fs::exists(st) && ::access(path.c_str(), W_OK) != 0)
+        throw InputError(std::string(option) + " " + path.string() + ": not writable: " + errnoText(errno));
+    checkDirectoryUsable(path.parent_path(), path, option);
+}
+
+void checkOutputDir(const fs::path& path, std::string_view option) {
+    if (path.empty()) throw InputError(std::string(option) + ": empty path");
+    checkDirectoryUsable(path, path, option);
+}
+
+void writeFileAtomically(const fs::path& path, std::string_view bytes, std::string_view option) {
+    const std::string named = std::string(option) + " " + path.string();
+    checkOutputFile(path, option);
+    std::error_code ec;
+    if (!path.parent_path().empty()) fs::create_directories(path.parent_path(), ec);
+    if (ec) throw InputError(named + ": cannot create directory " + path.parent_path().string() + ": " + ec.message());
+    static std::atomic<unsigned> counter{0};
+    fs::path tmp = path;
+    tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    auto failRemoving = [&](const std::string& why) {
+        std::error_code ignored;
+        fs::remove(tmp, ignored);
+        throw InputError(named + ": " + why);
+    };
+    {
+        Fd f{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+        if (f.fd < 0) throw InputError(named + ": cannot create " + tmp.string() + ": " + errnoText(errno));
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+            const ssize_t n = ::write(f.fd, bytes.data() + done, bytes.size() - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) failRemoving("write failed: " + errnoText(errno));
+            done += std::size_t(n);
+        }
+        const int closed = ::close(f.fd);
+        f.fd = -1;
+        if (closed != 0) failRemoving("write failed: " + errnoText(errno));
+    }
+    fs::rename(tmp, path, ec);
+    if (ec) failRemoving("cannot rename " + tmp.string() + " into place: " + ec.message());
+}
+
+OutputLock::OutputLock(const fs::path& lockFile, std::string_view what) {
+    const std::string name = lockFile.string();
+    std::error_code ec;
+    if (!lockFile.parent_path().empty()) fs::create_directories(lockFile.parent_path(), ec);
+    fd_ = ::open(lockFile.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd_ < 0) throw InputError(std::string(what) + ": cannot open lock file " + name + ": " + errnoText(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
+        std::string holder(256, '\0');
+        const ssize_t n = ::pread(fd_, holder.data(), holder.size(), 0);
+        holder.resize(n > 0 ? std::size_t(n) : 0);
+        while (!holder.empty() && (holder.back() == '\n' || holder.back() == '\0')) holder.pop_back();
+        ::close(fd_);
+        fd_ = -1;
+        if (err != EWOULDBLOCK) throw InputError(std::string(what) + ": cannot lock " + name + ": " + errnoText(err));
+        throw InputError(std::string(what) + ": another process is writing it (" +
+                         (holder.empty() ? std::string("holder unknown") : holder) + ", lock " + name +
+                         "): wait for it to finish or write to another --out");
+    }
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    const std::string me = "pid " + std::to_string(::getpid()) + " on host " + host + "\n";
+    // Only the holder writes the file: a refused process reads who holds it.
+    if (::ftruncate(fd_, 0) == 0) (void)::pwrite(fd_, me.data(), me.size(), 0);
+}
+
+OutputLock::~OutputLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+}  // namespace zp::sched

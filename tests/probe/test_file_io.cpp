@@ -1,0 +1,154 @@
+// file_io and option_values (issue 17): bounded reads that refuse what is not a regular file,
+// output paths checked before work, atomic writes that leave no temporary file, the output lock,
+// and command-line numbers read strictly.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "zp/probe/config.hpp"
+#include "zp/probe/file_io.hpp"
+#include "zp/probe/option_values.hpp"
+
+namespace fs = std::filesystem;
+using namespace zp::sched;
+
+namespace {
+
+class FileIo : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir = fs::temp_directory_path() / ("zp-file-io-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+    }
+    void TearDown() override { fs::remove_all(dir); }
+    std::string messageOf(const std::function<void()>& f) {
+        try {
+            f();
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "(no InputError)";
+    }
+    fs::path dir;
+};
+
+TEST_F(FileIo, GivenARegularFile_WhenRead_ThenItsBytes) {
+    std::ofstream(dir / "a.yaml") << "hidden: 64\n";
+    EXPECT_EQ(readTextFile(dir / "a.yaml", "config"), "hidden: 64\n");
+}
+
+TEST_F(FileIo, GivenNonRegularFiles_WhenRead_ThenRefusedNamingTheKind) {
+    ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_NE(messageOf([&] { readTextFile(dir / "fifo", "config"); }).find("a FIFO, not a regular file"),
+              std::string::npos);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0)
+        << "a FIFO without a writer must not block";
+    EXPECT_NE(messageOf([] {
+                  readTextFile("/dev/zero", "config");
+              }).find("/dev/zero: cannot read config: a character device"),
+              std::string::npos);
+    EXPECT_NE(messageOf([&] { readTextFile(dir, "config"); }).find("a directory"), std::string::npos);
+    EXPECT_NE(messageOf([&] { readTextFile(dir / "missing", "config"); }).find("No such file"), std::string::npos);
+}
+
+TEST_F(FileIo, GivenAFileAboveTheCap_WhenRead_ThenRefusedBeforeReading) {
+    std::ofstream(dir / "big") << std::string(101, 'x');
+    EXPECT_NE(
+        messageOf([&] { readTextFile(dir / "big", "sweep", 100); }).find("101 bytes, more than the 100-byte limit"),
+        std::string::npos);
+    EXPECT_EQ(readTextFile(dir / "big", "sweep", 101).size(), 101u);
+}
+
+TEST_F(FileIo, GivenBadOutputPaths_WhenChecked_ThenRefusedNamingOptionAndPath) {
+    std::ofstream(dir / "f") << "x";
+    EXPECT_NE(messageOf([&] { checkOutputDir(dir / "f", "--out"); }).find("is a regular file, not a directory"),
+              std::string::npos);
+    EXPECT_NE(
+        messageOf([&] { checkOutputDir(dir / "f" / "sub", "--out"); }).find("--out " + (dir / "f" / "sub").string()),
+        std::string::npos);
+    EXPECT_NE(messageOf([&] { checkOutputFile(dir, "--trace"); }).find("--trace " + dir.string() + ": is a directory"),
+              std::string::npos);
+    EXPECT_NE(
+        messageOf([] { checkOutputFile("/dev/null/x.json", "--report"); }).find("/dev/null is a character device"),
+        std::string::npos);
+    EXPECT_NO_THROW(checkOutputDir(dir / "new" / "deeper", "--out"));  // created later, under a writable directory
+    EXPECT_NO_THROW(checkOutputFile(dir / "new" / "t.json", "--trace"));
+    EXPECT_FALSE(fs::exists(dir / "new")) << "a check creates nothing";
+}
+
+TEST_F(FileIo, GivenAFailedWrite_ThenInputErrorAndNoTemporaryFileLeft) {
+    writeFileAtomically(dir / "ok.json", "{}\n", "--out");
+    EXPECT_EQ(readTextFile(dir / "ok.json", "json"), "{}\n");
+    fs::create_directories(dir / "d");  // a directory where the file goes: the rename fails
+    EXPECT_NE(
+        messageOf([&] { writeFileAtomically(dir / "d", "x", "--trace"); }).find("--trace " + (dir / "d").string()),
+        std::string::npos);
+    for (const auto& e : fs::directory_iterator(dir))
+        EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+    // Never replaced by a rename (as root, /dev/full would become a regular file).
+    EXPECT_NE(messageOf([] {
+                  writeFileAtomically("/dev/full", "x", "--dump");
+              }).find("--dump /dev/full: is a character device"),
+              std::string::npos);
+    struct stat st {};
+    ASSERT_EQ(::stat("/dev/full", &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+TEST_F(FileIo, GivenTheOutputLocked_WhenASecondLockIsTaken_ThenRefusedNamingTheHolder) {
+    const fs::path lock = dir / "s.jsonl.lock";
+    {
+        const OutputLock first(lock, "--out s.jsonl");
+        const std::string m = messageOf([&] { OutputLock second(lock, "--out s.jsonl"); });
+        EXPECT_NE(
+            m.find("--out s.jsonl: another process is writing it (pid " + std::to_string(::getpid()) + " on host "),
+            std::string::npos)
+            << m;
+    }
+    EXPECT_NO_THROW(OutputLock again(lock, "--out s.jsonl")) << "released with its holder";
+}
+
+TEST(OptionValues, GivenMalformedOrOutOfRangeNumbers_ThenInputErrorNotSaturatedOrDropped) {
+    EXPECT_EQ(parseUnsignedOption("18446744073709551615", "--seed", 0, UINT64_MAX), UINT64_MAX);
+    for (const char* bad : {"18446744073709551616", "-1", "", " 1", "1 ", "0x10", "+1", "1e3", "1.0"})
+        EXPECT_THROW(parseUnsignedOption(bad, "--seed", 0, UINT64_MAX), InputError) << bad;
+    EXPECT_THROW(parseUnsignedOption("0", "--latency-window", 1, 10), InputError);
+    EXPECT_EQ(parseUnsignedList("0,1,3", "--cards", 0, 1023), (std::vector<std::uint64_t>{0, 1, 3}));
+    for (const char* bad : {"0,,1", "0,", ",0", "", "0,1024", "0;1"})
+        EXPECT_THROW(parseUnsignedList(bad, "--cards", 0, 1023), InputError) << bad;
+}
+
+TEST(ShapeBounds, GivenShapesPastTheDocumentedMaxima_ThenValidateNamesKeyAndValue) {
+    auto messageOfSets = [](std::vector<std::string> sets) -> std::string {
+        Config c;
+        try {
+            for (const auto& s : sets) applySet(c, s);
+            validate(c);
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "(accepted)";
+    };
+    EXPECT_NE(messageOfSets({"hidden=1073741792"}).find("hidden = 1073741792: must be at most 65536"),
+              std::string::npos);
+    EXPECT_NE(messageOfSets({"experts=400000000", "cards=1"}).find("experts = 400000000: must be at most 65536"),
+              std::string::npos);
+    EXPECT_NE(messageOfSets({"hidden=65536", "intermediate=65536", "experts=4096", "cards=1", "card=0"})
+                  .find("one card's 4096 experts need"),
+              std::string::npos);
+    EXPECT_NE(messageOfSets({"hidden=!!str 128"}).find("hidden: \"128\" is tagged !!str, a string"), std::string::npos);
+    EXPECT_EQ(messageOfSets({"hidden=!!int 128"}), "(accepted)");
+    Config c;
+    EXPECT_THROW(checkFitsMemory(c.shape, 1000, "a 1000-byte device"), InputError);
+    EXPECT_NO_THROW(checkFitsMemory(c.shape, 0, "unknown"));
+}
+
+}  // namespace
