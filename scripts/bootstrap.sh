@@ -3,14 +3,17 @@
 # present it only checks (no apt-get call), so it is cheap to run before every build.
 set -euo pipefail
 
+# Each entry is used by the build, the tests or CI (nothing only "nice to have": clinfo, google
+# benchmark and opencl-headers were dropped; ocl-icd-opencl-dev brings the CL headers). libgmock-dev
+# stays: Debian's GTestConfig.cmake checks the gmock libraries exist.
 packages=(
   build-essential cmake ninja-build pkg-config git python3
   libze-dev libze1
   intel-opencl-icd
   spirv-tools clang-14 llvm-spirv-14 clang-format-14
-  pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+  pocl-opencl-icd ocl-icd-opencl-dev
   libyaml-cpp-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libcpp-httplib-dev
 )
