@@ -36,6 +36,8 @@
 
 #include <zeprobe/zeprobe.hpp>
 
+#include "zp/tools/cli.hpp"
+
 #include "moe_service.hpp"
 #include "zp/probe/config.hpp"
 
@@ -96,7 +98,14 @@ struct Options {
 
 int main(int argc, char** argv) {
     Options o;
-    CLI::App app{"moe-server: an example HTTP server embedding the ze-probe MoE chain (zeprobe facade)"};
+    CLI::App app{
+        "moe-server: an example HTTP server embedding the ze-probe MoE chain (zeprobe facade). Serves POST "
+        "/v1/moe (JSON or safetensors), GET /healthz and GET /metrics; no authentication, no TLS."};
+    zp::tools::configureApp(
+        app, "moe-server",
+        {"moe-server --config configs/deepseek-v4-flash.yaml --port 8080",
+         "moe-server --set hidden=128 --set intermediate=64 --set experts=48 --port 0 --port-file p",
+         "moe-server --weights layer.safetensors --prefix model.layers.3.mlp.experts. --threads 4"});
     app.add_option("--config", o.config, "model shape YAML (configs/*.yaml)")->check(CLI::ExistingFile);
     app.add_option("--set", o.sets, "override one config key, e.g. --set hidden=128 (repeatable)");
     app.add_option("--seed", o.seed, "random weights from this seed (default: the config's seed)");
@@ -117,10 +126,9 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(1, 1 << 24));
     app.add_option("--max-body", o.maxBody, "largest request body in bytes (413 above)")->capture_default_str();
     app.add_flag("--enable-shutdown", o.enableShutdown, "serve POST /shutdown (for tests)");
-    app.get_formatter()->column_width(34);
-    CLI11_PARSE(app, argc, argv);
+    if (const int rc = zp::tools::parse(app, "moe-server", argc, argv); rc >= 0) return rc;
     if (o.seed && !o.weights.empty()) {
-        std::cerr << "moe-server: give --seed or --weights, not both\n";
+        std::cerr << "moe-server: error: give --seed or --weights, not both\n";
         return 2;
     }
 
@@ -140,7 +148,7 @@ int main(int argc, char** argv) {
         for (const auto& s : o.sets) zp::sched::applySet(cfg, s);
         zp::sched::validate(cfg);
     } catch (const zp::sched::InputError& e) {
-        std::cerr << "moe-server: " << e.what() << "\n";
+        std::cerr << "moe-server: error: " << e.what() << "\n";
         return 2;
     }
     const zeprobe::Shape shape = toShape(cfg.shape);
@@ -160,7 +168,7 @@ int main(int argc, char** argv) {
                 : zeprobe::Layer::fromSafetensors(*device, shape, o.weights, o.prefix.value_or(cfg.weightsPrefix)));
         chains = std::make_unique<zp::moeserver::ChainPool>(*layer, o.variant, o.threads);
     } catch (const zeprobe::Error& e) {
-        std::cerr << "moe-server: " << e.what() << " [" << zeprobe::errorCodeName(e.code()) << "]\n";
+        std::cerr << "moe-server: error: " << e.what() << " [" << zeprobe::errorCodeName(e.code()) << "]\n";
         return e.code() == zeprobe::ErrorCode::invalid_argument || e.code() == zeprobe::ErrorCode::not_found ? 2 : 1;
     }
     const std::string variant = chains->size() > 0 ? std::string((*chains->acquire()).variant()) : o.variant;
@@ -246,7 +254,7 @@ int main(int argc, char** argv) {
         port = 0;
     }
     if (port == 0) {
-        std::cerr << "moe-server: cannot bind " << o.host << ":" << o.port << "\n";
+        std::cerr << "moe-server: error: cannot bind " << o.host << ":" << o.port << "\n";
         return 1;
     }
 
