@@ -35,8 +35,8 @@ public:
 
     std::string make_option(const CLI::Option* opt, bool positional) const override {
         // The name with its type, default and Excludes: list can be long too: wrap it first.
-        const std::vector<std::string> names = wrap(make_option_name(opt, positional) + make_option_opts(opt),
-                                                    kHelpWidth - 4);
+        const std::vector<std::string> names =
+            wrap(make_option_name(opt, positional) + make_option_opts(opt), kHelpWidth - 4);
         const std::vector<std::string> lines = wrap(make_option_desc(opt), kHelpWidth - kNameColumn);
         std::string out;
         for (std::size_t i = 0; i + 1 < names.size(); ++i) out += (i == 0 ? "  " : "    ") + names[i] + "\n";
@@ -70,7 +70,8 @@ std::string versionText() {
 void configureApp(CLI::App& app, const std::string& tool, const std::vector<std::string>& examples) {
     app.formatter(std::make_shared<WrappingFormatter>());
     app.option_defaults()->always_capture_default();
-    app.set_version_flag("--version", tool + " " + versionText(), "print the version and the contract version, and exit");
+    app.set_version_flag("--version", tool + " " + versionText(),
+                         "print the version and the contract version, and exit");
     std::string footer = "Examples:\n";
     for (const auto& e : examples) footer += "  " + e + '\n';
     app.footer(footer);

@@ -31,6 +31,13 @@ std::string esc(const std::string& s) {
     return o;
 }
 
+// A pattern name that may wrap after its underscores (within_<wbr>row_<wbr>duplicate).
+std::string breakable(const std::string& s) {
+    std::string o;
+    for (char c : esc(s)) o += c == '_' ? std::string("_<wbr>") : std::string(1, c);
+    return o;
+}
+
 std::optional<double> num(const json& j, const char* key) {
     if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return std::nullopt;
     return j[key].get<double>();
@@ -149,11 +156,10 @@ std::string panelSvg(const json& p, double bar, const std::string& title, double
     std::string s;
     const Cell cell = classify(p, bar);
     const auto lo = num(p, "ci_low_ms"), hi = num(p, "ci_high_ms"), med = num(p, "median_ms");
-    s += fmt::format(R"~(<g transform="translate({:.1f},{:.1f})~">)~", x0, y0);
+    s += fmt::format(R"~(<g transform="translate({:.1f},{:.1f})">)~", x0, y0);
     s += fmt::format(R"~(<rect x="0" y="0" width="{:.1f}" height="{:.1f}" fill="#fafafa" stroke="#cccccc"/>)~", w, h);
     s += fmt::format(R"~(<text x="6" y="15" font-size="12" font-weight="bold">{}</text>)~", esc(title));
-    s += fmt::format(R"~(<text x="{:.1f}" y="15" font-size="11" text-anchor="end" fill="{}">{}</text>)~", w - 6,
-                     cellColour(cell), cellWord(cell));
+    s += fmt::format(R"~(<text x="6" y="28" font-size="10" fill="{}">{}</text>)~", cellColour(cell), cellWord(cell));
     if (!lo || !hi || !med) {
         s += R"~(<text x="6" y="40" font-size="11" fill="#777">no CI (not finite)</text></g>)~";
         return s;
@@ -162,7 +168,7 @@ std::string panelSvg(const json& p, double bar, const std::string& title, double
     const double pad = (vmax - vmin) * 0.12 + 1e-9;
     vmin -= pad;
     vmax += pad;
-    const double top = 24, bottom = h - 22, left = 46, right = w - 10;
+    const double top = 36, bottom = h - 22, left = 46, right = w - 10;
     auto y = [&](double v) { return bottom - (v - vmin) / (vmax - vmin) * (bottom - top); };
     for (int t = 0; t <= 4; ++t) {
         const double v = vmin + (vmax - vmin) * t / 4;
@@ -266,7 +272,7 @@ std::string kernelBarsSvg(const json& variants, double width) {
 std::string overviewTable(const std::vector<LoadedCard>& cards, const std::vector<std::string>& patterns) {
     std::string s = R"~(<table class="overview"><caption>Projected saving per layer stack, ms: median [95% CI])~"
                     R"~( against the bar (CONTRACT §8)</caption><thead><tr><th>candidate</th><th>verdict</th>)~";
-    for (const auto& p : patterns) s += "<th>" + esc(p) + "</th>";
+    for (const auto& p : patterns) s += "<th>" + breakable(p) + "</th>";
     s += "</tr></thead><tbody>";
     for (const auto& c : cards)
         for (const auto& cand : candidatesOf(c)) {
@@ -278,7 +284,7 @@ std::string overviewTable(const std::vector<LoadedCard>& cards, const std::vecto
             for (const auto& p : patterns) {
                 if (const json* pr = projection(cand, p)) {
                     const Cell cell = classify(*pr, bar);
-                    s += fmt::format(R"~(<td class="{}" title="{} (bar {} ms)~">{}<br><small>[{}, {}]</small></td>)~",
+                    s += fmt::format(R"~(<td class="{}" title="{} (bar {} ms)">{}<br><small>[{}, {}]</small></td>)~",
                                      cellClass(cell), cellWord(cell), bar, ms(num(*pr, "median_ms")),
                                      ms(num(*pr, "ci_low_ms")), ms(num(*pr, "ci_high_ms")));
                 } else if (const json* nv = notValid(cand, p)) {
@@ -290,8 +296,9 @@ std::string overviewTable(const std::vector<LoadedCard>& cards, const std::vecto
             s += "</tr>";
         }
     s += "</tbody></table>";
-    s += R"~(<p class="legend"><span class="pass">pass</span>: CI low end ≥ bar · <span class="onbar">on the bar</span>:)~"
-         R"~( the CI straddles the bar · <span class="fail">fail</span>: CI high end below the bar</p>)~";
+    s +=
+        R"~(<p class="legend"><span class="pass">pass</span>: CI low end ≥ bar · <span class="onbar">on the bar</span>:)~"
+        R"~( the CI straddles the bar · <span class="fail">fail</span>: CI high end below the bar</p>)~";
     return s;
 }
 
@@ -371,8 +378,9 @@ std::string cardSections(const LoadedCard& c) {
 }
 
 std::string sweepTable(const std::vector<json>& rows) {
-    std::string s = "<h2>Sweep</h2><table><thead><tr><th>point</th><th>status</th><th>saving ms</th><th>95% "
-                    "CI</th><th>passes gate</th><th>correctness</th></tr></thead><tbody>";
+    std::string s =
+        "<h2>Sweep</h2><table><thead><tr><th>point</th><th>status</th><th>saving ms</th><th>95% "
+        "CI</th><th>passes gate</th><th>correctness</th></tr></thead><tbody>";
     for (const auto& r : rows) {
         const json res = r.value("result", json::object());
         s += fmt::format(
@@ -403,8 +411,7 @@ LoadedCard loadCard(const fs::path& path) {
         throw sched::InputError(fmt::format("{}: card schema {}: the report needs schema 2 or later (rerun ze-probe)",
                                             path.string(), schema));
     std::string device = path.filename().string();
-    if (c.card.contains("device") && c.card["device"].is_object())
-        device = c.card["device"].value("name", device);
+    if (c.card.contains("device") && c.card["device"].is_object()) device = c.card["device"].value("name", device);
     c.label = fmt::format("card{} · {}", c.card.value("card", 0), device);
     return c;
 }
@@ -424,8 +431,9 @@ th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
 td.n{text-align:right;font-variant-numeric:tabular-nums}
 caption{text-align:left;font-weight:bold;padding:4px 0}
 .pass{background:#c8e6c9}.fail{background:#ffcdd2}.onbar{background:#ffe0b2}.unknown{background:#eeeeee}
-.overview td{text-align:center;white-space:nowrap}
-.cards{display:flex;flex-wrap:wrap;gap:16px}.card{flex:1 1 0;min-width:0}
+.overview td{text-align:center}
+.cards{display:flex;flex-wrap:wrap;gap:16px}.card{flex:1 1 100%;min-width:0}
+.overview th{font-size:12px}.overview td{font-size:12px}
 .missing{color:#777;font-style:italic}svg{max-width:100%;height:auto;display:block}
 </style></head><body><h1>ze-probe report</h1>)~";
     s += "<p>";
@@ -446,11 +454,14 @@ caption{text-align:left;font-weight:bold;padding:4px 0}
 std::string cardsReportSvg(const std::vector<LoadedCard>& cards) {
     // The overview as a grid of coloured cells, then each candidate's panels.
     const auto patterns = patternsOf(cards);
-    const double width = 1000, label = 200, cellW = std::min(110.0, (width - label - 70) / double(std::max<std::size_t>(1, patterns.size()))), cellH = 34;
+    const double width = 1000, label = 200,
+                 cellW = std::min(110.0, (width - label - 70) / double(std::max<std::size_t>(1, patterns.size()))),
+                 cellH = 34;
     std::vector<std::string> bodies;
     double y = 40;
     std::string grid;
-    grid += fmt::format(R"~(<text x="0" y="20" font-size="16" font-weight="bold">ze-probe report: saving vs the bar, ms</text>)~");
+    grid += fmt::format(
+        R"~(<text x="0" y="20" font-size="16" font-weight="bold">ze-probe report: saving vs the bar, ms</text>)~");
     for (std::size_t i = 0; i < patterns.size(); ++i)
         grid += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle">{}</text>)~",
                             label + 70 + cellW * (double(i) + 0.5), y, esc(patterns[i]));
@@ -458,24 +469,30 @@ std::string cardsReportSvg(const std::vector<LoadedCard>& cards) {
     for (const auto& c : cards)
         for (const auto& cand : candidatesOf(c)) {
             const double bar = barOf(c, cand);
-            grid += fmt::format(R"~(<text x="0" y="{:.1f}" font-size="11">{}</text>)~", y + 14, esc(cand.value("candidate", "?")));
-            grid += fmt::format(R"~(<text x="0" y="{:.1f}" font-size="9" fill="#555">{}</text>)~", y + 27, esc(c.label));
+            grid += fmt::format(R"~(<text x="0" y="{:.1f}" font-size="11">{}</text>)~", y + 14,
+                                esc(cand.value("candidate", "?")));
+            grid +=
+                fmt::format(R"~(<text x="0" y="{:.1f}" font-size="9" fill="#555">{}</text>)~", y + 27, esc(c.label));
             const std::string v = verdictWord(cand);
-            grid += fmt::format(R"~(<rect x="{:.1f}" y="{:.1f}" width="66" height="{:.1f}" fill="{}" opacity="0.25"/><text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle">{}</text>)~",
-                                label, y, cellH - 2, cellColour(verdictCell(v)), label + 33, y + 20, esc(v));
+            grid += fmt::format(
+                R"~(<rect x="{:.1f}" y="{:.1f}" width="66" height="{:.1f}" fill="{}" opacity="0.25"/><text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle">{}</text>)~",
+                label, y, cellH - 2, cellColour(verdictCell(v)), label + 33, y + 20, esc(v));
             for (std::size_t i = 0; i < patterns.size(); ++i) {
                 const double x = label + 70 + cellW * double(i);
                 if (const json* pr = projection(cand, patterns[i])) {
                     const Cell cell = classify(*pr, bar);
-                    grid += fmt::format(R"~(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" opacity="0.25"/>)~",
-                                        x, y, cellW - 2, cellH - 2, cellColour(cell));
-                    grid += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle">{}</text>)~",
-                                        x + cellW / 2, y + 13, ms(num(*pr, "median_ms")));
-                    grid += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="8" text-anchor="middle">[{}, {}]</text>)~",
-                                        x + cellW / 2, y + 26, ms(num(*pr, "ci_low_ms")), ms(num(*pr, "ci_high_ms")));
+                    grid += fmt::format(
+                        R"~(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" opacity="0.25"/>)~", x,
+                        y, cellW - 2, cellH - 2, cellColour(cell));
+                    grid +=
+                        fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle">{}</text>)~",
+                                    x + cellW / 2, y + 13, ms(num(*pr, "median_ms")));
+                    grid += fmt::format(
+                        R"~(<text x="{:.1f}" y="{:.1f}" font-size="8" text-anchor="middle">[{}, {}]</text>)~",
+                        x + cellW / 2, y + 26, ms(num(*pr, "ci_low_ms")), ms(num(*pr, "ci_high_ms")));
                 } else {
-                    grid += fmt::format(R"~(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#eee"/>)~", x, y,
-                                        cellW - 2, cellH - 2);
+                    grid += fmt::format(R"~(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#eee"/>)~",
+                                        x, y, cellW - 2, cellH - 2);
                 }
             }
             y += cellH;
@@ -484,18 +501,19 @@ std::string cardsReportSvg(const std::vector<LoadedCard>& cards) {
     std::string panels;
     for (const auto& c : cards)
         for (const auto& cand : candidatesOf(c)) {
-            panels += fmt::format(R"~(<text x="0" y="{:.1f}" font-size="12" font-weight="bold">{} · {}</text>)~", y + 12,
-                                  esc(cand.value("candidate", "?")), esc(c.label));
+            panels += fmt::format(R"~(<text x="0" y="{:.1f}" font-size="12" font-weight="bold">{} · {}</text>)~",
+                                  y + 12, esc(cand.value("candidate", "?")), esc(c.label));
             y += 18;
             const std::string inner = candidatePanelsSvg(c, cand, width);
             const int n = cand.contains("projections") ? int(cand["projections"].size()) : 0;
-            const int perRow = int((width + 10) / 200);
+            const int perRow = int((width + 10) / 200);  // candidatePanelsSvg's panels: 190 + 10 px
             const double h = std::max(1, (n + perRow - 1) / perRow) * 160.0;
-            panels += fmt::format(R"~(<g transform="translate(0,{:.1f})~">{}</g>)~", y, inner);
+            panels += fmt::format(R"~(<g transform="translate(0,{:.1f})">{}</g>)~", y, inner);
             y += h + 10;
         }
-    return fmt::format(R"~(<svg xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}" font-family="sans-serif"><rect width="100%" height="100%" fill="#fff"/>{2}{3}</svg>)~",
-                       width, y, grid, panels) +
+    return fmt::format(
+               R"~(<svg xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}" font-family="sans-serif"><rect width="100%" height="100%" fill="#fff"/>{2}{3}</svg>)~",
+               width, y, grid, panels) +
            "\n";
 }
 
