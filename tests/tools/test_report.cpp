@@ -142,8 +142,8 @@ TEST(ReportCards, GivenBooleanAndStringVerdicts_ThenCellsColouredPassFailOrOnThe
     EXPECT_NE(html.find(R"(<td class="onbar">on_the_bar</td>)"), std::string::npos);
     EXPECT_NE(html.find(R"(<td class="pass">pass</td>)"), std::string::npos);
     // From the CI: six_local [-166, 4] straddles the 0.5 bar; within_row_duplicate [0.1, 0.3] fails.
-    EXPECT_NE(html.find(R"(<td class="onbar" title="on the bar (bar 0.5 ms)">-80.000)"), std::string::npos);
-    EXPECT_NE(html.find(R"(<td class="fail" title="fail (bar 0.5 ms)">0.200)"), std::string::npos);
+    EXPECT_NE(html.find(R"~(<td class="onbar" title="on the bar (bar 0.5 ms)">-80.000)~"), std::string::npos);
+    EXPECT_NE(html.find(R"~(<td class="fail" title="fail (bar 0.5 ms)">0.200)~"), std::string::npos);
     EXPECT_NE(html.find("no timing in this card (--no-timing)"), std::string::npos) << html.substr(0, 400);
 }
 
