@@ -3,7 +3,8 @@
 #   <prefix>/include/zeprobe/zeprobe.hpp
 #   <prefix>/<libdir>/libzeprobe.so*            facade with oracle, scheduler, runtime and the kernel
 #                                              package linked in (their symbols hidden)
-#   <prefix>/<libdir>/libze_zecl.so             zecl; libzeprobe finds it next to itself
+#   <prefix>/<libdir>/libze_zecl.so*            zecl (soname libze_zecl.so.0); libzeprobe finds it next to itself
+#   <prefix>/bin/ze-probe, moe-server           the tools (they find the libdir through their RUNPATH)
 #   <prefix>/<libdir>/cmake/zeprobe/            zeprobeConfig.cmake, ...ConfigVersion.cmake, zeprobeTargets*.cmake
 #   <prefix>/<libdir>/pkgconfig/zeprobe.pc
 #
@@ -28,6 +29,15 @@ install(TARGETS zeprobe EXPORT zeprobeTargets
 if(TARGET ze_zecl)
   install(TARGETS ze_zecl LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
 endif()
+
+# The tools: ze-probe links the internal libraries statically and finds zecl at ../<libdir>;
+# moe-server links libzeprobe.so, found through its RUNPATH relative to bin/.
+foreach(tool ze-probe moe-server)
+  if(TARGET ${tool})
+    set_target_properties(${tool} PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+    install(TARGETS ${tool} RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
+  endif()
+endforeach()
 
 install(EXPORT zeprobeTargets NAMESPACE zeprobe:: DESTINATION "${ZEPROBE_INSTALL_CMAKEDIR}")
 

@@ -5,16 +5,21 @@
 # cheap to run before every build.
 set -euo pipefail
 
+# Each entry is used by the build, the tests or CI (nothing only "nice to have": clinfo, google
+# benchmark and opencl-headers were dropped; ocl-icd-opencl-dev brings the CL headers). libgmock-dev
+# stays: Debian's GTestConfig.cmake checks the gmock libraries exist. chromium: the headless browser
+# that renders `ze-probe report` in tests/tools (about 130 packages, 1-2 minutes on a fresh machine).
 packages=(
   build-essential cmake ninja-build pkg-config git python3
   libze-dev libze1
   intel-opencl-icd
   spirv-tools clang-14 llvm-spirv-14 clang-format-14
-  pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+  pocl-opencl-icd ocl-icd-opencl-dev
   libyaml-cpp-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libcpp-httplib-dev
+  chromium
 )
 # Optional extras for the fuzz/sanitizer jobs; installed only on request.
 if [[ "${ZP_BOOTSTRAP_FUZZ:-0}" == 1 ]]; then

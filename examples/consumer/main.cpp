@@ -1,9 +1,9 @@
 // Embeds the MoE chain through the installed zeprobe package: open a device, load a random
 // layer at a small shape, run one decode step, print out[0] and a hash of the whole output.
-//   consumer [device] [--configure-loader]
+//   consumer [device] [--no-configure-loader]
 //     device: "" (default: first Intel GPU, else first zecl device), "intel", "zecl" or an index;
-//     --configure-loader: set ZE_ENABLE_ALT_DRIVERS (when unset) to the Intel driver + the zecl
-//     installed next to libzeprobe.
+//     --no-configure-loader: leave ZE_ENABLE_ALT_DRIVERS alone (by default the library sets it,
+//     when unset, to the Intel driver + the zecl installed next to libzeprobe).
 #include <zeprobe/zeprobe.hpp>
 
 #include <cstdint>
@@ -15,8 +15,8 @@ int main(int argc, char** argv) {
     try {
         zeprobe::DeviceOptions options;
         for (int a = 1; a < argc; ++a) {
-            if (std::string(argv[a]) == "--configure-loader")
-                options.configureLoader = true;
+            if (std::string(argv[a]) == "--no-configure-loader")
+                options.configureLoader = false;
             else
                 options.device = argv[a];
         }

@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -750,6 +751,147 @@ std::string formatSweepProgress(const SweepProgress& p, int barWidth) {
     s += p.etaS ? ", ETA " + duration(*p.etaS) : ", ETA ?";
     if (p.last) s += "  " + p.last->id;
     return s;
+}
+
+// ---------------------------------------------------------------- scaling out
+
+SweepShard parseSweepShard(const std::string& text) {
+    const auto bad = [&](const std::string& why) {
+        return InputError("--shard " + text + ": " + why + " (expected K/N with 1 <= K <= N, e.g. 2/3)");
+    };
+    const auto slash = text.find('/');
+    if (slash == std::string::npos) throw bad("no '/'");
+    auto number = [&](std::string_view part) {
+        std::size_t v = 0;
+        const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+        if (part.empty() || ec != std::errc() || end != part.data() + part.size()) throw bad("not a number");
+        return v;
+    };
+    const std::string_view all(text);
+    SweepShard s{number(all.substr(0, slash)), number(all.substr(slash + 1))};
+    if (s.n < 1 || s.n > 4096) throw bad("N must be in [1, 4096]");
+    if (s.k < 1 || s.k > s.n) throw bad("K must be in [1, N]");
+    return s;
+}
+
+SweepPlan shardPlan(const SweepPlan& whole, SweepShard shard) {
+    SweepPlan out;
+    out.name = whole.name;
+    out.axisKeys = whole.axisKeys;
+    out.shard = fmt::format("{}/{}", shard.k, shard.n);
+    out.allIds = whole.allIds;
+    if (out.allIds.empty())
+        for (const auto& p : whole.points) out.allIds.push_back(p.id);
+    for (std::size_t i = shard.k - 1; i < whole.points.size(); i += shard.n) {
+        SweepPoint p = whole.points[i];
+        p.index = out.points.size();
+        out.points.push_back(std::move(p));
+    }
+    return out;
+}
+
+void writeSweepPlanFile(const std::filesystem::path& dir, const SweepPlan& plan) {
+    nlohmann::json ids = nlohmann::json::array();
+    if (plan.allIds.empty())
+        for (const auto& p : plan.points) ids.push_back(p.id);
+    else
+        for (const auto& id : plan.allIds) ids.push_back(id);
+    const nlohmann::json j = {{"sweep", plan.name},
+                              {"axes", plan.axisKeys},
+                              {"shard", plan.shard.empty() ? "1/1" : plan.shard},
+                              {"points", ids}};
+    std::filesystem::create_directories(dir);
+    const auto path = dir / (plan.name + ".plan.json");
+    std::ofstream f(path, std::ios::trunc);
+    f << j.dump(1) << "\n";
+    if (!f) throw InputError(path.string() + ": cannot write: " + errnoText());
+}
+
+SweepMerge mergeSweepShards(const std::vector<std::filesystem::path>& dirs) {
+    namespace fs = std::filesystem;
+    if (dirs.empty()) throw InputError("sweep-merge: no shard directories given");
+    SweepMerge m;
+    std::vector<std::string> ids;
+    fs::path firstPlan;
+    std::map<std::string, std::size_t> indexOf;
+    std::map<std::string, std::string> heldBy;  // id -> file that holds its row
+    std::vector<std::optional<nlohmann::json>> byIndex;
+    for (const auto& dir : dirs) {
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) throw InputError(dir.string() + ": not a directory");
+        std::vector<fs::path> plans;
+        for (const auto& e : fs::directory_iterator(dir))
+            if (e.path().string().ends_with(".plan.json")) plans.push_back(e.path());
+        if (plans.empty())
+            throw InputError(dir.string() +
+                             ": no <sweep>.plan.json (write shards with ze-probe --sweep FILE --shard K/N)");
+        if (plans.size() > 1)
+            throw InputError(dir.string() + ": holds the plans of " + std::to_string(plans.size()) +
+                             " sweeps; give one sweep's shard directories");
+        nlohmann::json plan;
+        try {
+            std::ifstream f(plans[0]);
+            plan = nlohmann::json::parse(f);
+        } catch (const nlohmann::json::exception& e) {
+            throw InputError(plans[0].string() + ": not a sweep plan: " + e.what());
+        }
+        const auto name = plan.value("sweep", std::string());
+        const auto planIds = plan.value("points", std::vector<std::string>());
+        if (m.name.empty()) {
+            m.name = name;
+            m.axisKeys = plan.value("axes", std::vector<std::string>());
+            ids = planIds;
+            firstPlan = plans[0];
+            for (std::size_t i = 0; i < ids.size(); ++i) indexOf.emplace(ids[i], i);
+            byIndex.resize(ids.size());
+        } else if (name != m.name || planIds != ids) {
+            throw InputError(plans[0].string() + ": a different sweep plan than " + firstPlan.string() +
+                             " (shards of one sweep file only)");
+        }
+        const fs::path jsonl = dir / (name + ".jsonl");
+        if (!fs::exists(jsonl)) continue;  // a shard that never started: its points are reported missing
+        const auto rows = readSweepRows(jsonl, false);
+        for (std::size_t r = 0; r < rows.size(); ++r) {
+            nlohmann::json row = rows[r];
+            const std::string id = row.value("id", "");
+            const auto it = indexOf.find(id);
+            if (it == indexOf.end())
+                throw InputError(fmt::format("{}:{}: point {} is not in the plan of {}", jsonl.string(), r + 1, id,
+                                             firstPlan.string()));
+            if (byIndex[it->second])
+                throw InputError(fmt::format("{}:{}: point {} is also in {}: the shards overlap", jsonl.string(), r + 1,
+                                             id, heldBy[id]));
+            heldBy[id] = jsonl.string();
+            row["index"] = it->second;
+            byIndex[it->second] = std::move(row);
+        }
+    }
+    m.total = ids.size();
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (byIndex[i])
+            m.rows.push_back(std::move(*byIndex[i]));
+        else
+            m.missing.push_back(ids[i]);
+    }
+    return m;
+}
+
+void writeSweepFiles(const std::filesystem::path& jsonl, const std::filesystem::path& csv,
+                     const std::vector<std::string>& axisKeys, const std::vector<nlohmann::json>& rows) {
+    namespace fs = std::filesystem;
+    for (const fs::path& p : {jsonl, csv}) {
+        std::error_code ec;
+        if (fs::exists(p, ec)) throw InputError(p.string() + ": already exists; merge into a fresh directory");
+        if (!p.parent_path().empty()) fs::create_directories(p.parent_path());
+    }
+    AppendFd j(jsonl, true);
+    std::string text;
+    for (const auto& r : rows) text += r.dump() + "\n";
+    if (!text.empty()) j.append(text);
+    CsvWriter c(AppendFd(csv, true), axisKeys);
+    for (const auto& r : rows) c.add(r);
+    c.finish();
+    fsyncDir(jsonl);
 }
 
 }  // namespace zp::sched

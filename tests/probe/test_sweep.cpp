@@ -391,3 +391,104 @@ sweep:
     EXPECT_EQ(csv[1].rfind("pattern=all_remote,all_remote,not_valid,", 0), 0u) << csv[1];
     EXPECT_NE(formatSweepSummary(plan, rows).find("1 measured, 1 not valid"), std::string::npos);
 }
+
+// ---------------------------------------------------------------- shards and merge
+
+namespace {
+
+// Figures from the point's id, not its index: a shard renumbers its points.
+nlohmann::json idMeasure(const SweepPoint& p) {
+    return {{"median_ns", double(std::hash<std::string>{}(p.id) % 100000)}, {"id_length", p.id.size()}};
+}
+
+// The rows without what differs run to run (elapsed time).
+std::vector<nlohmann::json> comparable(std::vector<nlohmann::json> rows) {
+    for (auto& r : rows) r.erase("elapsed_s");
+    return rows;
+}
+
+}  // namespace
+
+TEST(SweepShard, GivenKOverN_ThenParsed_AndBadTextRejectedNamingIt) {
+    const SweepShard s = parseSweepShard("2/3");
+    EXPECT_EQ(s.k, 2u);
+    EXPECT_EQ(s.n, 3u);
+    for (const char* bad : {"0/3", "4/3", "3", "a/3", "1/0", "1/3x", "/3", "1/5000"}) {
+        try {
+            parseSweepShard(bad);
+            ADD_FAILURE() << bad << " accepted";
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("--shard ") + bad), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(SweepShard, GivenThreeShards_ThenEveryPointInExactlyOne_RoundRobin) {
+    const SweepPlan plan = expandSweep(parse(kSmall));
+    std::multiset<std::string> seen;
+    for (std::size_t k = 1; k <= 3; ++k) {
+        const SweepPlan s = shardPlan(plan, {k, 3});
+        EXPECT_EQ(s.shard, std::to_string(k) + "/3");
+        EXPECT_EQ(s.allIds.size(), plan.points.size());
+        for (std::size_t i = 0; i < s.points.size(); ++i) {
+            EXPECT_EQ(s.points[i].index, i);
+            EXPECT_EQ(s.points[i].id, plan.points[(k - 1) + 3 * i].id);
+            seen.insert(s.points[i].id);
+        }
+    }
+    ASSERT_EQ(seen.size(), plan.points.size());
+    for (const auto& p : plan.points) EXPECT_EQ(seen.count(p.id), 1u) << p.id;
+}
+
+TEST_F(SweepRun, GivenASweepSplitInThree_WhenMerged_ThenTheRowsEqualTheUnsplitRun) {
+    const SweepPlan plan = expandSweep(parse(kSmall));
+    SweepRunOptions whole = opts;
+    whole.jsonlPath = dir / "whole" / "small.jsonl";
+    whole.csvPath = dir / "whole" / "small.csv";
+    writeSweepPlanFile(dir / "whole", plan);
+    const auto unsplit = SweepRunner(plan, whole).run(idMeasure);
+
+    std::vector<fs::path> shards;
+    for (std::size_t k = 1; k <= 3; ++k) {
+        const fs::path d = dir / ("shard" + std::to_string(k));
+        const SweepPlan s = shardPlan(plan, {k, 3});
+        writeSweepPlanFile(d, s);
+        SweepRunOptions so = opts;
+        so.jsonlPath = d / "small.jsonl";
+        so.csvPath = d / "small.csv";
+        SweepRunner(s, so).run(idMeasure);
+        shards.push_back(d);
+    }
+    const SweepMerge m = mergeSweepShards({shards[2], shards[0], shards[1]});  // any order
+    EXPECT_TRUE(m.missing.empty());
+    EXPECT_EQ(m.total, plan.points.size());
+    EXPECT_EQ(m.name, "small");
+    EXPECT_EQ(comparable(m.rows), comparable(unsplit));
+
+    writeSweepFiles(dir / "merged" / "small.jsonl", dir / "merged" / "small.csv", m.axisKeys, m.rows);
+    EXPECT_EQ(comparable(readSweepRows(dir / "merged" / "small.jsonl", false)), comparable(unsplit));
+    const auto mergedCsv = lines(readAll(dir / "merged" / "small.csv"));
+    const auto wholeCsv = lines(readAll(whole.csvPath));
+    ASSERT_EQ(mergedCsv.size(), wholeCsv.size());
+    EXPECT_EQ(mergedCsv[0], wholeCsv[0]);
+    EXPECT_THROW(writeSweepFiles(dir / "merged" / "small.jsonl", dir / "merged" / "small.csv", m.axisKeys, m.rows),
+                 InputError);
+
+    // Two shards only: shard 2's points are reported missing, by id.
+    const SweepMerge partial = mergeSweepShards({shards[0], shards[2]});
+    const SweepPlan second = shardPlan(plan, {2, 3});
+    ASSERT_EQ(partial.missing.size(), second.points.size());
+    for (std::size_t i = 0; i < second.points.size(); ++i) EXPECT_EQ(partial.missing[i], second.points[i].id);
+
+    // The same shard twice overlaps: refused, naming both files.
+    try {
+        mergeSweepShards({shards[0], shards[1], shards[0]});
+        ADD_FAILURE() << "overlapping shards merged";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("the shards overlap"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find((shards[0] / "small.jsonl").string()), std::string::npos) << e.what();
+    }
+    // A directory without a plan file is refused.
+    fs::create_directories(dir / "empty");
+    EXPECT_THROW(mergeSweepShards({shards[0], dir / "empty"}), InputError);
+}

@@ -576,7 +576,7 @@ TEST(ZeProbeDeviceError, GivenNoLevelZeroDriver_WhenRunOnADevice_ThenExitThreeNa
         ::unsetenv("ZE_ENABLE_ALT_DRIVERS");
     ASSERT_TRUE(r.exited) << "killed by a signal\n" << r.output;
     EXPECT_EQ(r.exitCode, 3) << r.output;
-    EXPECT_NE(r.output.find("ze-probe: Level Zero error: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("ze-probe: error: Level Zero: "), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("no-such-driver.so"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(dir / "probe-out")) << "a failed run wrote results";

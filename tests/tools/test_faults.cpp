@@ -159,7 +159,7 @@ TEST_P(FaultsProbe, GivenZeclFault_WhenZeProbeRuns_ThenExitThreeNamingTheCallAnd
     const Child c = probe(args, GetParam().fault);
     ASSERT_TRUE(c.exited) << c.describe();
     EXPECT_EQ(c.exitCode, 3) << c.describe();
-    EXPECT_TRUE(contains(c.err, "ze-probe: Level Zero error: ")) << c.describe();
+    EXPECT_TRUE(contains(c.err, "ze-probe: error: Level Zero: ")) << c.describe();
     for (const char* f : GetParam().fragments) EXPECT_TRUE(contains(c.err, f)) << f << "\n" << c.describe();
     expectNoCrashSigns(c);
     // The card is written at the end only: a failed run leaves none that looks complete.

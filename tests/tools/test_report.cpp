@@ -1,4 +1,4 @@
-// report_svg and trace_json: the gate picture is well-formed SVG with one whisker per
+// report_cards and trace_json: the report of the kept cards is well-formed SVG with one whisker per
 // pattern × candidate and the gate line; the kernel trace is Chrome trace-event JSON.
 #include <gtest/gtest.h>
 
@@ -12,7 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report_svg.hpp"
+#include "report_cards.hpp"
+#include "zp/probe/input_error.hpp"
 #include "trace_json.hpp"
 
 namespace fs = std::filesystem;
@@ -106,29 +107,10 @@ std::string xmlProblem(const std::string& x) {
     return "";
 }
 
-sched::CandidateGate candidate(const std::string& name, double shift) {
-    const std::vector<std::string> patterns = {
-        "same_typical",  "disjoint_typical", "cross_row_overlap", "within_row_duplicate",
-        "all_duplicate", "six_local",        "all_remote"};
-    std::vector<sched::Projection> ps;
-    for (std::size_t i = 0; i < patterns.size(); ++i) {
-        sched::Projection p;
-        p.pattern = patterns[i];
-        p.medianMs = 0.55 + shift + 0.05 * double(i % 3);
-        p.ciLowMs = p.medianMs - 0.06 - 0.01 * double(i);
-        p.ciHighMs = p.medianMs + 0.07;
-        p.pairs = 50;
-        ps.push_back(p);
-    }
-    return sched::evaluateGate(name, ps, {84, 0, 0}, 0.50, 43);
-}
-
-probe::ReportInput sampleReport() {
-    probe::ReportInput in;
-    in.device = "Intel(R) Arc(TM) B580 Graphics <test & \"quotes\">";
-    in.candidates = {candidate("paired_epilogue", 0.12), candidate("source_direct", 0.0),
-                     candidate("gemm2_loader_fused", -0.6)};
-    return in;
+std::vector<probe::LoadedCard> keptCards() {
+    const std::string data = ZP_TOOLS_TEST_DATA;
+    return {probe::loadCard(data + "/card0_pocl_fixture.json"), probe::loadCard(data + "/card0_h200_no_timing.json"),
+            probe::loadCard(data + "/card1_future_verdicts.json")};
 }
 
 }  // namespace
@@ -141,58 +123,50 @@ TEST(XmlCheck, GivenBrokenXml_ThenTheCheckerSaysSo) {  // the checker itself mus
     EXPECT_NE(xmlProblem("<a/><b/>"), "");
 }
 
-TEST(ReportSvg, GivenThreeCandidates_ThenWellFormed_WithTheGateLineAndOneWhiskerPerPatternAndCandidate) {
-    const auto in = sampleReport();
-    const std::string svg = probe::reportSvg(in);
+TEST(ReportCards, GivenTheKeptCards_ThenSvgWellFormed_OnePanelPerPatternAndCandidate) {
+    const auto cards = keptCards();
+    const std::string svg = probe::cardsReportSvg(cards);
     EXPECT_EQ(xmlProblem(svg), "");
     EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
-    EXPECT_EQ(count(svg, "class=\"ci\""), 3u * 7u);
-    EXPECT_EQ(count(svg, "class=\"gate-line\""), 3u);  // one per panel
-    EXPECT_NE(svg.find("gate 0.50 ms"), std::string::npos);
-    EXPECT_NE(svg.find("saving over 43 layers (ms)"), std::string::npos);
-    EXPECT_NE(svg.find("&lt;test &amp; &quot;quotes&quot;&gt;"), std::string::npos);  // the device name, escaped
-    EXPECT_NE(svg.find("data-candidate=\"gemm2_loader_fused\" data-pattern=\"all_remote\""), std::string::npos);
-    // gemm2_loader_fused fails every pattern; paired_epilogue passes every one.
-    EXPECT_EQ(
-        count(svg, "data-pass=\"false\""), 7u + 7u - [&] {
-            int n = 0;
-            for (const auto& p : in.candidates[1].projections) n += p.passes;
-            return std::size_t(n);
-        }());
-    EXPECT_EQ(count(svg, ">PASS<"), 1u);
-    EXPECT_EQ(count(svg, ">FAIL<"), 2u);
+    // Two candidates x 7 patterns in each of the two cards with timing (the H200 card has none).
+    EXPECT_EQ(count(svg, "<circle"), 2u * 7u * 2u);
+    EXPECT_EQ(count(svg, ">bar 0.5<"), 2u * 7u * 2u);
 }
 
-TEST(ReportSvg, GivenNotValidAndNonFinitePatterns_ThenLabelledNotDrawn) {
-    auto c = candidate("x", 0.2);
-    c.projections.back().ciLowMs = std::nan("");
-    c.notValid.push_back({"all_remote_extra", "C = 1"});
-    c = sched::evaluateGate(c.candidate, c.projections, c.correctness, 0.5, 43, c.notValid);
-    probe::ReportInput in;
-    in.candidates = {c};
-    const std::string svg = probe::reportSvg(in);
-    EXPECT_EQ(xmlProblem(svg), "");
-    EXPECT_EQ(count(svg, "class=\"ci\""), 6u);
-    EXPECT_EQ(count(svg, "class=\"ci-na\""), 1u);
-    EXPECT_NE(svg.find("not valid"), std::string::npos);
-    EXPECT_EQ(xmlProblem(probe::reportSvg({})), "");  // no candidates: still a picture
+TEST(ReportCards, GivenBooleanAndStringVerdicts_ThenCellsColouredPassFailOrOnTheBar) {
+    const std::string html = probe::cardsReportHtml(keptCards());
+    EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+    EXPECT_EQ(html.find("<pre"), std::string::npos);
+    // Schema 2 (verdict.pass false) reads "fail"; the future card's strings are taken as given.
+    EXPECT_NE(html.find(R"(<td class="fail">fail</td>)"), std::string::npos);
+    EXPECT_NE(html.find(R"(<td class="onbar">on_the_bar</td>)"), std::string::npos);
+    EXPECT_NE(html.find(R"(<td class="pass">pass</td>)"), std::string::npos);
+    // From the CI: six_local [-166, 4] straddles the 0.5 bar; within_row_duplicate [0.1, 0.3] fails.
+    EXPECT_NE(html.find(R"~(<td class="onbar" title="on the bar (bar 0.5 ms)">-80.000)~"), std::string::npos);
+    EXPECT_NE(html.find(R"~(<td class="fail" title="fail (bar 0.5 ms)">0.200)~"), std::string::npos);
+    EXPECT_NE(html.find("no timing in this card (--no-timing)"), std::string::npos) << html.substr(0, 400);
 }
 
-TEST(ReportSvg, GivenAnHtmlPath_ThenTheSvgIsInlineWithTheTables) {
+TEST(ReportCards, GivenHostileNames_ThenEscaped_AndBadInputRejected) {
+    auto cards = keptCards();
+    cards[0].label = "<test & \"quotes\">";
+    const std::string html = probe::cardsReportHtml({cards[0]});
+    EXPECT_NE(html.find("&lt;test &amp; &quot;quotes&quot;&gt;"), std::string::npos);
+    EXPECT_EQ(xmlProblem(probe::cardsReportSvg({cards[0]})), "");
+    EXPECT_EQ(xmlProblem(probe::cardsReportSvg({})), "");  // no cards: still a picture
+
+    EXPECT_EQ(probe::reportFormatOf("r.html"), probe::ReportFormat::html);
+    EXPECT_EQ(probe::reportFormatOf("r.svg"), probe::ReportFormat::svg);
+    EXPECT_THROW(probe::reportFormatOf("r.png"), sched::InputError);
+    EXPECT_THROW(probe::reportFormatOf("report"), sched::InputError);
+
     const fs::path dir = fs::temp_directory_path() / ("zp-report-" + std::to_string(::getpid()));
     fs::create_directories(dir);
-    probe::writeReport(dir / "gate.html", sampleReport());
-    probe::writeReport(dir / "gate.svg", sampleReport());
-    std::ifstream h(dir / "gate.html"), s(dir / "gate.svg");
-    std::stringstream hs, ss;
-    hs << h.rdbuf();
-    ss << s.rdbuf();
-    EXPECT_EQ(hs.str().rfind("<!DOCTYPE html>", 0), 0u);
-    EXPECT_NE(hs.str().find(ss.str()), std::string::npos);
-    EXPECT_NE(hs.str().find("verdict: PASS paired_epilogue"), std::string::npos);
-    EXPECT_EQ(xmlProblem(ss.str()), "");
-    if (const char* keep = std::getenv("ZP_REPORT_KEEP"))
-        fs::copy_file(dir / "gate.svg", keep, fs::copy_options::overwrite_existing);
+    std::ofstream(dir / "old.json") << R"({"schema": 1, "card": 0})";
+    std::ofstream(dir / "junk.json") << "{not json";
+    EXPECT_THROW(probe::loadCard(dir / "old.json"), sched::InputError);
+    EXPECT_THROW(probe::loadCard(dir / "junk.json"), sched::InputError);
+    EXPECT_THROW(probe::loadCard(dir / "missing.json"), sched::InputError);
     fs::remove_all(dir);
 }
 

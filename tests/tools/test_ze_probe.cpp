@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 
@@ -144,7 +146,80 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"--kernel-tuning nosuch=1 --no-timing", 2, "unknown key 'nosuch'"},
         BadInput{"--kernel-tuning cols_per_wg=6,cols_per_item=4 --no-timing", 2,
                  "cols_per_item must divide cols_per_wg"},
-        BadInput{"--device host --kernel-tuning gemm_tile=1", 2, "--kernel-tuning tiles the device kernels"}));
+        BadInput{"--device host --kernel-tuning gemm_tile=1", 2, "--kernel-tuning tiles the device kernels"},
+        // One error style: CLI11's own parse errors carry the prefix too.
+        BadInput{"--bogus-flag", 2, "ze-probe: error: "}, BadInput{"--repeats x --device host", 2, "ze-probe: error: "},
+        BadInput{"--device host --report r.png", 2, "r.png: unknown report format '.png'"},
+        BadInput{"--shard 1/2 --device host", 2, "--shard goes with --sweep"},
+        BadInput{"report /nonexistent.json -o r.html", 2, "/nonexistent.json"},
+        BadInput{"report", 2, "ze-probe: error: "},
+        BadInput{"sweep-merge /nonexistent-dir", 2, "/nonexistent-dir: not a directory"}));
+
+TEST(ZeProbeCli, GivenVersion_ThenToolVersionGitAndContract) {
+    const ProbeRun r = runProbe("--version");
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_EQ(r.output.rfind("ze-probe 0.", 0), 0u) << r.output;
+    EXPECT_NE(r.output.find("(git "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("contract 1"), std::string::npos) << r.output;
+}
+
+TEST(ZeProbeCli, GivenHelp_ThenLinesWrappedAt100_WithDefaultsAndThreeExamples) {
+    for (const char* sub : {"", "report ", "sweep-merge "}) {
+        const ProbeRun r = runProbe(std::string(sub) + "--help");
+        ASSERT_EQ(r.exitCode, 0) << r.output;
+        std::istringstream lines(r.output);
+        std::size_t n = 0;
+        for (std::string l; std::getline(lines, l); ++n) EXPECT_LE(l.size(), 100u) << sub << "help line: " << l;
+        EXPECT_GT(n, 5u);
+        const auto ex = r.output.find("Examples:");
+        ASSERT_NE(ex, std::string::npos) << r.output;
+        std::size_t examples = 0;
+        for (std::size_t at = r.output.find("\n  ze-probe", ex); at != std::string::npos;
+             at = r.output.find("\n  ze-probe", at + 1))
+            ++examples;
+        EXPECT_EQ(examples, 3u) << r.output;
+        EXPECT_NE(r.output.find("--version"), std::string::npos) << r.output;
+    }
+    const ProbeRun top = runProbe("--help");
+    EXPECT_NE(top.output.find("--out TEXT=probe-out"), std::string::npos) << top.output;  // defaults shown
+}
+
+TEST_F(ZeProbe, GivenNoValidCase_WhenRun_ThenExit1WithAClearLine) {
+    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) +
+                                " --set rows=1 --route-pattern cross_row_overlap --device host --out " + path("out"));
+    EXPECT_EQ(r.exitCode, 1) << r.output;
+    EXPECT_NE(r.output.find("ze-probe: error: card 0: no case was valid to check"), std::string::npos) << r.output;
+}
+
+TEST_F(ZeProbe, GivenSavedCards_WhenReported_ThenHtmlWithTablesAndSvg_AndBadExtensionRejected) {
+    const std::string data = ZP_TOOLS_TEST_DATA;
+    const std::string cards = data + "/card0_pocl_fixture.json " + data + "/card0_h200_no_timing.json " + data +
+                              "/card1_future_verdicts.json";
+    ProbeRun r = runProbe("report " + cards + " -o " + path("r.html"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    std::ifstream f(path("r.html"));
+    const std::string html((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(html.find("<table class=\"overview\">"), std::string::npos);
+    EXPECT_EQ(html.find("<pre"), std::string::npos);
+    EXPECT_NE(html.find("class=\"onbar\""), std::string::npos);
+    EXPECT_NE(html.find("class=\"pass\""), std::string::npos);
+    EXPECT_NE(html.find("class=\"fail\""), std::string::npos);
+    EXPECT_NE(html.find("Launch floor"), std::string::npos);
+    EXPECT_NE(html.find("Roofline fraction"), std::string::npos);
+    EXPECT_NE(html.find("gemm2_combine"), std::string::npos);           // per-kernel breakdown
+    EXPECT_NE(html.find("no timing in this card"), std::string::npos);  // the H200 card ran --no-timing
+
+    r = runProbe("report " + cards + " -o " + path("r.svg"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    std::ifstream g(path("r.svg"));
+    const std::string svg((std::istreambuf_iterator<char>(g)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+
+    r = runProbe("report " + data + "/card0_pocl_fixture.json -o " + path("r.png"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("unknown report format '.png'"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(path("r.png")));
+}
 
 // The block tile (kernels_cl/common/zp_gemm_block.h) chosen from the command line: built from
 // zecl's source bundle, every case of the pattern bit-exact on every variant, and the card

@@ -2,10 +2,13 @@
 # embed.consumer: install this build into a temporary prefix, build examples/consumer against it
 # out of tree (find_package(zeprobe CONFIG), and once more through pkg-config), run it on the
 # INSTALLED libze_zecl.so, and compare its output with the host oracle's (consumer_reference).
-#   consumer_test.sh CMAKE BUILD_DIR CONSUMER_SRC REFERENCE_EXE LIBDIR GENERATOR CXX [CXXFLAGS]
+# Then the README's embedding program (the ```cpp block under `<!-- embed.cpp -->`), extracted
+# from README.md and built as the README says (CMake, and pkg-config with nothing but its
+# flags), run with a clean environment (no ZE_ENABLE_ALT_DRIVERS, no LD_LIBRARY_PATH).
+#   consumer_test.sh CMAKE BUILD_DIR CONSUMER_SRC REFERENCE_EXE LIBDIR GENERATOR CXX README [CXXFLAGS]
 # CXXFLAGS: what the consumer needs to link a sanitized libzeprobe (ZP_SANITIZE builds).
 set -euo pipefail
-cmake=$1 build=$2 src=$3 reference=$4 libdir=$5 generator=$6 cxx=$7 cxxflags=${8:-}
+cmake=$1 build=$2 src=$3 reference=$4 libdir=$5 generator=$6 cxx=$7 readme=$8 cxxflags=${9:-}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zp-embed-consumer.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -16,10 +19,19 @@ step "install $build into $tmp/prefix"
 "$cmake" --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log" || { cat "$tmp/install.log"; fail "cmake --install"; }
 prefix=$tmp/prefix
 zecl=$prefix/$libdir/libze_zecl.so
-for f in include/zeprobe/zeprobe.hpp "$libdir/libzeprobe.so" "$libdir/libze_zecl.so" \
+for f in include/zeprobe/zeprobe.hpp "$libdir/libzeprobe.so" "$libdir/libze_zecl.so" "$libdir/libze_zecl.so.0" \
+         bin/ze-probe bin/moe-server \
          "$libdir/cmake/zeprobe/zeprobeConfig.cmake" "$libdir/cmake/zeprobe/zeprobeConfigVersion.cmake" \
          "$libdir/pkgconfig/zeprobe.pc"; do
   [[ -e "$prefix/$f" ]] || fail "not installed: $f"
+done
+soname=$(readelf -d "$zecl" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[[ "$soname" == libze_zecl.so.0 ]] || fail "libze_zecl.so has soname '$soname', expected libze_zecl.so.0"
+step "the installed tools run from the prefix"
+for tool in ze-probe moe-server; do
+  v=$(env -u LD_LIBRARY_PATH "$prefix/bin/$tool" --version) || fail "$tool --version"
+  [[ "$v" == "$tool "*"contract "* ]] || fail "$tool --version printed '$v'"
+  echo "$v"
 done
 # The package must be usable with its own header only.
 if find "$prefix/include" -path '*/zp/*' | grep -q .; then fail "project-internal headers installed"; fi
@@ -37,7 +49,7 @@ grep -q "zecl driver: $zecl" "$tmp/configure.log" || { cat "$tmp/configure.log";
 step "build the consumer through pkg-config"
 pcflags=$(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config --cflags --libs zeprobe) || fail "pkg-config zeprobe"
 # shellcheck disable=SC2086
-"$cxx" $cxxflags -std=c++20 -o "$tmp/consumer-pc" "$src/main.cpp" $pcflags || fail "pkg-config build ($pcflags)"
+"$cxx" $cxxflags -o "$tmp/consumer-pc" "$src/main.cpp" $pcflags || fail "pkg-config build ($pcflags)"
 
 expected=$("$reference")
 echo "oracle:"; echo "$expected"
@@ -47,9 +59,38 @@ ZE_ENABLE_ALT_DRIVERS="$zecl" "$tmp/build/consumer" zecl > "$tmp/run1.txt" 2>&1 
 cat "$tmp/run1.txt"
 [[ "$(grep -E '^out' "$tmp/run1.txt")" == "$expected" ]] || fail "consumer output differs from the host oracle"
 
-step "run the pkg-config build with --configure-loader (finds the installed zecl by itself)"
-env -u ZE_ENABLE_ALT_DRIVERS -u ZP_ZECL_PATH LD_LIBRARY_PATH="$prefix/$libdir" \
-  "$tmp/consumer-pc" zecl --configure-loader > "$tmp/run2.txt" 2>&1 || { cat "$tmp/run2.txt"; fail "consumer-pc run"; }
+step "run the pkg-config build with the default configureLoader (finds the installed zecl by itself)"
+env -u ZE_ENABLE_ALT_DRIVERS -u ZP_ZECL_PATH -u LD_LIBRARY_PATH \
+  "$tmp/consumer-pc" zecl > "$tmp/run2.txt" 2>&1 || { cat "$tmp/run2.txt"; fail "consumer-pc run"; }
 [[ "$(grep -E '^out' "$tmp/run2.txt")" == "$expected" ]] || { cat "$tmp/run2.txt"; fail "consumer-pc output differs from the host oracle"; }
+
+step "extract the README's embedding program"
+mkdir -p "$tmp/embed"
+awk '/^<!-- embed.cpp -->$/ {armed = 1; next}
+     armed && /^```cpp$/ {inside = 1; next}
+     inside && /^```$/ {exit}
+     inside {print}' "$readme" > "$tmp/embed/embed.cpp"
+[[ -s "$tmp/embed/embed.cpp" ]] || fail "no \`<!-- embed.cpp -->\` cpp block in $readme"
+# The CMake lines are the README's too: the first ```cmake block after the program.
+awk '/^<!-- embed.cpp -->$/ {armed = 1; next}
+     armed && /^```cmake$/ {inside = 1; next}
+     inside && /^```$/ {exit}
+     inside {print}' "$readme" > "$tmp/embed/CMakeLists.txt"
+grep -q 'add_executable(embed embed.cpp)' "$tmp/embed/CMakeLists.txt" || fail "no CMake block for embed.cpp in $readme"
+"$cmake" -S "$tmp/embed" -B "$tmp/embed-build" -G "$generator" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS="$cxxflags" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/embed-configure.log" 2>&1 || { cat "$tmp/embed-configure.log"; fail "README CMake configure"; }
+"$cmake" --build "$tmp/embed-build" > "$tmp/embed-build.log" 2>&1 || { cat "$tmp/embed-build.log"; fail "README CMake build"; }
+# pkg-config exactly as the README shows it: no -std=, no -Wl,-rpath of our own.
+# shellcheck disable=SC2046
+(cd "$tmp/embed" && PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" "$cxx" $cxxflags embed.cpp \
+  $(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config --cflags --libs zeprobe) -o embed) || fail "README pkg-config build"
+expected0=$(echo "$expected" | grep '^out\[0\]')
+for exe in "$tmp/embed-build/embed" "$tmp/embed/embed"; do
+  step "run $exe with a clean environment"
+  env -u ZE_ENABLE_ALT_DRIVERS -u ZP_ZECL_PATH -u LD_LIBRARY_PATH "$exe" > "$tmp/embed.txt" 2>&1 || { cat "$tmp/embed.txt"; fail "$exe failed"; }
+  cat "$tmp/embed.txt"
+  [[ "$(grep '^out\[0\]' "$tmp/embed.txt")" == "$expected0" ]] || fail "$exe: out[0] differs from the host oracle ($expected0)"
+  grep -Eq '^[^ ]+ [0-9]+ ns$' "$tmp/embed.txt" || fail "$exe printed no kernel timing"
+done
 
 step "PASS"

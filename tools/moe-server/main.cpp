@@ -47,6 +47,8 @@
 #include <zeprobe/zeprobe.hpp>
 
 #include "http_guard.hpp"
+#include "zp/tools/cli.hpp"
+
 #include "moe_service.hpp"
 #include "zp/probe/file_io.hpp"
 #include "zp/probe/option_values.hpp"
@@ -121,8 +123,15 @@ int exitCodeOf(zeprobe::ErrorCode code) {
 
 int main(int argc, char** argv) {
     Options o;
-    CLI::App app{"moe-server: an example HTTP server embedding the ze-probe MoE chain (zeprobe facade)"};
-    app.add_option("--config", o.config, "model shape YAML (configs/*.yaml)");
+    CLI::App app{
+        "moe-server: an example HTTP server embedding the ze-probe MoE chain (zeprobe facade). Serves POST "
+        "/v1/moe (JSON or safetensors), GET /healthz and GET /metrics; no authentication, no TLS."};
+    zp::tools::configureApp(
+        app, "moe-server",
+        {"moe-server --config configs/deepseek-v4-flash.yaml --port 8080",
+         "moe-server --set hidden=128 --set intermediate=64 --set experts=48 --port 0 --port-file p",
+         "moe-server --weights layer.safetensors --prefix model.layers.3.mlp.experts. --threads 4"});
+    app.add_option("--config", o.config, "model shape YAML (configs/*.yaml)")->check(CLI::ExistingFile);
     app.add_option("--set", o.sets, "override one config key, e.g. --set hidden=128 (repeatable)");
     app.add_option("--seed", o.seedText, "random weights from this seed (default: the config's seed)");
     app.add_option("--weights", o.weights, "weights safetensors file (CONTRACT §3); default: random weights");
@@ -164,13 +173,7 @@ int main(int argc, char** argv) {
                    "largest request body in bytes, 1 to 4294967296 (413 above, chunked bodies too)")
         ->capture_default_str();
     app.add_flag("--enable-shutdown", o.enableShutdown, "serve POST /shutdown (for tests)");
-    app.get_formatter()->column_width(34);
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        const int rc = app.exit(e);  // --help: 0; CLI11's own codes (105, 109, ...) are usage errors here
-        return rc == 0 ? kExitOk : kExitBadInput;
-    }
+    if (const int rc = zp::tools::parse(app, "moe-server", argc, argv); rc >= 0) return rc;
     try {
         if (o.seedText) o.seed = zp::sched::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
         o.window = std::size_t(zp::sched::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
@@ -189,7 +192,7 @@ int main(int argc, char** argv) {
         if (!o.portFile.empty() && o.port != 0)
             std::cerr << "moe-server: note: --port-file with a fixed --port " << o.port << "\n";
     } catch (const zp::sched::InputError& e) {
-        std::cerr << "moe-server: " << e.what() << "\n";
+        std::cerr << "moe-server: error: " << e.what() << "\n";
         return kExitBadInput;
     }
 
@@ -209,7 +212,7 @@ int main(int argc, char** argv) {
         for (const auto& s : o.sets) zp::sched::applySet(cfg, s);
         zp::sched::validate(cfg);
     } catch (const zp::sched::InputError& e) {
-        std::cerr << "moe-server: " << e.what() << "\n";
+        std::cerr << "moe-server: error: " << e.what() << "\n";
         return kExitBadInput;
     }
     const zeprobe::Shape shape = toShape(cfg.shape);
@@ -232,10 +235,10 @@ int main(int argc, char** argv) {
                 : zeprobe::Layer::fromSafetensors(*device, shape, o.weights, o.prefix.value_or(cfg.weightsPrefix)));
         chains = std::make_unique<zp::moeserver::ChainPool>(*layer, o.variant, o.threads);
     } catch (const zeprobe::Error& e) {
-        std::cerr << "moe-server: " << e.what() << " [" << zeprobe::errorCodeName(e.code()) << "]\n";
+        std::cerr << "moe-server: error: " << e.what() << " [" << zeprobe::errorCodeName(e.code()) << "]\n";
         return exitCodeOf(e.code());
     } catch (const zp::sched::InputError& e) {
-        std::cerr << "moe-server: " << e.what() << "\n";
+        std::cerr << "moe-server: error: " << e.what() << "\n";
         return kExitBadInput;
     }
     const std::string variant = chains->size() > 0 ? std::string((*chains->acquire()).variant()) : o.variant;
@@ -385,7 +388,7 @@ int main(int argc, char** argv) {
     }
     if (port != 0) server.widenBacklog(o.connections + o.queue + 64);
     if (port == 0) {
-        std::cerr << "moe-server: cannot bind " << o.host << ":" << o.port << " (in use, or not an address here)\n";
+        std::cerr << "moe-server: error: cannot bind " << o.host << ":" << o.port << " (in use, or not an address here)\n";
         return kExitBadInput;
     }
 

@@ -12,18 +12,22 @@
 
 #include <unistd.h>
 
+#include <string_view>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "device_session.hpp"
 #include "probe.hpp"
-#include "report_svg.hpp"
+#include "report_cards.hpp"
 #include "sweep_run.hpp"
 #include "timing.hpp"
 #include "trace_json.hpp"
 #include "zp/kernels/package.hpp"
 #include "zp/runtime/ze.hpp"
+#include "zp/tools/cli.hpp"
 #include "zp/probe/case_io.hpp"
+#include "zp/probe/sweep.hpp"
 #include "zp/probe/compare.hpp"
 #include "zp/probe/file_io.hpp"
 #include "zp/probe/input_error.hpp"
@@ -60,6 +64,7 @@ struct Options {
     std::string traceFile, reportFile;
     // sweeps
     std::string sweepFile;
+    std::string shard;  // --shard K/N
     bool resume = false, overwrite = false;
 };
 
@@ -168,6 +173,7 @@ int runOneCase(const Options& o, const sched::Config& cfg) {
 struct CardOutcome {
     int card = 0;
     bool failed = false;
+    bool nothingChecked = false;  // every case was not valid for the configuration, or skipped
     std::string text;
     nlohmann::json json;
     std::vector<sched::CandidateGate> gates;
@@ -265,6 +271,8 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     text += probe::formatTable(c);
     for (const auto& f : c.failures) text += fmt::format("FAILED {} [{}]: {}\n", f.caseName, f.variant, f.message);
     out.failed = c.failed > 0;
+    // Nothing checked is no pass: "0 passed, 0 failed" must not read as success.
+    out.nothingChecked = c.passed + c.failed == 0;
 
     out.json = {
         {"schema", kCardSchema}, {"contract", cfg.contract},     {"card", cfg.shape.card},
@@ -394,9 +402,11 @@ int run(Options& o) {
     if (!o.sweepFile.empty()) {
         if (o.device == "host") throw sched::InputError("--sweep times the chain on a device: not with --device host");
         return probe::runSweep({o.sweepFile, o.device, probe::parseTuningOrInputError(o.kernelTuning), o.outDir,
-                                o.resume, o.overwrite, o.repeats, o.warmup, initLevelZero});
+                                o.resume, o.overwrite, o.repeats, o.warmup, initLevelZero, o.shard});
     }
+    if (!o.shard.empty()) throw sched::InputError("--shard goes with --sweep");
     if (o.resume || o.overwrite) throw sched::InputError("--resume and --overwrite go with --sweep");
+    if (!o.reportFile.empty()) probe::reportFormatOf(o.reportFile);  // a bad extension fails before any work
     if (o.device == "host" && !o.kernelTuning.empty())
         throw sched::InputError("--kernel-tuning tiles the device kernels: not with --device host");
     probe::parseTuningOrInputError(o.kernelTuning);  // a bad tuning fails before any work
@@ -456,7 +466,6 @@ int run(Options& o) {
     }
     bool failed = false;
     std::vector<probe::TraceSpan> spans;
-    probe::ReportInput report;
     for (auto& out : outcomes) {
         if (together) fmt::print("== card {}\n", out.card);
         fmt::print("{}", out.text);
@@ -464,28 +473,106 @@ int run(Options& o) {
         writeJson(cardFile, out.json);
         fmt::print("wrote {}\n", cardFile.string());
         failed = failed || out.failed;
-        spans.insert(spans.end(), out.spans.begin(), out.spans.end());
-        report.device = out.deviceName;
-        for (auto g : out.gates) {
-            if (outcomes.size() > 1) g.candidate = fmt::format("card{} {}", out.card, g.candidate);
-            report.candidates.push_back(std::move(g));
+        if (out.nothingChecked) {
+            fmt::print(stderr,
+                       "ze-probe: error: card {}: no case was valid to check ({} skipped; see the table above for "
+                       "why each pattern is not valid for this configuration)\n",
+                       out.card, out.json["correctness"]["skipped"].get<int>());
+            failed = true;
         }
+        spans.insert(spans.end(), out.spans.begin(), out.spans.end());
     }
     if (!o.traceFile.empty()) {
         probe::writeTrace(o.traceFile, spans);
         fmt::print("wrote {} ({} kernel spans; open in ui.perfetto.dev)\n", o.traceFile, spans.size());
     }
     if (!o.reportFile.empty()) {
-        probe::writeReport(o.reportFile, report);
+        std::vector<probe::LoadedCard> cards;
+        for (const auto& out : outcomes)
+            cards.push_back({fmt::format("card{} · {}", out.card, out.deviceName), out.json});
+        probe::writeCardsReport(o.reportFile, cards);
         fmt::print("wrote {}\n", o.reportFile);
     }
     return failed ? kExitCaseFailed : kExitOk;
 }
 
+// Errors of a subcommand in the one style; returns the exit code.
+template <class F>
+int guarded(F&& body) {
+    try {
+        return body();
+    } catch (const sched::InputError& e) {
+        fmt::print(stderr, "ze-probe: error: {}\n", e.what());
+        return kExitBadInput;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "ze-probe: error: internal error: {}\n", e.what());
+        return kExitCaseFailed;
+    }
+}
+
+int reportMain(int argc, char** argv) {
+    CLI::App app{
+        "ze-probe report: render saved results (card<N>.json of any run, schema 2 or later) as one page: "
+        "the overview of candidates x patterns against the bar, per-pattern panels on their own scales, "
+        "the per-kernel breakdown, the launch floor and the roofline fraction. Several cards render side by "
+        "side (the cards of one run, or runs of two devices)."};
+    zp::tools::configureApp(app, "ze-probe report",
+                            {"ze-probe report probe-out/card0.json -o gate.html",
+                             "ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
+                             "ze-probe report probe-out/card*.json --sweep probe-out/smoke/smoke.jsonl -o all.html"});
+    std::vector<std::string> cardFiles;
+    std::string sweepFile, outFile;
+    app.add_option("cards", cardFiles, "card<N>.json files written by ze-probe")->required()->check(CLI::ExistingFile);
+    app.add_option("--sweep", sweepFile, "a sweep's JSONL: its points as a table (HTML only)")
+        ->check(CLI::ExistingFile);
+    app.add_option("-o,--out", outFile, "the report: OUT.html (tables and pictures) or OUT.svg (pictures)")->required();
+    if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    return guarded([&] {
+        const probe::ReportFormat format = probe::reportFormatOf(outFile);  // before any work
+        if (format == probe::ReportFormat::svg && !sweepFile.empty())
+            throw sched::InputError("--sweep goes into the HTML report's tables: write OUT.html");
+        std::vector<probe::LoadedCard> cards;
+        for (const auto& f : cardFiles) cards.push_back(probe::loadCard(f));
+        std::vector<nlohmann::json> rows;
+        if (!sweepFile.empty()) rows = sched::readSweepRows(sweepFile, false);
+        probe::writeCardsReport(outFile, cards, rows);
+        fmt::print("wrote {} ({} card{})\n", outFile, cards.size(), cards.size() == 1 ? "" : "s");
+        return kExitOk;
+    });
+}
+
+int sweepMergeMain(int argc, char** argv) {
+    CLI::App app{
+        "ze-probe sweep-merge: join the --out directories of a sweep's shards (--shard K/N) into one "
+        "sweep: <OUT>/<name>.jsonl and .csv in plan order. Overlapping shards are refused (exit 2); "
+        "missing points are listed and exit 1 (the merge is still written)."};
+    zp::tools::configureApp(
+        app, "ze-probe sweep-merge",
+        {"ze-probe sweep-merge shard1 shard2 shard3 -o merged",
+         "ze-probe sweep-merge probe-out/smoke-* -o probe-out/smoke",
+         "ze-probe sweep-merge s1 s2 s3 -o s   # after --shard 1/3, 2/3, 3/3 with --out s1, s2, s3"});
+    std::vector<std::string> dirs;
+    std::string outDir = "sweep-merged";
+    app.add_option("dirs", dirs, "the shards' --out directories")->required();
+    app.add_option("-o,--out", outDir, "directory for the merged <name>.jsonl and .csv (must not hold them yet)");
+    if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    return guarded([&] { return probe::runSweepMerge(dirs, outDir); });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"ze-probe: the MoE expert-FFN decode chain on Level Zero, checked bit for bit"};
+    if (argc > 1 && std::string_view(argv[1]) == "report") return reportMain(argc - 1, argv + 1);
+    if (argc > 1 && std::string_view(argv[1]) == "sweep-merge") return sweepMergeMain(argc - 1, argv + 1);
+    CLI::App app{
+        "ze-probe: the MoE expert-FFN decode chain on Level Zero, checked bit for bit against the host "
+        "oracle, timed, and gated (CONTRACT §8). Subcommands: `ze-probe report CARD.json... -o OUT.html` "
+        "renders saved cards; `ze-probe sweep-merge DIR... -o OUT` merges sharded sweeps."};
+    zp::tools::configureApp(
+        app, "ze-probe",
+        {"ze-probe --route-pattern six_local               # the 12 cases of one pattern",
+         "ze-probe --device zecl --set hidden=256 --report gate.html   # check, time, gate",
+         "ze-probe --sweep configs/sweeps/smoke.yaml --shard 2/3 --out shard2   # a third of a sweep"});
     Options o;
     app.add_option("--config", o.configFile, "YAML config (CONTRACT §1 keys)")->check(CLI::ExistingFile);
     app.add_option("--set", o.sets, "override a config key, e.g. --set swiglu.limit=7 (repeatable)");
@@ -522,34 +609,34 @@ int main(int argc, char** argv) {
     app.add_option("--cards", o.cardLists, "play these cards (config key card), e.g. 0,1,2,3: card<N>.json each");
     app.add_option("--trace", o.traceFile,
                    "write the timed kernels as a Chrome trace (ui.perfetto.dev), one track per variant");
-    app.add_option("--report", o.reportFile, "write the gate as a picture: FILE.svg, or FILE.html with the tables");
+    app.add_option("--report", o.reportFile,
+                   "write the report (as `ze-probe report` would from the cards): FILE.html with the tables, or "
+                   "FILE.svg");
     auto* sweep =
         app.add_option("--sweep", o.sweepFile, "run a sweep file (configs/sweeps/*.yaml): <out>/<name>.jsonl and .csv")
             ->check(CLI::ExistingFile);
     app.add_flag("--resume", o.resume, "with --sweep: continue the sweep's JSONL under --out");
     app.add_flag("--overwrite", o.overwrite, "with --sweep: start afresh over an existing JSONL");
+    app.add_option("--shard", o.shard,
+                   "with --sweep: run slice K of N (points whose index % N == K-1), e.g. 2/3; merge the shards' "
+                   "--out directories with `ze-probe sweep-merge`");
     for (const char* name : {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--route-pattern",
                              "--seed", "--no-timing", "--cards", "--trace", "--report"})
         sweep->excludes(app.get_option(name));
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        const int rc = app.exit(e);
-        return rc == 0 ? kExitOk : kExitBadInput;
-    }
+    if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
     try {
         return run(o);
     } catch (const sched::InputError& e) {
         fmt::print(stderr, "ze-probe: error: {}\n", e.what());
         return kExitBadInput;
     } catch (const ze::Error& e) {
-        fmt::print(stderr, "ze-probe: Level Zero error: {}\n", e.what());
+        fmt::print(stderr, "ze-probe: error: Level Zero: {}\n", e.what());
         return kExitDeviceError;
     } catch (const sched::DeviceError& e) {
-        fmt::print(stderr, "ze-probe: device error: {}\n", e.what());
+        fmt::print(stderr, "ze-probe: error: device: {}\n", e.what());
         return kExitDeviceError;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "ze-probe: internal error: {}\n", e.what());
+        fmt::print(stderr, "ze-probe: error: internal error: {}\n", e.what());
         return kExitCaseFailed;
     }
 }

@@ -51,7 +51,9 @@ struct SessionCache {
 int runSweep(const SweepCliOptions& o) {
     const sched::SweepSpec spec = sched::loadSweep(o.file);
     sched::SweepPlan plan = sched::expandSweep(spec);
+    if (!o.shard.empty()) plan = sched::shardPlan(plan, sched::parseSweepShard(o.shard));
     const std::filesystem::path out(o.outDir);
+    sched::writeSweepPlanFile(out, plan);
     sched::SweepRunOptions ro;
     ro.jsonlPath = out / (plan.name + ".jsonl");
     ro.csvPath = out / (plan.name + ".csv");
@@ -135,8 +137,9 @@ int runSweep(const SweepCliOptions& o) {
     // One writer per sweep output: a second sweep into the same --out, or a --resume while the
     // first still runs, would interleave rows in the JSONL (exit 2 naming the holder instead).
     const sched::OutputLock lock(ro.jsonlPath.string() + ".lock", "--out " + ro.jsonlPath.string());
-    fmt::print("sweep {}: {} points, writing {} and {}{}\n", plan.name, plan.points.size(), ro.jsonlPath.string(),
-               ro.csvPath.string(), o.resume ? " (resuming)" : "");
+    fmt::print("sweep {}: {} points{}, writing {} and {}{}\n", plan.name, plan.points.size(),
+               plan.shard.empty() ? "" : fmt::format(" (shard {} of {} in all)", plan.shard, plan.allIds.size()),
+               ro.jsonlPath.string(), ro.csvPath.string(), o.resume ? " (resuming)" : "");
     std::fflush(stdout);
     sched::SweepRunner runner(std::move(plan), ro);
     const auto rows = runner.run(measure);
@@ -150,6 +153,22 @@ int runSweep(const SweepCliOptions& o) {
         "device times in ns (first kernel start to last kernel end); saving: projected over `layers`, ms, "
         "95% bootstrap CI over the interleaved pairs\n");
     return anyFailed ? 1 : 0;
+}
+
+int runSweepMerge(const std::vector<std::string>& dirs, const std::string& outDir) {
+    std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
+    const sched::SweepMerge m = sched::mergeSweepShards(paths);
+    const std::filesystem::path out(outDir);
+    const auto jsonl = out / (m.name + ".jsonl"), csv = out / (m.name + ".csv");
+    sched::writeSweepFiles(jsonl, csv, m.axisKeys, m.rows);
+    fmt::print("sweep {}: merged {} of {} points from {} shard directories into {} and {}\n", m.name, m.rows.size(),
+               m.total, dirs.size(), jsonl.string(), csv.string());
+    if (m.missing.empty()) return 0;
+    fmt::print(stderr, "ze-probe: error: sweep {}: {} of {} points missing (rerun their shards with --resume):\n",
+               m.name, m.missing.size(), m.total);
+    for (std::size_t i = 0; i < m.missing.size() && i < 20; ++i) fmt::print(stderr, "  {}\n", m.missing[i]);
+    if (m.missing.size() > 20) fmt::print(stderr, "  ... and {} more\n", m.missing.size() - 20);
+    return 1;
 }
 
 }  // namespace zp::probe

@@ -14,6 +14,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "zp/scheduler/chain_plan.hpp"
 
@@ -27,10 +28,16 @@ struct SweepCliOptions {
     bool resume = false, overwrite = false;
     std::optional<int> repeats, warmup;  // override the sweep file's
     std::function<void()> initDevices;   // called once before the first device is opened
+    std::string shard;                   // "K/N": run only that slice of the points (sweep.hpp)
 };
 
 // Returns the exit code: 0, or 1 when a point's case did not match the oracle. Throws
 // sched::InputError on a bad sweep file or output directory.
 int runSweep(const SweepCliOptions&);
+
+// `ze-probe sweep-merge DIR... [-o OUT]`: the shards' rows as one sweep in OUT (<name>.jsonl and
+// .csv). Returns 0, or 1 when points are missing (listed on stderr; the merge is still
+// written). Throws sched::InputError on overlapping shards, differing plans or existing output.
+int runSweepMerge(const std::vector<std::string>& dirs, const std::string& outDir);
 
 }  // namespace zp::probe

@@ -1,6 +1,6 @@
 // zeprobe: the MoE expert FFN chain of ze-probe, embedded in a C++ program (a server).
 //
-//   zeprobe::Device device({.device = "", .configureLoader = false});
+//   zeprobe::Device device({.device = ""});            // finds the zecl installed next to it
 //   zeprobe::Layer layer = zeprobe::Layer::random(device, shape, /*seed=*/1);
 //   zeprobe::Chain chain(layer, "paired_direct");        // records the command list once
 //   std::vector<std::uint16_t> out = chain.forward(hidden, topkIds, topkWeights);   // many times
@@ -11,8 +11,8 @@
 // of Shape::cards); routes to other cards' experts contribute nothing (CONTRACT §5).
 //
 // Errors are zeprobe::Error (a message, an ErrorCode and, for a failing Level Zero call, the
-// raw ze_result_t). The library never prints, exits or changes the environment unless asked
-// (DeviceOptions::configureLoader).
+// raw ze_result_t). The library never prints or exits; it sets ZE_ENABLE_ALT_DRIVERS when that
+// is unset unless told not to (DeviceOptions::configureLoader).
 //
 // Threads. One Device, several Layers and several Chains may live in one process:
 //   - Device: safe to share between threads. Creating Layers and Chains on it from several
@@ -105,10 +105,12 @@ struct DeviceOptions {
     // the first device of that driver; "N" = the N-th device of listDevices().
     std::string device{};
     // Before the first Level Zero call of the process: when ZE_ENABLE_ALT_DRIVERS is unset,
-    // set it to the Intel GPU driver plus zecl (as the ze-probe tools do). Off by default:
-    // without it the library leaves the environment alone. Only the first initialisation of
-    // the process counts.
-    bool configureLoader = false;
+    // set it to the Intel GPU driver plus zecl (as the ze-probe tools do), so an installed
+    // package finds its own zecl on a machine without an Intel GPU. On by default; false
+    // leaves the environment alone (then the loader sees only what ZE_ENABLE_ALT_DRIVERS or
+    // its default driver list names). A value already set is never changed. Only the first
+    // initialisation of the process counts.
+    bool configureLoader = true;
     // libze_zecl.so for configureLoader; empty = $ZP_ZECL_PATH, else the one installed next to
     // libzeprobe, else the build tree's, else the configured install libdir.
     std::string zeclPath{};
@@ -132,7 +134,7 @@ struct DeviceInfo {
 };
 
 // Every Level Zero device of every driver. `configureLoader` as in DeviceOptions.
-ZEPROBE_API std::vector<DeviceInfo> listDevices(bool configureLoader = false);
+ZEPROBE_API std::vector<DeviceInfo> listDevices(bool configureLoader = true);
 
 // The chain variants (DESIGN.md "Chain variants"): "baseline", "gemm2_loader_fused",
 // "source_direct", "paired_epilogue", "paired_direct", "m1_oracle", "two_launch".

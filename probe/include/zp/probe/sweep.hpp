@@ -77,6 +77,9 @@ struct SweepPlan {
     std::string name;
     std::vector<std::string> axisKeys;
     std::vector<SweepPoint> points;
+    // Sharded plans (shardPlan): every id of the whole plan in order, and "K/N"; empty otherwise.
+    std::vector<std::string> allIds;
+    std::string shard;
 };
 
 inline constexpr std::size_t kMaxSweepPoints = 100000;
@@ -135,5 +138,38 @@ std::string formatSweepSummary(const SweepPlan&, const std::vector<nlohmann::jso
 
 // "[#######.......]  12/28  43%  1m05s elapsed, ETA 1m24s  hidden=4096,..." for a tool's stderr.
 std::string formatSweepProgress(const SweepProgress&, int barWidth = 30);
+
+// ---------------------------------------------------------------- scaling out
+//
+// `--shard K/N` runs a deterministic slice of a plan: the points whose index % N == K-1
+// (round-robin, so each shard gets its share of every shape and no coordinator is needed: a
+// Slurm array, GNU parallel or one process per GPU each run one K). Each shard writes its
+// rows as usual plus `<name>.plan.json` (the whole plan's ids and which shard it ran);
+// mergeSweepShards joins the shard directories back into one sweep.
+
+struct SweepShard {
+    std::size_t k = 1, n = 1;  // 1 <= k <= n
+};
+// "K/N" with 1 <= K <= N <= 4096; anything else is an InputError naming the text.
+SweepShard parseSweepShard(const std::string& text);
+// The shard's points, renumbered 0.. for the runner (their ids unchanged); allIds and shard set.
+SweepPlan shardPlan(const SweepPlan& whole, SweepShard shard);
+// <dir>/<plan.name>.plan.json: {"sweep", "axes", "shard", "points": [every id of the whole plan]}.
+void writeSweepPlanFile(const std::filesystem::path& dir, const SweepPlan& plan);
+
+struct SweepMerge {
+    std::string name;
+    std::vector<std::string> axisKeys;
+    std::vector<nlohmann::json> rows;  // plan order, "index" = the whole plan's index
+    std::vector<std::string> missing;  // ids of the whole plan with no row in any shard
+    std::size_t total = 0;             // points of the whole plan
+};
+// Reads every <name>.plan.json and its <name>.jsonl in `dirs` (one sweep). InputError when a
+// directory holds no plan file, the plans differ, a row is not a point of the plan, or two
+// shards hold the same point (overlapping shards: naming both files).
+SweepMerge mergeSweepShards(const std::vector<std::filesystem::path>& dirs);
+// Writes rows as the runner does (JSON Lines and the derived CSV); refuses existing files.
+void writeSweepFiles(const std::filesystem::path& jsonl, const std::filesystem::path& csv,
+                     const std::vector<std::string>& axisKeys, const std::vector<nlohmann::json>& rows);
 
 }  // namespace zp::sched

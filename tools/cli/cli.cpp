@@ -1,0 +1,95 @@
+#include "zp/tools/cli.hpp"
+
+#include <iostream>
+#include <sstream>
+
+#include "zp/probe/config.hpp"
+#include "zp/tools/git_describe.hpp"
+
+namespace zp::tools {
+namespace {
+
+constexpr std::size_t kHelpWidth = 100;  // the whole line
+constexpr std::size_t kNameColumn = 30;  // option names and their defaults
+
+// Greedy word wrap of `text` into lines of at most `width` columns (a longer word stays whole).
+std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+    std::vector<std::string> lines;
+    std::istringstream words(text);
+    std::string word, line;
+    while (words >> word) {
+        if (!line.empty() && line.size() + 1 + word.size() > width) {
+            lines.push_back(line);
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+    }
+    if (!line.empty()) lines.push_back(line);
+    return lines;
+}
+
+// CLI11 2.1 prints each description on one line, however long: wrap it under its column.
+class WrappingFormatter : public CLI::Formatter {
+public:
+    WrappingFormatter() { column_width(kNameColumn); }
+
+    std::string make_option(const CLI::Option* opt, bool positional) const override {
+        // The name with its type, default and Excludes: list can be long too: wrap it first.
+        const std::vector<std::string> names =
+            wrap(make_option_name(opt, positional) + make_option_opts(opt), kHelpWidth - 4);
+        const std::vector<std::string> lines = wrap(make_option_desc(opt), kHelpWidth - kNameColumn);
+        std::string out;
+        for (std::size_t i = 0; i + 1 < names.size(); ++i) out += (i == 0 ? "  " : "    ") + names[i] + "\n";
+        const std::string last = names.empty() ? std::string() : names.back();
+        out += (names.size() > 1 ? "    " : "  ") + last;
+        const std::size_t used = (names.size() > 1 ? 4 : 2) + last.size();
+        std::size_t first = 0;
+        if (used + 2 <= kNameColumn && !lines.empty()) {
+            out += std::string(kNameColumn - used, ' ') + lines[0];
+            first = 1;
+        }
+        out += '\n';
+        for (std::size_t i = first; i < lines.size(); ++i) out += std::string(kNameColumn, ' ') + lines[i] + '\n';
+        return out;
+    }
+
+    std::string make_description(const CLI::App* app) const override {
+        std::string out;
+        for (const auto& l : wrap(app->get_description(), kHelpWidth)) out += l + '\n';
+        return out + '\n';
+    }
+};
+
+}  // namespace
+
+std::string versionText() {
+    return std::string(ZP_PROJECT_VERSION) + " (git " + ZP_GIT_DESCRIBE + "), contract " +
+           std::to_string(sched::Config{}.contract);
+}
+
+void configureApp(CLI::App& app, const std::string& tool, const std::vector<std::string>& examples) {
+    app.formatter(std::make_shared<WrappingFormatter>());
+    app.option_defaults()->always_capture_default();
+    app.set_version_flag("--version", tool + " " + versionText(),
+                         "print the version and the contract version, and exit");
+    std::string footer = "Examples:\n";
+    for (const auto& e : examples) footer += "  " + e + '\n';
+    app.footer(footer);
+}
+
+int parse(CLI::App& app, const std::string& tool, int argc, char** argv) {
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+            app.exit(e);  // --help or --version, on stdout
+            return 0;
+        }
+        std::cerr << tool << ": error: " << e.what() << "\n"
+                  << tool << ": run '" << tool << " --help' for the options\n";
+        return 2;
+    }
+    return -1;
+}
+
+}  // namespace zp::tools

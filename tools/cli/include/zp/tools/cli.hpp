@@ -1,0 +1,25 @@
+// The command-line conventions every ze-probe tool shares:
+//   --version   "<tool> 0.1.0 (git <describe>), contract 1"
+//   --help      options wrapped at 100 columns, each with its default, and worked examples
+//   errors      "<tool>: error: <message>" on stderr, exit 2 (CLI11's own parse errors too)
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace zp::tools {
+
+// "0.1.0 (git v0.1-12-gabcdef0), contract 1".
+std::string versionText();
+
+// Sets the help formatter (wrapped descriptions, defaults shown), the --version flag and the
+// examples as the help's footer. Call before adding options, so every option shows its default.
+void configureApp(CLI::App& app, const std::string& tool, const std::vector<std::string>& examples);
+
+// Parses; on --help / --version prints them and returns 0, on a parse error prints
+// "<tool>: error: ..." and a hint to --help and returns 2; otherwise returns -1 (go on).
+int parse(CLI::App& app, const std::string& tool, int argc, char** argv);
+
+}  // namespace zp::tools

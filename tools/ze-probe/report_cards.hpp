@@ -1,0 +1,44 @@
+// `ze-probe report CARD.json... [--sweep FILE.jsonl] -o OUT.html|OUT.svg`: renders saved
+// results, several cards side by side (the cards of one run, or runs of two devices).
+//
+// The page leads with one overview: candidates x patterns, each cell the projected saving
+// (median and 95% CI, ms over `layers`) coloured pass (CI low end >= the bar), fail (CI high
+// end < the bar) or on the bar (the CI straddles it). Then per candidate one small panel per
+// pattern, each on its own scale (a noisy pattern cannot flatten the others), the per-kernel
+// breakdown (stacked median time of each kernel, baseline and every candidate, per pattern),
+// the launch floor and the roofline fraction, as real <table>s. SVG output holds the
+// overview and the panels only.
+//
+// Any card of schema >= 2 renders; parts a card lacks (null timings of --no-timing) are said
+// to be missing. Verdicts are read tolerantly: `verdict.pass` (bool, schema 2) or a
+// `verdict` string / `verdict.verdict` string ("pass", "fail", "on_the_bar").
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace zp::probe {
+
+struct LoadedCard {
+    std::string label;  // "card0 · NVIDIA H200" (the file name when there is no device)
+    nlohmann::json card;
+};
+
+// Throws sched::InputError naming the file: unreadable, not JSON, not a card, schema < 2.
+LoadedCard loadCard(const std::filesystem::path&);
+
+// The report's format from the output path: ".html" or ".svg"; anything else is an
+// InputError naming the path (nothing is written).
+enum class ReportFormat { html, svg };
+ReportFormat reportFormatOf(const std::filesystem::path&);
+
+std::string cardsReportHtml(const std::vector<LoadedCard>&, const std::vector<nlohmann::json>& sweepRows = {});
+std::string cardsReportSvg(const std::vector<LoadedCard>&);
+// Renders by the path's extension and writes it; InputError on a bad extension or I/O error.
+void writeCardsReport(const std::filesystem::path&, const std::vector<LoadedCard>&,
+                      const std::vector<nlohmann::json>& sweepRows = {});
+
+}  // namespace zp::probe
