@@ -104,8 +104,8 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenExitZeroAndGateTablePrinted) {
 
 TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldTyped) {
     ASSERT_EQ(run.exitCode, 0) << run.output;
-    const json j = readJson(dir / "card0.json");
-    EXPECT_EQ(j["schema"], 2);
+    const json j = readCard((dir / "card0.json").string());
+    EXPECT_EQ(j["schema"], 3);
     EXPECT_EQ(j["contract"], 1);
     EXPECT_TRUE(j["device"]["name"].is_string());
     EXPECT_TRUE(j["device"]["driver"].is_string());
@@ -196,7 +196,7 @@ TEST_F(ZeProbeTimedRun, GivenTraceOption_WhenRun_ThenTraceParsesWithOneTrackPerV
     }
     EXPECT_EQ(tracks.size(), 6u);
     // 7 patterns x 2 rounds x (sum of launches of the 6 variants).
-    const json card = readJson(dir / "card0.json");
+    const json card = readCard((dir / "card0.json").string());
     std::size_t launches = 0;
     for (const auto& [v, x] : card["timings"]["patterns"]["six_local"]["variants"].items())
         launches += x["launches"].get<std::size_t>();
@@ -216,7 +216,7 @@ TEST_F(ZeProbeTimedRun, GivenReportOption_WhenRun_ThenSvgIsWellFormedAndNamesEve
 TEST_F(ZeProbeTiming, GivenCpuDeviceAndNoRepeats_WhenRun_ThenTheCaseSetIsTimedWithFirstCaseDropped) {
     const ProbeRun r = runProbe(kShape + " --route-pattern six_local --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    const json j = readJson(dir / "out/card0.json");
+    const json j = readCard((dir / "out/card0.json").string());
     if (j["device"]["type"] == "gpu") GTEST_SKIP() << "a GPU gets dedicated rounds by default";
     EXPECT_EQ(j["timings"]["mode"], "case_set");
     EXPECT_EQ(j["timings"]["patterns"]["six_local"]["variants"]["baseline"]["samples"]["device_ns"].size(), 11u);
@@ -228,7 +228,7 @@ TEST_F(ZeProbeTiming, GivenNoTiming_WhenRun_ThenNoGateAndSaysSo) {
     const ProbeRun r = runProbe(kShape + " --route-pattern all_duplicate --no-timing --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("timing: skipped (--no-timing)"), std::string::npos) << r.output;
-    const json j = readJson(dir / "out/card0.json");
+    const json j = readCard((dir / "out/card0.json").string());
     EXPECT_TRUE(j["timings"].is_null());
     EXPECT_TRUE(j["gate"].is_null());
 }
@@ -237,8 +237,8 @@ TEST_F(ZeProbeTiming, GivenTwoCards_WhenRun_ThenOneCardFileEach) {
     const ProbeRun r = runProbe(kShape + " --route-pattern all_duplicate --no-timing --cards 1,3 --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_FALSE(fs::exists(dir / "out/card0.json"));
-    EXPECT_EQ(readJson(dir / "out/card1.json")["card"], 1);
-    EXPECT_EQ(readJson(dir / "out/card3.json")["config"]["card"], 3);
+    EXPECT_EQ(readCard((dir / "out/card1.json").string())["card"], 1);
+    EXPECT_EQ(readCard((dir / "out/card3.json").string())["config"]["card"], 3);
 }
 
 namespace {

@@ -37,6 +37,12 @@ struct DeviceSession::State {
     std::vector<oracle::bf16_t> silu;
     std::vector<std::pair<sched::Variant, std::unique_ptr<sched::DeviceChain>>> chains;
     ExecutionSink sink;
+    oracle::ChainShape shape;
+
+    void buildChains(const ze::DeviceInfo& device) {
+        for (auto& [v, chain] : chains)
+            chain = std::make_unique<sched::DeviceChain>(context, device, *modules, shape, v, *weights, silu);
+    }
 };
 
 DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& shape,
@@ -56,9 +62,21 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
     }
     s.weights = std::make_unique<sched::DeviceWeights>(s.context, device_, shape);
     s.silu = oracle::buildSiluTable(shape.swigluAlpha);
-    for (sched::Variant v : variants)
-        s.chains.emplace_back(
-            v, std::make_unique<sched::DeviceChain>(s.context, device_, *s.modules, shape, v, *s.weights, s.silu));
+    s.shape = shape;
+    for (sched::Variant v : variants) s.chains.emplace_back(v, nullptr);
+    s.buildChains(device_);
+}
+
+void DeviceSession::rebuild(const oracle::LocalWeights& weights, std::span<const int> localExperts) {
+    State& s = *state_;
+    s.queue.synchronize();
+    // Chains first: they hold the weights' addresses. Then everything anew, in the order the
+    // constructor makes it, so the allocator sees what a fresh process would ask of it.
+    for (auto& c : s.chains) c.second.reset();
+    s.weights.reset();
+    s.weights = std::make_unique<sched::DeviceWeights>(s.context, device_, s.shape);
+    s.weights->upload(weights, localExperts);
+    s.buildChains(device_);
 }
 
 DeviceSession::~DeviceSession() {
@@ -100,9 +118,10 @@ std::vector<sched::Variant> DeviceSession::variants() const {
 std::vector<Executor> DeviceSession::executors() {
     std::vector<Executor> out;
     for (auto& [variant, chain] : state_->chains) {
-        sched::DeviceChain* c = chain.get();
         const sched::Variant v = variant;
-        out.push_back({std::string(sched::variantName(v)), [this, c, v](const CaseRun& run) {
+        // The chain is looked up at each call: rebuild() replaces it.
+        out.push_back({std::string(sched::variantName(v)), [this, v](const CaseRun& run) {
+                           sched::DeviceChain* c = &this->chain(v);
                            c->setInputs(run.inputs);
                            const auto t0 = std::chrono::steady_clock::now();
                            c->execute(state_->queue);
@@ -124,6 +143,8 @@ nlohmann::json DeviceSession::describe() const {
             {"compute_units", d.computeUnits()},
             {"memory_bytes", d.totalMemory()},
             {"fp32_denorm", d.supportsFp32Denorm()},
+            {"timer_resolution_ns", d.kernelClock().nsPerTick},
+            {"kernel_timestamp_valid_bits", d.props.kernelTimestampValidBits},
             {"modules", state_->modules->choice().why},
             {"kernel_tuning", state_->modules->tuning().describe()}};
 }

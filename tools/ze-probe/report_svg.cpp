@@ -12,6 +12,11 @@ namespace {
 
 constexpr const char* kPass = "#1a9850";
 constexpr const char* kFail = "#d73027";
+constexpr const char* kOnTheBar = "#b8860b";
+
+const char* verdictColour(sched::Verdict v) {
+    return v == sched::Verdict::Pass ? kPass : v == sched::Verdict::Fail ? kFail : kOnTheBar;
+}
 constexpr const char* kGate = "#e08214";
 constexpr const char* kInk = "#222222";
 constexpr const char* kMuted = "#6b6b6b";
@@ -147,6 +152,7 @@ std::string reportSvg(const ReportInput& in) {
                 colour, x + 10, y - 8, y + 8, x + 5, x + 15, y);
         };
         item(whisker(kPass), "pattern passes");
+        item(whisker(kOnTheBar), "pattern on the bar");
         item(whisker(kFail), "pattern fails");
         item(
             fmt::format(
@@ -230,19 +236,20 @@ std::string reportSvg(const ReportInput& in) {
 
         const sched::CandidateGate& c = in.candidates[std::size_t(pi)];
         // Heading: name, verdict badge, the worst pattern.
-        const bool pass = c.verdict.pass;
+        const std::string badge(sched::verdictName(c.verdict.verdict));
+        const double badgeW = badge.size() > 4 ? 96 : 48;
         // Badge first: its width is known, so nothing depends on guessing the name's rendered width but the note after
         // it.
         const double badgeX = left;
         s += fmt::format(
-            R"~(<rect class="verdict" x="{:.1f}" y="{:.1f}" width="48" height="20" rx="4" fill="{}"/>)~"
+            R"~(<rect class="verdict" x="{:.1f}" y="{:.1f}" width="{:.0f}" height="20" rx="4" fill="{}"/>)~"
             R"~(<text x="{:.1f}" y="{:.1f}" text-anchor="middle" font-weight="bold" fill="#ffffff">{}</text>)~"
             "\n",
-            badgeX, py + 11, pass ? kPass : kFail, badgeX + 24, py + 25, pass ? "PASS" : "FAIL");
+            badgeX, py + 11, badgeW, verdictColour(c.verdict.verdict), badgeX + badgeW / 2, py + 25, badge);
         s += fmt::format(
             R"~(<text class="candidate" x="{:.1f}" y="{:.1f}" font-size="15" font-weight="bold" fill="{}">{}</text>)~"
             "\n",
-            badgeX + 58, py + 26, kInk, esc(c.candidate));
+            badgeX + badgeW + 10, py + 26, kInk, esc(c.candidate));
         std::string why;
         if (!c.verdict.correctnessOk)
             why = fmt::format("correctness {} passed, {} failed, {} skipped", c.correctness.passed,
@@ -258,7 +265,7 @@ std::string reportSvg(const ReportInput& in) {
         }
         s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" fill="{}">{}</text>)~"
                          "\n",
-                         badgeX + 58 + 10.0 * double(c.candidate.size()) + 14, py + 25, kMuted, esc(why));
+                         badgeX + badgeW + 10 + 10.0 * double(c.candidate.size()) + 14, py + 25, kMuted, esc(why));
 
         for (std::size_t k = 0; k < patterns.size(); ++k) {
             const double cx = left + band * (double(k) + 0.5);
@@ -280,18 +287,19 @@ std::string reportSvg(const ReportInput& in) {
                     cx, plotTop + 20, kFail);
                 continue;
             }
-            const char* colour = p->passes ? kPass : kFail;
+            const char* colour = verdictColour(p->verdict);
             const double y0 = Y(p->ciLowMs), y1 = Y(p->ciHighMs), ym = Y(p->medianMs);
             const double cap = std::min(10.0, band * 0.12);
             s += fmt::format(
                 R"~(<g class="ci" data-candidate="{}" data-pattern="{}" data-median-ms="{:.6g}" data-ci-low-ms="{:.6g}" )~"
-                R"~(data-ci-high-ms="{:.6g}" data-pass="{}">)~"
+                R"~(data-ci-high-ms="{:.6g}" data-pass="{}" data-verdict="{}">)~"
                 "\n",
-                esc(c.candidate), esc(p->pattern), p->medianMs, p->ciLowMs, p->ciHighMs, p->passes ? "true" : "false");
+                esc(c.candidate), esc(p->pattern), p->medianMs, p->ciLowMs, p->ciHighMs, p->passes ? "true" : "false",
+                sched::verdictKey(p->verdict));
             s += fmt::format(R"~(<title>{} / {}: median {:.3f} ms, 95% CI [{:.3f}, {:.3f}] ms, {} pairs: {}</title>)~"
                              "\n",
                              esc(c.candidate), esc(p->pattern), p->medianMs, p->ciLowMs, p->ciHighMs, p->pairs,
-                             p->passes ? "passes" : "fails");
+                             p->passes ? "passes" : p->verdict == sched::Verdict::Fail ? "fails" : "on the bar");
             s += fmt::format(
                 R"~(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="0.12"/>)~"
                 "\n",
@@ -323,6 +331,9 @@ std::string reportHtml(const ReportInput& in) {
          "pre{background:#f6f6f6;padding:12px;border-radius:6px;overflow-x:auto}</style>\n</head>\n<body>\n";
     h += reportSvg(in);
     for (const auto& c : in.candidates) h += "<pre>" + esc(sched::formatGateTable(c)) + "</pre>\n";
+    if (!in.repeatTable.empty())
+        h += "<h2>Repeatability: the gate in fresh processes</h2>\n<pre class=\"repeat\">" + esc(in.repeatTable) +
+             "</pre>\n";
     h += "</body>\n</html>\n";
     return h;
 }

@@ -18,6 +18,7 @@ struct ReportInput {
     std::string device;  // in the title, e.g. "Intel(R) Arc(TM) B580 Graphics"
     std::string title = "ze-probe gate: projected saving per route pattern";
     std::vector<sched::CandidateGate> candidates;  // layers and min_saving_ms are taken from the first
+    std::string repeatTable;  // --gate-repeat's table (formatRepeatTable), shown under the gate; empty: none
 };
 
 std::string reportSvg(const ReportInput&);
