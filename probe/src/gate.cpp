@@ -65,7 +65,8 @@ void classify(Projection& p, double minSavingMs) {
     if (p.verdict != Verdict::OnTheBar || p.blocks < 2) return;
     const double center = 0.5 * (p.ciLowMs + p.ciHighMs);
     const int k = blocksToDecide(p.blockSdMs, std::fabs(center - minSavingMs), 0.95, kBlocksCap);
-    if (k < kBlocksCap) p.moreRounds = std::max<int>(1, k - int(p.blocks)) * int(std::max<std::size_t>(1, p.roundsPerBlock));
+    if (k < kBlocksCap)
+        p.moreRounds = std::max<int>(1, k - int(p.blocks)) * int(std::max<std::size_t>(1, p.roundsPerBlock));
 }
 
 }  // namespace
@@ -150,8 +151,8 @@ CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projec
         for (const Projection& p : g.projections) {
             if (p.verdict != Verdict::OnTheBar) continue;
             names += names.empty() ? "" : "; ";
-            names += fmt::format("{} 95% CI [{}, {}] holds {}", p.pattern, ms(p.ciLowMs), ms(p.ciHighMs),
-                                 ms(minSavingMs));
+            names +=
+                fmt::format("{} 95% CI [{}, {}] holds {}", p.pattern, ms(p.ciLowMs), ms(p.ciHighMs), ms(minSavingMs));
             if (p.medianMs >= minSavingMs) names += " (its median is above the bar, but a median alone does not pass)";
             names += p.moreRounds ? fmt::format(", about {} more timed rounds would likely decide it", *p.moreRounds)
                                   : std::string(", the saving sits at the bar: more rounds would not likely decide it");
@@ -180,8 +181,8 @@ std::string formatGateTable(const CandidateGate& g) {
     const std::string savingHead = fmt::format("projected saving / {} layers (median)", g.layers);
     const std::size_t w = std::max<std::size_t>(savingHead.size(), 12);
     std::string out =
-        fmt::format("{} vs {}: pass = 95% CI lower end >= {:.2f} ms, fail = upper end below it, else on the bar\n", g.candidate,
-        g.baseline, g.minSavingMs);
+        fmt::format("{} vs {}: pass = 95% CI lower end >= {:.2f} ms, fail = upper end below it, else on the bar\n",
+                    g.candidate, g.baseline, g.minSavingMs);
     out += fmt::format("  {:<22} | {:>{}} | {:^21} | {}\n", "pattern", savingHead, w, "95% CI", "verdict");
     out += fmt::format("  {:-<22}-+-{:-<{}}-+-{:-<21}-+-{:-<4}\n", "", "", w, "", "");
     for (const Projection& p : g.projections) {
@@ -213,19 +214,20 @@ nlohmann::json gateJson(const CandidateGate& g) {
     };
     j["projections"] = nlohmann::json::array();
     for (const Projection& p : g.projections)
-        j["projections"].push_back({{"pattern", p.pattern},
-                                    {"median_ms", num(p.medianMs)},
-                                    {"ci_low_ms", num(p.ciLowMs)},
-                                    {"ci_high_ms", num(p.ciHighMs)},
-                                    {"verdict", verdictKey(p.verdict)},
-                                    {"passes", p.passes},
-                                    {"pairs", p.pairs},
-                                    {"blocks", p.blocks},
-                                    {"rounds_per_block", p.roundsPerBlock},
-                                    {"block_sd_ms", num(p.blockSdMs)},
-                                    {"more_rounds", p.moreRounds ? nlohmann::json(*p.moreRounds) : nlohmann::json(nullptr)},
-                                    {"baseline_median_ns", num(p.baselineMedianNs)},
-                                    {"candidate_median_ns", num(p.candidateMedianNs)}});
+        j["projections"].push_back(
+            {{"pattern", p.pattern},
+             {"median_ms", num(p.medianMs)},
+             {"ci_low_ms", num(p.ciLowMs)},
+             {"ci_high_ms", num(p.ciHighMs)},
+             {"verdict", verdictKey(p.verdict)},
+             {"passes", p.passes},
+             {"pairs", p.pairs},
+             {"blocks", p.blocks},
+             {"rounds_per_block", p.roundsPerBlock},
+             {"block_sd_ms", num(p.blockSdMs)},
+             {"more_rounds", p.moreRounds ? nlohmann::json(*p.moreRounds) : nlohmann::json(nullptr)},
+             {"baseline_median_ns", num(p.baselineMedianNs)},
+             {"candidate_median_ns", num(p.candidateMedianNs)}});
     j["not_valid"] = nlohmann::json::array();
     for (const NotValidPattern& n : g.notValid)
         j["not_valid"].push_back({{"pattern", n.pattern}, {"reason", n.reason}});

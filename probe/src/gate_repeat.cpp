@@ -43,7 +43,9 @@ RepeatSummary summarizeRepeats(const std::vector<nlohmann::json>& cards) {
             const std::string name = g.at("candidate").get<std::string>();
             RepeatCandidate& c = findOrAdd(
                 s.candidates, [&](const RepeatCandidate& x) { return x.candidate == name; },
-                [&] { return RepeatCandidate{name, std::vector<std::string>(n, "missing"), false}; });
+                [&] {
+                    return RepeatCandidate{name, std::vector<std::string>(n, "missing"), false};
+                });
             c.verdicts[r] = g.at("verdict").at("verdict").get<std::string>();
             for (const auto& p : g.at("projections")) {
                 const std::string pattern = p.at("pattern").get<std::string>();
@@ -102,8 +104,7 @@ std::string formatRepeatTable(const RepeatSummary& s) {
         for (const auto& v : c.verdicts) vs += fmt::format("{:<5}", shortVerdict(v));
         const auto cnt = [&](const char* v) { return std::count(c.verdicts.begin(), c.verdicts.end(), v); };
         out += fmt::format("  {:<22} | {:<{}} | {:>4} {:>4} {:>4} | {}\n", c.candidate, vs, std::max(15, 5 * s.runs),
-                           cnt("pass"), cnt("on_the_bar"), cnt("fail"),
-                           c.contradicts ? "NO: PASS and FAIL" : "yes");
+                           cnt("pass"), cnt("on_the_bar"), cnt("fail"), c.contradicts ? "NO: PASS and FAIL" : "yes");
     }
     out += fmt::format("  {:<22} {:<22} | {:>23} | {:>9} | {:>15} | {}\n", "candidate", "pattern",
                        "median saving ms min..max", "spread", "median in others' CI", "verdicts");
@@ -123,8 +124,9 @@ std::string formatRepeatTable(const RepeatSummary& s) {
         "repeatability: {} of {} ordered pairs of runs ({:.1f}%) have one run's median inside the other's 95% CI "
         "(aim >= 90%); {}\n",
         s.pairsInside, s.pairsTotal, 100 * frac,
-        s.contradiction ? "a candidate PASSed in one run and FAILed in another" : "no candidate PASSed in one run "
-                                                                                   "and FAILed in another");
+        s.contradiction ? "a candidate PASSed in one run and FAILed in another"
+                        : "no candidate PASSed in one run "
+                          "and FAILed in another");
     return out;
 }
 
@@ -136,7 +138,8 @@ nlohmann::json repeatJson(const RepeatSummary& s) {
                         {"contradiction", s.contradiction}};
     j["candidates"] = nlohmann::json::array();
     for (const auto& c : s.candidates)
-        j["candidates"].push_back({{"candidate", c.candidate}, {"verdicts", c.verdicts}, {"contradicts", c.contradicts}});
+        j["candidates"].push_back(
+            {{"candidate", c.candidate}, {"verdicts", c.verdicts}, {"contradicts", c.contradicts}});
     j["cells"] = nlohmann::json::array();
     for (const auto& c : s.cells) {
         nlohmann::json m = nlohmann::json::array(), lo = nlohmann::json::array(), hi = nlohmann::json::array();

@@ -25,19 +25,22 @@ struct Checker {
     std::vector<std::string>& problems;
 
     void check(const json& schema, const json& v, const std::string& at) {
-        static const std::set<std::string> known = {
-            "type", "properties", "required", "additionalProperties", "items", "enum", "const", "minimum",
-            "maximum", "$ref", "description", "title", "$schema", "$id", "$comment", "$defs"};
+        static const std::set<std::string> known = {"type",    "properties", "required",    "additionalProperties",
+                                                    "items",   "enum",       "const",       "minimum",
+                                                    "maximum", "$ref",       "description", "title",
+                                                    "$schema", "$id",        "$comment",    "$defs"};
         if (schema.is_boolean()) {
             if (!schema.get<bool>()) problems.push_back(at + ": not allowed here");
             return;
         }
         for (const auto& [k, _] : schema.items())
-            if (!known.count(k)) problems.push_back(fmt::format("{}: the schema uses \"{}\", which the checker does not know", at, k));
+            if (!known.count(k))
+                problems.push_back(fmt::format("{}: the schema uses \"{}\", which the checker does not know", at, k));
         if (schema.contains("$ref")) {
             const std::string ref = schema["$ref"].get<std::string>();
             const std::string prefix = "#/$defs/";
-            if (ref.rfind(prefix, 0) != 0 || !root.contains("$defs") || !root["$defs"].contains(ref.substr(prefix.size()))) {
+            if (ref.rfind(prefix, 0) != 0 || !root.contains("$defs") ||
+                !root["$defs"].contains(ref.substr(prefix.size()))) {
                 problems.push_back(at + ": unresolved $ref " + ref);
                 return;
             }

@@ -175,7 +175,8 @@ void requireBlocks(std::span<const std::vector<double>> a, std::span<const std::
 }  // namespace
 
 double studentT(double p, int dof) {
-    if (!(p > 0.0 && p < 1.0)) throw std::invalid_argument("t quantile p = " + std::to_string(p) + ": must be in (0, 1)");
+    if (!(p > 0.0 && p < 1.0))
+        throw std::invalid_argument("t quantile p = " + std::to_string(p) + ": must be in (0, 1)");
     if (dof < 1) throw std::invalid_argument("t quantile with " + std::to_string(dof) + " degrees of freedom");
     if (p < 0.5) return -studentT(1.0 - p, dof);
     double lo = 0, hi = 1;
@@ -187,8 +188,8 @@ double studentT(double p, int dof) {
     return 0.5 * (lo + hi);
 }
 
-BlockedSaving blockedSaving(std::span<const std::vector<double>> baseline, std::span<const std::vector<double>> candidate,
-                            double confidence, double resolution) {
+BlockedSaving blockedSaving(std::span<const std::vector<double>> baseline,
+                            std::span<const std::vector<double>> candidate, double confidence, double resolution) {
     requireBlocks(baseline, candidate);
     if (!(confidence > 0.0 && confidence < 1.0))
         throw std::invalid_argument("confidence = " + std::to_string(confidence) + ": must be in (0, 1)");

@@ -24,8 +24,8 @@ const json kSchema = json::parse(R"({
 }  // namespace
 
 TEST(JsonSchema, GivenAConformingDocument_ThenNoProblem) {
-    EXPECT_TRUE(schemaProblems(kSchema, json::parse(R"({"a": 1, "v": "pass", "xs": [1.5, null], "m": {"k": 3}})"))
-                    .empty());
+    EXPECT_TRUE(
+        schemaProblems(kSchema, json::parse(R"({"a": 1, "v": "pass", "xs": [1.5, null], "m": {"k": 3}})")).empty());
 }
 
 TEST(JsonSchema, GivenEachKindOfBreak_ThenItIsNamedWithItsPointer) {

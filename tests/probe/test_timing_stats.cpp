@@ -243,9 +243,10 @@ TEST(BlockedSaving, GivenTwoLevelSyntheticRuns_ThenTheTIntervalCoversTheTruthAtI
         coveredPairs += p.ciLow <= truth && truth <= p.ciHigh;
     }
     const double ct = double(coveredT) / runs, chb = double(coveredHB) / runs, cp = double(coveredPairs) / runs;
-    std::printf("coverage of the true saving over %d runs: t over block medians %.3f, hierarchical bootstrap %.3f, "
-                "within-run paired bootstrap %.3f\n",
-                runs, ct, chb, cp);
+    std::printf(
+        "coverage of the true saving over %d runs: t over block medians %.3f, hierarchical bootstrap %.3f, "
+        "within-run paired bootstrap %.3f\n",
+        runs, ct, chb, cp);
     EXPECT_GE(ct, 0.92);
     EXPECT_LE(ct, 0.98);
     EXPECT_LT(chb, ct);

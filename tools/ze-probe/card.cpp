@@ -17,10 +17,11 @@ const char* const kGateCiMethod =
 nlohmann::json cardJson(const sched::Config& cfg, const nlohmann::json& device, const Correctness& c,
                         const CardTiming* t, const std::string& timingSkipped) {
     nlohmann::json j = {
-        {"schema", kCardSchemaVersion},   {"contract", cfg.contract},     {"card", cfg.shape.card},
-        {"device", device},               {"config", sched::toJson(cfg)}, {"correctness", correctnessJson(c)},
-        {"timings", nullptr},             {"projections", nullptr},       {"launch_floor", nullptr},
-        {"gate", nullptr},
+        {"schema", kCardSchemaVersion}, {"contract", cfg.contract},
+        {"card", cfg.shape.card},       {"device", device},
+        {"config", sched::toJson(cfg)}, {"correctness", correctnessJson(c)},
+        {"timings", nullptr},           {"projections", nullptr},
+        {"launch_floor", nullptr},      {"gate", nullptr},
     };
     if (!t) {
         j["timing_skipped"] = timingSkipped;
@@ -31,16 +32,15 @@ nlohmann::json cardJson(const sched::Config& cfg, const nlohmann::json& device, 
     j["launch_floor"] = launchFloorJson(t->timings);
     nlohmann::json gates = nlohmann::json::array();
     for (const auto& g : t->gates) gates.push_back(sched::gateJson(g));
-    j["gate"] = {
-        {"min_saving_ms", cfg.gateMinSavingMs},
-        {"layers", cfg.layers},
-        {"time", "device"},
-        {"ci", kGateCiMethod},
-        {"verdicts",
-         "pass: CI lower end >= min_saving_ms on every valid pattern and no case failed; fail: CI upper end < "
-         "min_saving_ms on some pattern, or a case failed; on_the_bar: neither (never a pass)"},
-        {"budget_s", t->budgetS},
-        {"candidates", gates}};
+    j["gate"] = {{"min_saving_ms", cfg.gateMinSavingMs},
+                 {"layers", cfg.layers},
+                 {"time", "device"},
+                 {"ci", kGateCiMethod},
+                 {"verdicts",
+                  "pass: CI lower end >= min_saving_ms on every valid pattern and no case failed; fail: CI upper end < "
+                  "min_saving_ms on some pattern, or a case failed; on_the_bar: neither (never a pass)"},
+                 {"budget_s", t->budgetS},
+                 {"candidates", gates}};
     return j;
 }
 

@@ -49,8 +49,8 @@ struct Options {
     bool listDevices = false;
     // timing
     std::optional<int> repeats, warmup, blocks;
-    double gateBudgetS = 0;  // --gate-budget: more blocks while a candidate is on the bar
-    int gateRepeat = 0;      // --gate-repeat N: the gate N times in fresh processes
+    double gateBudgetS = 0;         // --gate-budget: more blocks while a candidate is on the bar
+    int gateRepeat = 0;             // --gate-repeat N: the gate N times in fresh processes
     std::vector<std::string> args;  // argv[1..], for --gate-repeat's children
     bool noTiming = false;
     std::vector<int> cards;
@@ -222,14 +222,13 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
                   o.blocks.value_or(gpu.blocks), false};
         }
         if (ts.caseSet) {
-            recorder = std::make_unique<probe::CaseSetRecorder>(cfg.shape,
-                                                                session->device().kernelClock().nsPerTick,
+            recorder = std::make_unique<probe::CaseSetRecorder>(cfg.shape, session->device().kernelClock().nsPerTick,
                                                                 collectTrace ? &out.spans : nullptr, trackPrefix);
             // Every second case opens a block on chains rebuilt as a fresh process builds them.
             rs.prepare = [&, upload = rs.prepare](const sched::Case& c, const oracle::LocalWeights& w) {
                 if (recorder->opensBlock(c))
-                    session->rebuild(w, rs.fixedWeights ? std::span<const int>{}
-                                                        : std::span<const int>(c.touchedLocalExperts));
+                    session->rebuild(
+                        w, rs.fixedWeights ? std::span<const int>{} : std::span<const int>(c.touchedLocalExperts));
                 else if (upload)
                     upload(c, w);
             };
@@ -493,9 +492,10 @@ int main(int argc, char** argv) {
     app.add_option("--out", o.outDir, "directory for card<N>.json");
     app.add_option("--seed", o.seed, "base seed of cases and random weights (config key: seed)");
     app.add_flag("--list-devices", o.listDevices, "list Level Zero drivers and devices (Intel GPUs, zecl) and exit");
-    app.add_option("--repeats", o.repeats,
-                   "dedicated timed rounds per pattern in all, spread over --blocks, each variant once a round (default: "
-                   "50 on a GPU; on a CPU the case set's own executions are timed instead, and --warmup alone gives 5)")
+    app.add_option(
+           "--repeats", o.repeats,
+           "dedicated timed rounds per pattern in all, spread over --blocks, each variant once a round (default: "
+           "50 on a GPU; on a CPU the case set's own executions are timed instead, and --warmup alone gives 5)")
         ->check(CLI::Range(1, 100000));
     app.add_option("--warmup", o.warmup, "untimed rounds at the start of each block (default: 2 on a GPU, 1 on a CPU)")
         ->check(CLI::Range(0, 100000));

@@ -299,7 +299,9 @@ std::string reportSvg(const ReportInput& in) {
             s += fmt::format(R"~(<title>{} / {}: median {:.3f} ms, 95% CI [{:.3f}, {:.3f}] ms, {} pairs: {}</title>)~"
                              "\n",
                              esc(c.candidate), esc(p->pattern), p->medianMs, p->ciLowMs, p->ciHighMs, p->pairs,
-                             p->passes ? "passes" : p->verdict == sched::Verdict::Fail ? "fails" : "on the bar");
+                             p->passes                            ? "passes"
+                             : p->verdict == sched::Verdict::Fail ? "fails"
+                                                                  : "on the bar");
             s += fmt::format(
                 R"~(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}" fill-opacity="0.12"/>)~"
                 "\n",

@@ -57,7 +57,8 @@ std::vector<std::vector<double>> PatternTiming::blocksOf(const std::vector<doubl
     std::size_t begin = 0;
     for (std::size_t end : blockEnds) {
         end = std::min(end, samples.size());
-        if (end > begin) out.emplace_back(samples.begin() + std::ptrdiff_t(begin), samples.begin() + std::ptrdiff_t(end));
+        if (end > begin)
+            out.emplace_back(samples.begin() + std::ptrdiff_t(begin), samples.begin() + std::ptrdiff_t(end));
         begin = end;
     }
     return out;
@@ -360,9 +361,9 @@ nlohmann::json timingsJson(const std::vector<PatternTiming>& pts, const TimingSe
     };
     nlohmann::json patterns = nlohmann::json::object();
     for (const auto& pt : pts) {
-        nlohmann::json p = {{"case", pt.caseName},         {"touched_experts", pt.touchedExperts},
-                            {"bytes", pt.bytes},           {"batch", pt.batch},
-                            {"tick_ns", pt.tickNs},        {"blocks", pt.blockEnds.size()},
+        nlohmann::json p = {{"case", pt.caseName},       {"touched_experts", pt.touchedExperts},
+                            {"bytes", pt.bytes},         {"batch", pt.batch},
+                            {"tick_ns", pt.tickNs},      {"blocks", pt.blockEnds.size()},
                             {"block_ends", pt.blockEnds}};
         nlohmann::json vars = nlohmann::json::object();
         for (const auto& vt : pt.variants) {

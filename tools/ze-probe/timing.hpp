@@ -64,10 +64,10 @@ struct VariantTiming {
 
 struct PatternTiming {
     std::string pattern;
-    std::string caseName;                 // the case timed, e.g. "six_local/v0"
-    int batch = 1;                        // B: executions per timed sample
-    double tickNs = 1;                    // the kernel timer's step
-    std::vector<std::size_t> blockEnds;   // sample index one past each block's last
+    std::string caseName;                // the case timed, e.g. "six_local/v0"
+    int batch = 1;                       // B: executions per timed sample
+    double tickNs = 1;                   // the kernel timer's step
+    std::vector<std::size_t> blockEnds;  // sample index one past each block's last
     // A variant's samples cut into the blocks.
     std::vector<std::vector<double>> blocksOf(const std::vector<double>& samples) const;
     int touchedExperts = 0;               // local experts the case routes to

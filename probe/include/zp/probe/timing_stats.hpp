@@ -99,8 +99,9 @@ struct BlockedSaving {
 // Blocks of pairs: baseline[j][i], candidate[j][i] = pair i of block j. Throws
 // std::invalid_argument on fewer than 2 blocks, a block without pairs or of unequal lengths,
 // a non-finite sample, a confidence outside (0, 1) or a negative resolution.
-BlockedSaving blockedSaving(std::span<const std::vector<double>> baseline, std::span<const std::vector<double>> candidate,
-                            double confidence = 0.95, double resolution = 0);
+BlockedSaving blockedSaving(std::span<const std::vector<double>> baseline,
+                            std::span<const std::vector<double>> candidate, double confidence = 0.95,
+                            double resolution = 0);
 
 // The other two-level interval, for comparison only: B resamples, each drawing k blocks with
 // replacement and then, inside each drawn block, its pairs with replacement; the percentile
