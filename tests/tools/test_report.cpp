@@ -159,8 +159,11 @@ TEST(ReportSvg, GivenThreeCandidates_ThenWellFormed_WithTheGateLineAndOneWhisker
             for (const auto& p : in.candidates[1].projections) n += p.passes;
             return std::size_t(n);
         }());
+    // source_direct's first pattern reaches below the bar with its upper end above it: on the bar.
     EXPECT_EQ(count(svg, ">PASS<"), 1u);
-    EXPECT_EQ(count(svg, ">FAIL<"), 2u);
+    EXPECT_EQ(count(svg, ">ON THE BAR<"), 1u);
+    EXPECT_EQ(count(svg, ">FAIL<"), 1u);
+    EXPECT_EQ(count(svg, "data-verdict=\"on_the_bar\""), 3u);  // its patterns 0, 3 and 6
 }
 
 TEST(ReportSvg, GivenNotValidAndNonFinitePatterns_ThenLabelledNotDrawn) {
@@ -190,6 +193,12 @@ TEST(ReportSvg, GivenAnHtmlPath_ThenTheSvgIsInlineWithTheTables) {
     EXPECT_EQ(hs.str().rfind("<!DOCTYPE html>", 0), 0u);
     EXPECT_NE(hs.str().find(ss.str()), std::string::npos);
     EXPECT_NE(hs.str().find("verdict: PASS paired_epilogue"), std::string::npos);
+    EXPECT_EQ(hs.str().find("Repeatability"), std::string::npos);  // no --gate-repeat: no table
+    auto repeated = sampleReport();
+    repeated.repeatTable = "gate repeated in 5 fresh processes <x>\n";
+    const std::string rh = probe::reportHtml(repeated);
+    EXPECT_NE(rh.find("Repeatability"), std::string::npos);
+    EXPECT_NE(rh.find("gate repeated in 5 fresh processes &lt;x&gt;"), std::string::npos);
     EXPECT_EQ(xmlProblem(ss.str()), "");
     if (const char* keep = std::getenv("ZP_REPORT_KEEP"))
         fs::copy_file(dir / "gate.svg", keep, fs::copy_options::overwrite_existing);
