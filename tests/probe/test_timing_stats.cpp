@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "zp/probe/random.hpp"
+#include "zp/probe/sampling.hpp"
 #include "zp/probe/timing_stats.hpp"
 
 using namespace zp::sched;
@@ -259,4 +260,26 @@ TEST(BlocksToDecide, GivenSpreadAndDistance_ThenTheSmallestKThatDecides) {
     EXPECT_EQ(blocksToDecide(1.0, 0.0, 0.95, 50), 50);
     EXPECT_EQ(blocksToDecide(0.0, 0.1), 2);
     EXPECT_EQ(blocksToDecide(1.0, 1e-6, 0.95, 100), 100);
+}
+
+TEST(ChooseBatch, GivenTheTimerResolution_ThenASampleSpansAtLeast200Ticks) {
+    // NVIDIA's 1 µs timer: a 100 µs chain 2 at a time, a 60 µs one 4 at a time (3 × 60 = 180 < 200).
+    EXPECT_EQ(chooseBatch(1000, 100000), 2);
+    EXPECT_EQ(chooseBatch(1000, 60000), 4);
+    EXPECT_EQ(chooseBatch(1000, 200000), 1);
+    EXPECT_EQ(chooseBatch(1000, 199999), 2);
+    // A 1 ns timer (PoCL, Intel): one execution is already thousands of ticks.
+    EXPECT_EQ(chooseBatch(1, 5000), 1);
+    EXPECT_EQ(chooseBatch(83.333, 20000), 1);
+    EXPECT_EQ(chooseBatch(83.333, 10000), 2);
+    for (double tick : {1.0, 52.08, 1000.0})
+        for (double exec : {150.0, 7000.0, 61000.0, 1.5e6}) {
+            const int b = chooseBatch(tick, exec);
+            EXPECT_GE(b * exec, 200 * tick) << tick << " " << exec;
+            if (b > 1) EXPECT_LT((b - 1) * exec, 200 * tick) << tick << " " << exec;  // and no more than needed
+        }
+    // Unknown figures: one execution; an absurdly fast chain on a coarse timer: capped.
+    EXPECT_EQ(chooseBatch(1000, 0), 1);
+    EXPECT_EQ(chooseBatch(0, 1000), 1);
+    EXPECT_EQ(chooseBatch(1000, 1), kMaxBatch);
 }

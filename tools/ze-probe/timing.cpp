@@ -46,12 +46,6 @@ std::string TimingSettings::describe() const {
         blocks, warmup, roundsPerBlock());
 }
 
-int chooseBatch(double tickNs, double executionNs) {
-    if (!(executionNs > 0) || !std::isfinite(executionNs)) return 1;
-    const double b = std::ceil(double(kMinTicksPerSample) * tickNs / executionNs);
-    return int(std::clamp(b, 1.0, double(kMaxBatch)));
-}
-
 std::vector<std::vector<double>> PatternTiming::blocksOf(const std::vector<double>& samples) const {
     std::vector<std::vector<double>> out;
     std::size_t begin = 0;

@@ -29,11 +29,12 @@
 #include "zp/probe/config.hpp"
 #include "zp/probe/cases.hpp"
 #include "zp/probe/gate.hpp"
+#include "zp/probe/sampling.hpp"
 
 namespace zp::probe {
 
-inline constexpr int kMinTicksPerSample = 200;  // CONTRACT §8
-inline constexpr int kMaxBatch = 4096;
+using sched::chooseBatch;  // zp/probe/sampling.hpp
+using sched::kMinTicksPerSample;
 
 struct TimingSettings {
     int repeats = 50;  // timed rounds in all (pairs per candidate), spread over `blocks`
@@ -50,9 +51,6 @@ struct TimingSettings {
     static TimingSettings defaultsFor(const ze::DeviceInfo&);
     std::string describe() const;
 };
-
-// B for a sample of ≥ 200 ticks of `tickNs` when one execution takes `executionNs`.
-int chooseBatch(double tickNs, double executionNs);
 
 struct VariantTiming {
     std::string variant;
