@@ -141,7 +141,9 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
         for (const auto& [variant, v] : p["variants"].items())
             fastest = std::min(fastest, v["device_ns"]["min"].get<double>());
         EXPECT_GE(batch * fastest, 200 * tick * 0.8);  // 0.8: the warm-up chose B, the timed rounds ran faster
-        if (fastest >= 200 * tick * 1.25) EXPECT_EQ(batch, 1);
+        if (fastest >= 200 * tick * 1.25) {
+            EXPECT_EQ(batch, 1);
+        }
         ASSERT_EQ(p["variants"].size(), 6u);
         for (const auto& [variant, v] : p["variants"].items()) {
             SCOPED_TRACE(variant);
