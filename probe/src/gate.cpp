@@ -29,19 +29,65 @@ std::string casesText(const CaseCounts& c) {
 
 }  // namespace
 
-Projection projectPattern(std::string pattern, std::span<const double> baselineNs, std::span<const double> candidateNs,
-                          int layers, double minSavingMs, const BootstrapOptions& o) {
-    const PairedSaving s = pairedSaving(baselineNs, candidateNs, o);
+std::string_view verdictName(Verdict v) {
+    switch (v) {
+        case Verdict::Pass: return "PASS";
+        case Verdict::OnTheBar: return "ON THE BAR";
+        case Verdict::Fail: break;
+    }
+    return "FAIL";
+}
+
+std::string_view verdictKey(Verdict v) {
+    switch (v) {
+        case Verdict::Pass: return "pass";
+        case Verdict::OnTheBar: return "on_the_bar";
+        case Verdict::Fail: break;
+    }
+    return "fail";
+}
+
+Verdict classifyInterval(double ciLowMs, double ciHighMs, double minSavingMs) {
+    if (!std::isfinite(ciLowMs) || !std::isfinite(ciHighMs)) return Verdict::Fail;  // unknown is never a pass
+    if (ciLowMs >= minSavingMs) return Verdict::Pass;
+    if (ciHighMs < minSavingMs) return Verdict::Fail;
+    return Verdict::OnTheBar;
+}
+
+namespace {
+
+constexpr int kBlocksCap = 1000;
+
+void classify(Projection& p, double minSavingMs) {
+    p.verdict = finite(p) ? classifyInterval(p.ciLowMs, p.ciHighMs, minSavingMs) : Verdict::Fail;
+    p.passes = p.verdict == Verdict::Pass;
+    p.moreRounds.reset();
+    if (p.verdict != Verdict::OnTheBar || p.blocks < 2) return;
+    const double center = 0.5 * (p.ciLowMs + p.ciHighMs);
+    const int k = blocksToDecide(p.blockSdMs, std::fabs(center - minSavingMs), 0.95, kBlocksCap);
+    if (k < kBlocksCap)
+        p.moreRounds = std::max<int>(1, k - int(p.blocks)) * int(std::max<std::size_t>(1, p.roundsPerBlock));
+}
+
+}  // namespace
+
+Projection projectPattern(std::string pattern, std::span<const std::vector<double>> baselineNs,
+                          std::span<const std::vector<double>> candidateNs, int layers, double minSavingMs,
+                          double resolutionNs) {
+    const BlockedSaving s = blockedSaving(baselineNs, candidateNs, 0.95, resolutionNs);
     const ProjectedSaving p = projectSaving(s, layers);
     Projection r;
     r.pattern = std::move(pattern);
     r.medianMs = p.medianMs;
     r.ciLowMs = p.ciLowMs;
     r.ciHighMs = p.ciHighMs;
-    r.passes = r.ciLowMs >= minSavingMs;
     r.pairs = s.pairs;
+    r.blocks = s.blocks;
+    r.roundsPerBlock = s.pairs / s.blocks;
+    r.blockSdMs = s.blockSd * double(layers) * 1e-6;
     r.baselineMedianNs = s.baseline.median;
     r.candidateMedianNs = s.candidate.median;
+    classify(r, minSavingMs);
     return r;
 }
 
@@ -55,15 +101,24 @@ CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projec
     g.notValid = std::move(notValid);
     g.correctness = correctness;
 
-    int below = 0;
-    for (Projection& p : g.projections) {
-        p.passes = finite(p) && p.ciLowMs >= minSavingMs;
-        below += !p.passes;
-    }
+    int failing = 0, passing = 0;
     GateVerdict& v = g.verdict;
+    for (Projection& p : g.projections) {
+        classify(p, minSavingMs);
+        failing += p.verdict == Verdict::Fail;
+        passing += p.verdict == Verdict::Pass;
+        if (p.verdict == Verdict::OnTheBar) {
+            v.onTheBar.push_back(p.pattern);
+            if (p.moreRounds) v.moreRounds = std::max(v.moreRounds.value_or(0), *p.moreRounds);
+        }
+    }
     v.correctnessOk = correctness.failed == 0 && correctness.passed > 0;
-    v.speedOk = !g.projections.empty() && below == 0;
-    v.pass = v.correctnessOk && v.speedOk;
+    v.speedOk = !g.projections.empty() && passing == int(g.projections.size());
+    if (!v.correctnessOk || g.projections.empty() || failing > 0)
+        v.verdict = Verdict::Fail;
+    else
+        v.verdict = v.speedOk ? Verdict::Pass : Verdict::OnTheBar;
+    v.pass = v.verdict == Verdict::Pass;
 
     const Projection* worst = nullptr;
     for (const Projection& p : g.projections)
@@ -84,16 +139,28 @@ CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projec
     } else if (!finite(*worst)) {
         speed = fmt::format("worst pattern {}: the projection is not a finite number (median {}, 95% CI [{}, {}])",
                             worst->pattern, worst->medianMs, worst->ciLowMs, worst->ciHighMs);
-    } else if (!worst->passes) {
-        speed = fmt::format("worst pattern {}: 95% CI lower end {} < {} over {} layers", worst->pattern,
-                            ms(worst->ciLowMs), ms(minSavingMs), layers);
-        if (worst->medianMs >= minSavingMs)
-            speed +=
-                fmt::format(" (its median {} is above the bar, but a median alone does not pass)", ms(worst->medianMs));
-        if (below > 1) speed += fmt::format("; {} of {} patterns below the bar", below, g.projections.size());
+    } else if (failing > 0) {
+        const Projection* f = nullptr;  // the failing pattern with the smallest upper end
+        for (const Projection& p : g.projections)
+            if (p.verdict == Verdict::Fail && (!f || p.ciHighMs < f->ciHighMs)) f = &p;
+        speed = fmt::format("pattern {}: 95% CI [{}, {}] lies below {} over {} layers", f->pattern, ms(f->ciLowMs),
+                            ms(f->ciHighMs), ms(minSavingMs), layers);
+        if (failing > 1) speed += fmt::format("; {} of {} patterns below the bar", failing, g.projections.size());
+    } else if (!v.onTheBar.empty()) {
+        std::string names;
+        for (const Projection& p : g.projections) {
+            if (p.verdict != Verdict::OnTheBar) continue;
+            names += names.empty() ? "" : "; ";
+            names +=
+                fmt::format("{} 95% CI [{}, {}] holds {}", p.pattern, ms(p.ciLowMs), ms(p.ciHighMs), ms(minSavingMs));
+            if (p.medianMs >= minSavingMs) names += " (its median is above the bar, but a median alone does not pass)";
+            names += p.moreRounds ? fmt::format(", about {} more timed rounds would likely decide it", *p.moreRounds)
+                                  : std::string(", the saving sits at the bar: more rounds would not likely decide it");
+        }
+        speed = "on the bar: " + names;
     }
 
-    if (v.pass) {
+    if (v.verdict == Verdict::Pass) {
         v.line = fmt::format(
             "PASS {}: every pattern's 95% CI lower end >= {} over {} layers; worst pattern {} at {}; {}", g.candidate,
             ms(minSavingMs), layers, worst->pattern, ms(worst->ciLowMs), casesText(correctness));
@@ -105,7 +172,7 @@ CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projec
                 fmt::format("speed alone would pass (worst pattern {} at {})", worst->pattern, ms(worst->ciLowMs)));
         std::string joined;
         for (const auto& w : why) joined += (joined.empty() ? "" : "; ") + w;
-        v.line = fmt::format("FAIL {}: {}", g.candidate, joined);
+        v.line = fmt::format("{} {}: {}", verdictName(v.verdict), g.candidate, joined);
     }
     return g;
 }
@@ -114,12 +181,13 @@ std::string formatGateTable(const CandidateGate& g) {
     const std::string savingHead = fmt::format("projected saving / {} layers (median)", g.layers);
     const std::size_t w = std::max<std::size_t>(savingHead.size(), 12);
     std::string out =
-        fmt::format("{} vs {}: gate = 95% CI lower end >= {:.2f} ms\n", g.candidate, g.baseline, g.minSavingMs);
-    out += fmt::format("  {:<22} | {:>{}} | {:^21} | {}\n", "pattern", savingHead, w, "95% CI", "pass");
+        fmt::format("{} vs {}: pass = 95% CI lower end >= {:.2f} ms, fail = upper end below it, else on the bar\n",
+                    g.candidate, g.baseline, g.minSavingMs);
+    out += fmt::format("  {:<22} | {:>{}} | {:^21} | {}\n", "pattern", savingHead, w, "95% CI", "verdict");
     out += fmt::format("  {:-<22}-+-{:-<{}}-+-{:-<21}-+-{:-<4}\n", "", "", w, "", "");
     for (const Projection& p : g.projections) {
         const std::string ci = fmt::format("[{:.3f}, {:.3f}] ms", p.ciLowMs, p.ciHighMs);
-        std::string mark = p.passes ? "yes" : "NO";
+        std::string mark(verdictName(p.verdict));
         if (g.verdict.worstPattern && *g.verdict.worstPattern == p.pattern) mark += "  <- worst";
         out += fmt::format("  {:<22} | {:>{}} | {:>21} | {}\n", p.pattern, fmt::format("{:.3f} ms", p.medianMs), w, ci,
                            mark);
@@ -146,19 +214,28 @@ nlohmann::json gateJson(const CandidateGate& g) {
     };
     j["projections"] = nlohmann::json::array();
     for (const Projection& p : g.projections)
-        j["projections"].push_back({{"pattern", p.pattern},
-                                    {"median_ms", num(p.medianMs)},
-                                    {"ci_low_ms", num(p.ciLowMs)},
-                                    {"ci_high_ms", num(p.ciHighMs)},
-                                    {"passes", p.passes},
-                                    {"pairs", p.pairs},
-                                    {"baseline_median_ns", num(p.baselineMedianNs)},
-                                    {"candidate_median_ns", num(p.candidateMedianNs)}});
+        j["projections"].push_back(
+            {{"pattern", p.pattern},
+             {"median_ms", num(p.medianMs)},
+             {"ci_low_ms", num(p.ciLowMs)},
+             {"ci_high_ms", num(p.ciHighMs)},
+             {"verdict", verdictKey(p.verdict)},
+             {"passes", p.passes},
+             {"pairs", p.pairs},
+             {"blocks", p.blocks},
+             {"rounds_per_block", p.roundsPerBlock},
+             {"block_sd_ms", num(p.blockSdMs)},
+             {"more_rounds", p.moreRounds ? nlohmann::json(*p.moreRounds) : nlohmann::json(nullptr)},
+             {"baseline_median_ns", num(p.baselineMedianNs)},
+             {"candidate_median_ns", num(p.candidateMedianNs)}});
     j["not_valid"] = nlohmann::json::array();
     for (const NotValidPattern& n : g.notValid)
         j["not_valid"].push_back({{"pattern", n.pattern}, {"reason", n.reason}});
     j["verdict"] = {
+        {"verdict", verdictKey(g.verdict.verdict)},
         {"pass", g.verdict.pass},
+        {"on_the_bar", g.verdict.onTheBar},
+        {"more_rounds", g.verdict.moreRounds ? nlohmann::json(*g.verdict.moreRounds) : nlohmann::json(nullptr)},
         {"correctness_ok", g.verdict.correctnessOk},
         {"speed_ok", g.verdict.speedOk},
         {"worst_pattern", g.verdict.worstPattern ? nlohmann::json(*g.verdict.worstPattern) : nlohmann::json(nullptr)},

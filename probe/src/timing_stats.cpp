@@ -115,4 +115,150 @@ ProjectedSaving projectSaving(const PairedSaving& s, int layers) {
     return {s.median * k, s.ciLow * k, s.ciHigh * k};
 }
 
+namespace {
+
+// The continued fraction of the regularised incomplete beta function (modified Lentz).
+double betaFraction(double a, double b, double x) {
+    constexpr double tiny = 1e-300, eps = 1e-15;
+    double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0);
+    if (std::fabs(d) < tiny) d = tiny;
+    d = 1.0 / d;
+    double f = d;
+    for (int m = 1; m <= 500; ++m) {
+        for (int half = 0; half < 2; ++half) {
+            const double num = half == 0 ? m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m))
+                                         : -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
+            d = 1.0 + num * d;
+            if (std::fabs(d) < tiny) d = tiny;
+            c = 1.0 + num / c;
+            if (std::fabs(c) < tiny) c = tiny;
+            d = 1.0 / d;
+            f *= c * d;
+            if (half == 1 && std::fabs(c * d - 1.0) < eps) return f;
+        }
+    }
+    return f;
+}
+
+// I_x(a, b).
+double incompleteBeta(double a, double b, double x) {
+    if (x <= 0) return 0;
+    if (x >= 1) return 1;
+    const double lnFront = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+    if (x < (a + 1.0) / (a + b + 2.0)) return std::exp(lnFront) * betaFraction(a, b, x) / a;
+    return 1.0 - std::exp(lnFront) * betaFraction(b, a, 1.0 - x) / b;
+}
+
+double studentCdf(double t, int dof) {
+    const double v = dof;
+    const double tail = 0.5 * incompleteBeta(v / 2.0, 0.5, v / (v + t * t));
+    return t >= 0 ? 1.0 - tail : tail;
+}
+
+void requireBlocks(std::span<const std::vector<double>> a, std::span<const std::vector<double>> b) {
+    if (a.size() != b.size())
+        throw std::invalid_argument("blocked saving: " + std::to_string(a.size()) + " baseline blocks but " +
+                                    std::to_string(b.size()) + " candidate blocks");
+    if (a.size() < 2)
+        throw std::invalid_argument("blocked saving: " + std::to_string(a.size()) +
+                                    " block(s); the between-block spread needs at least 2");
+    for (std::size_t j = 0; j < a.size(); ++j) {
+        if (a[j].size() != b[j].size() || a[j].empty())
+            throw std::invalid_argument("blocked saving: block " + std::to_string(j) + " has " +
+                                        std::to_string(a[j].size()) + " baseline and " + std::to_string(b[j].size()) +
+                                        " candidate samples; a block needs equal, non-zero counts");
+        requireFinite(a[j], "blocked saving, baseline");
+        requireFinite(b[j], "blocked saving, candidate");
+    }
+}
+
+}  // namespace
+
+double studentT(double p, int dof) {
+    if (!(p > 0.0 && p < 1.0))
+        throw std::invalid_argument("t quantile p = " + std::to_string(p) + ": must be in (0, 1)");
+    if (dof < 1) throw std::invalid_argument("t quantile with " + std::to_string(dof) + " degrees of freedom");
+    if (p < 0.5) return -studentT(1.0 - p, dof);
+    double lo = 0, hi = 1;
+    while (studentCdf(hi, dof) < p) hi *= 2;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (studentCdf(mid, dof) < p ? lo : hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+BlockedSaving blockedSaving(std::span<const std::vector<double>> baseline,
+                            std::span<const std::vector<double>> candidate, double confidence, double resolution) {
+    requireBlocks(baseline, candidate);
+    if (!(confidence > 0.0 && confidence < 1.0))
+        throw std::invalid_argument("confidence = " + std::to_string(confidence) + ": must be in (0, 1)");
+    if (!(resolution >= 0.0)) throw std::invalid_argument("resolution = " + std::to_string(resolution));
+    BlockedSaving r;
+    r.blocks = baseline.size();
+    r.confidence = confidence;
+    std::vector<double> all, allA, allB;
+    for (std::size_t j = 0; j < r.blocks; ++j) {
+        std::vector<double> d(baseline[j].size());
+        for (std::size_t i = 0; i < d.size(); ++i) d[i] = baseline[j][i] - candidate[j][i];
+        r.blockMedians.push_back(median(d));
+        all.insert(all.end(), d.begin(), d.end());
+        allA.insert(allA.end(), baseline[j].begin(), baseline[j].end());
+        allB.insert(allB.end(), candidate[j].begin(), candidate[j].end());
+    }
+    r.pairs = all.size();
+    r.median = median(all);
+    r.baseline = summarize(allA);
+    r.candidate = summarize(allB);
+    const Summary m = summarize(r.blockMedians);
+    r.center = m.mean;
+    r.blockSd = m.stddev;
+    const double k = double(r.blocks);
+    const double half =
+        std::max(studentT((1.0 + confidence) / 2.0, int(r.blocks) - 1) * r.blockSd / std::sqrt(k), resolution);
+    r.ciLow = r.center - half;
+    r.ciHigh = r.center + half;
+    return r;
+}
+
+Interval hierarchicalBootstrap(std::span<const std::vector<double>> baseline,
+                               std::span<const std::vector<double>> candidate, const BootstrapOptions& o) {
+    requireBlocks(baseline, candidate);
+    std::vector<std::vector<double>> d(baseline.size());
+    for (std::size_t j = 0; j < d.size(); ++j)
+        for (std::size_t i = 0; i < baseline[j].size(); ++i) d[j].push_back(baseline[j][i] - candidate[j][i]);
+    SplitMix64 rng(o.seed);
+    std::vector<double> medians;
+    std::vector<double> pooled;
+    const auto k = static_cast<std::uint32_t>(d.size());
+    for (int b = 0; b < o.resamples; ++b) {
+        pooled.clear();
+        for (std::uint32_t j = 0; j < k; ++j) {
+            const auto& block = d[rng.below(k)];
+            const auto n = static_cast<std::uint32_t>(block.size());
+            for (std::uint32_t i = 0; i < n; ++i) pooled.push_back(block[rng.below(n)]);
+        }
+        std::sort(pooled.begin(), pooled.end());
+        medians.push_back(quantileSorted(pooled, 0.5));
+    }
+    std::sort(medians.begin(), medians.end());
+    const double tail = (1.0 - o.confidence) / 2.0;
+    return {quantileSorted(medians, tail), quantileSorted(medians, 1.0 - tail)};
+}
+
+int blocksToDecide(double blockSd, double distance, double confidence, int cap) {
+    if (!(distance > 0) || !std::isfinite(blockSd)) return cap;
+    if (blockSd <= 0) return 2;
+    for (int k = 2; k <= cap; ++k)
+        if (studentT((1.0 + confidence) / 2.0, k - 1) * blockSd / std::sqrt(double(k)) < distance) return k;
+    return cap;
+}
+
+ProjectedSaving projectSaving(const BlockedSaving& s, int layers) {
+    if (layers < 1)
+        throw std::invalid_argument("projection over " + std::to_string(layers) + " layers: must be at least 1");
+    const double k = double(layers) * 1e-6;
+    return {s.median * k, s.ciLow * k, s.ciHigh * k};
+}
+
 }  // namespace zp::sched

@@ -348,7 +348,7 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
 DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& device, KernelModules& modules,
                          const oracle::ChainShape& shape, Variant variant, const DeviceWeights& weights,
                          std::span<const oracle::bf16_t> siluTable)
-    : device_(device), shape_(shape), variant_(variant), copies_(context, device) {
+    : context_(&context), device_(device), shape_(shape), variant_(variant), copies_(context, device) {
     oracle::validateShape(shape);
     const auto& ws = weights.shape();
     if (ws.hidden != shape.hidden || ws.intermediate != shape.intermediate || ws.experts != shape.experts ||
@@ -438,6 +438,39 @@ void DeviceChain::execute(ze::CommandQueue& queue) {
     for (auto& e : events_) e.hostReset();
     queue.execute(list_);
     queue.synchronize();
+}
+
+double DeviceChain::executeBatch(ze::CommandQueue& queue, int times) {
+    if (times < 1) throw std::invalid_argument("DeviceChain::executeBatch: times = " + std::to_string(times));
+    if (kernels_.empty()) return 0;
+    const auto clock = device_.kernelClock();
+    if (times == 1) {
+        execute(queue);
+        return clock.durationNs(events_.front().kernelTimestamp().context.kernelStart,
+                                events_.back().kernelTimestamp().context.kernelEnd);
+    }
+    if (batchTimes_ != times) {
+        if (batchStart_.empty()) {
+            batchPool_ = ze::EventPool(*context_, device_, 1,
+                                       ze::EventPoolOptions{.hostVisible = true, .kernelTimestamps = true});
+            batchStart_.emplace_back(batchPool_, 0);
+        }
+        batchList_ = ze::CommandList(*context_, device_);
+        for (int t = 0; t < times; ++t)
+            for (std::size_t n = 0; n < kernels_.size(); ++n) {
+                if (t > 0 || n > 0) batchList_.barrier();
+                ze::Event* ev = t == 0 && n == 0 ? &batchStart_.front() : t == times - 1 ? &events_[n] : nullptr;
+                batchList_.launch(kernels_[n], plan_.launches[n].groups, ev);
+            }
+        batchList_.close();
+        batchTimes_ = times;
+    }
+    for (auto& e : events_) e.hostReset();
+    batchStart_.front().hostReset();
+    queue.execute(batchList_);
+    queue.synchronize();
+    return clock.durationNs(batchStart_.front().kernelTimestamp().context.kernelStart,
+                            events_.back().kernelTimestamp().context.kernelEnd);
 }
 
 DeviceResults DeviceChain::results() {

@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
 #include "zp/probe/random.hpp"
+#include "zp/probe/sampling.hpp"
 #include "zp/probe/timing_stats.hpp"
 
 using namespace zp::sched;
@@ -156,4 +158,128 @@ TEST(ProjectSaving, GivenNsPerLayer_ThenMsOverAllLayers) {
     EXPECT_DOUBLE_EQ(p.ciLowMs, 0.473);
     EXPECT_DOUBLE_EQ(p.ciHighMs, 0.559);
     EXPECT_THROW(projectSaving(s, 0), std::invalid_argument);
+}
+
+TEST(StudentT, GivenTableValues_ThenTheQuantilesMatchToSixDigits) {
+    EXPECT_NEAR(studentT(0.975, 1), 12.706205, 1e-5);
+    EXPECT_NEAR(studentT(0.975, 4), 2.776445, 1e-6);
+    EXPECT_NEAR(studentT(0.975, 9), 2.262157, 1e-6);
+    EXPECT_NEAR(studentT(0.975, 30), 2.042272, 1e-6);
+    EXPECT_NEAR(studentT(0.95, 4), 2.131847, 1e-6);
+    EXPECT_NEAR(studentT(0.025, 4), -2.776445, 1e-6);
+    EXPECT_NEAR(studentT(0.5, 7), 0.0, 1e-9);
+    EXPECT_THROW(studentT(1.0, 4), std::invalid_argument);
+    EXPECT_THROW(studentT(0.9, 0), std::invalid_argument);
+}
+
+TEST(BlockedSaving, GivenHandComputedBlocks_ThenTheTIntervalOverBlockMedians) {
+    // Block medians of d: 10, 12, 14, 16, 18 → mean 14, sd √10; t(0.975, 4) = 2.776445.
+    std::vector<std::vector<double>> a, b;
+    for (int j = 0; j < 5; ++j) {
+        const double m = 10 + 2 * j;
+        a.push_back({100, 100, 100});
+        b.push_back({100 - m + 1, 100 - m, 100 - m - 1});
+    }
+    const BlockedSaving s = blockedSaving(a, b);
+    EXPECT_EQ(s.blocks, 5u);
+    EXPECT_EQ(s.pairs, 15u);
+    EXPECT_DOUBLE_EQ(s.center, 14);
+    EXPECT_DOUBLE_EQ(s.median, 14);
+    EXPECT_NEAR(s.blockSd, std::sqrt(10.0), 1e-12);
+    const double half = 2.776445 * std::sqrt(10.0) / std::sqrt(5.0);
+    EXPECT_NEAR(s.ciLow, 14 - half, 1e-5);
+    EXPECT_NEAR(s.ciHigh, 14 + half, 1e-5);
+    // Identical block medians (a coarse timer): the half-width is the resolution, not zero.
+    std::vector<std::vector<double>> c(5, std::vector<double>{90, 90});
+    const BlockedSaving q = blockedSaving(std::vector<std::vector<double>>(5, {100, 100}), c, 0.95, 2.5);
+    EXPECT_DOUBLE_EQ(q.ciLow, 7.5);
+    EXPECT_DOUBLE_EQ(q.ciHigh, 12.5);
+}
+
+TEST(BlockedSaving, GivenBadBlocks_ThenThrows) {
+    const std::vector<std::vector<double>> one{{1, 2}}, two{{1, 2}, {3, 4}}, ragged{{1, 2}, {3}}, empty{{1}, {}};
+    EXPECT_THROW(blockedSaving(one, one), std::invalid_argument);
+    EXPECT_THROW(blockedSaving(two, ragged), std::invalid_argument);
+    EXPECT_THROW(blockedSaving(empty, empty), std::invalid_argument);
+    EXPECT_THROW(blockedSaving(two, one), std::invalid_argument);
+    const std::vector<std::vector<double>> nan{{1, NAN}, {3, 4}};
+    EXPECT_THROW(blockedSaving(two, nan), std::invalid_argument);
+    EXPECT_THROW(blockedSaving(two, two, 1.0), std::invalid_argument);
+}
+
+// Why the gate takes the t-interval over block medians (timing_stats.hpp): on two-level data
+// with a known saving (a shift per block, as between processes, and noise per pair), over
+// many simulated runs of 5 blocks × 10 pairs, it covers the true saving at about its nominal
+// 95%; the hierarchical bootstrap (blocks, then pairs) covers it less often; and the
+// within-run paired bootstrap of the old gate far less.
+TEST(BlockedSaving, GivenTwoLevelSyntheticRuns_ThenTheTIntervalCoversTheTruthAtItsNominalRate) {
+    zp::sched::SplitMix64 rng(42);
+    auto normal = [&] {  // Irwin–Hall: the sum of 12 uniforms − 6, sd 1
+        double s = 0;
+        for (int i = 0; i < 12; ++i) s += double(rng.below(1u << 24)) / double(1u << 24);
+        return s - 6;
+    };
+    const double truth = 10000;
+    const int runs = 300;
+    int coveredT = 0, coveredHB = 0, coveredPairs = 0;
+    const BootstrapOptions fast{400, 0.95, kBootstrapSeed};
+    for (int r = 0; r < runs; ++r) {
+        std::vector<std::vector<double>> a(5), b(5);
+        std::vector<double> fa, fb;
+        for (int j = 0; j < 5; ++j) {
+            const double shift = 300 * normal();
+            for (int i = 0; i < 10; ++i) {
+                const double base = 90000 + 500 * normal();
+                a[j].push_back(base);
+                b[j].push_back(base - truth - shift + 200 * normal());
+                fa.push_back(a[j].back());
+                fb.push_back(b[j].back());
+            }
+        }
+        const BlockedSaving t = blockedSaving(a, b);
+        coveredT += t.ciLow <= truth && truth <= t.ciHigh;
+        const Interval hb = hierarchicalBootstrap(a, b, fast);
+        coveredHB += hb.low <= truth && truth <= hb.high;
+        const PairedSaving p = pairedSaving(fa, fb, fast);
+        coveredPairs += p.ciLow <= truth && truth <= p.ciHigh;
+    }
+    const double ct = double(coveredT) / runs, chb = double(coveredHB) / runs, cp = double(coveredPairs) / runs;
+    std::printf(
+        "coverage of the true saving over %d runs: t over block medians %.3f, hierarchical bootstrap %.3f, "
+        "within-run paired bootstrap %.3f\n",
+        runs, ct, chb, cp);
+    EXPECT_GE(ct, 0.92);
+    EXPECT_LE(ct, 0.98);
+    EXPECT_LT(chb, ct);
+    EXPECT_LT(cp, chb);
+}
+
+TEST(BlocksToDecide, GivenSpreadAndDistance_ThenTheSmallestKThatDecides) {
+    // sd 1, distance 1: t(0.975, k−1)/√k < 1 first at k = 7 (2.447/2.646 = 0.925; k = 6: 2.571/2.449 > 1).
+    EXPECT_EQ(blocksToDecide(1.0, 1.0), 7);
+    EXPECT_EQ(blocksToDecide(1.0, 0.0, 0.95, 50), 50);
+    EXPECT_EQ(blocksToDecide(0.0, 0.1), 2);
+    EXPECT_EQ(blocksToDecide(1.0, 1e-6, 0.95, 100), 100);
+}
+
+TEST(ChooseBatch, GivenTheTimerResolution_ThenASampleSpansAtLeast200Ticks) {
+    // NVIDIA's 1 µs timer: a 100 µs chain 2 at a time, a 60 µs one 4 at a time (3 × 60 = 180 < 200).
+    EXPECT_EQ(chooseBatch(1000, 100000), 2);
+    EXPECT_EQ(chooseBatch(1000, 60000), 4);
+    EXPECT_EQ(chooseBatch(1000, 200000), 1);
+    EXPECT_EQ(chooseBatch(1000, 199999), 2);
+    // A 1 ns timer (PoCL, Intel): one execution is already thousands of ticks.
+    EXPECT_EQ(chooseBatch(1, 5000), 1);
+    EXPECT_EQ(chooseBatch(83.333, 20000), 1);
+    EXPECT_EQ(chooseBatch(83.333, 10000), 2);
+    for (double tick : {1.0, 52.08, 1000.0})
+        for (double exec : {150.0, 7000.0, 61000.0, 1.5e6}) {
+            const int b = chooseBatch(tick, exec);
+            EXPECT_GE(b * exec, 200 * tick) << tick << " " << exec;
+            if (b > 1) EXPECT_LT((b - 1) * exec, 200 * tick) << tick << " " << exec;  // and no more than needed
+        }
+    // Unknown figures: one execution; an absurdly fast chain on a coarse timer: capped.
+    EXPECT_EQ(chooseBatch(1000, 0), 1);
+    EXPECT_EQ(chooseBatch(0, 1000), 1);
+    EXPECT_EQ(chooseBatch(1000, 1), kMaxBatch);
 }

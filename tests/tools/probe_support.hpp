@@ -35,3 +35,26 @@ inline ProbeRun runProbe(const std::string& args) {
     const int status = pclose(p);
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
+
+// A card<N>.json the run wrote, read and checked against docs/card.schema.json (ZP_CARD_SCHEMA):
+// every card a test makes is validated, and a card that breaks the schema fails that test.
+#if defined(ZP_CARD_SCHEMA)
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "zp/probe/json_schema.hpp"
+
+inline nlohmann::json readCard(const std::string& path) {
+    std::ifstream f(path);
+    if (!f) {
+        ADD_FAILURE() << "no card at " << path;
+        return nullptr;
+    }
+    const nlohmann::json card = nlohmann::json::parse(f);
+    std::ifstream s(ZP_CARD_SCHEMA);
+    const nlohmann::json schema = nlohmann::json::parse(s);
+    for (const auto& p : zp::sched::schemaProblems(schema, card)) ADD_FAILURE() << path << ": " << p;
+    return card;
+}
+#endif

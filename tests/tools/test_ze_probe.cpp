@@ -86,9 +86,8 @@ TEST_F(ZeProbe, GivenAPattern_WhenRun_ThenTableAndCardJsonCountTwelveCases) {
         runProbe(std::string(kReducedShapeArgs) + " --device host --route-pattern all_duplicate --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("all_duplicate           12/12"), std::string::npos) << r.output;
-    std::ifstream f(path("out/card0.json"));
-    const auto j = nlohmann::json::parse(f);
-    EXPECT_EQ(j["schema"], 2);
+    const auto j = readCard(path("out/card0.json"));
+    EXPECT_EQ(j["schema"], 3);
     EXPECT_TRUE(j["timings"].is_null());  // the host oracle has no device timestamps
     EXPECT_TRUE(j["gate"].is_null());
     EXPECT_EQ(j["contract"], 1);
@@ -104,8 +103,7 @@ TEST_F(ZeProbe, GivenOneCardConfig_WhenAllPatternsRun_ThenInvalidPatternsReporte
         path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("all_remote             not valid for this configuration"), std::string::npos) << r.output;
-    std::ifstream f(path("out/card0.json"));
-    const auto j = nlohmann::json::parse(f);
+    const auto j = readCard(path("out/card0.json"));
     EXPECT_EQ(j["correctness"]["by_variant"]["host_m1"]["all_remote"]["valid"], false);
 }
 
@@ -235,8 +233,7 @@ TEST_F(ZeProbe, GivenBlockTiles_WhenRunOnZecl_ThenEveryVariantPassesAndTheCardNa
     EXPECT_NE(r.output.find("total: 84 passed, 0 failed, 0 skipped"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("tiles " + tiles.substr(std::string("gemm_tile=1,").size())), std::string::npos)
         << r.output;
-    std::ifstream f(path("out/card0.json"));
-    const auto j = nlohmann::json::parse(f);
+    const auto j = readCard(path("out/card0.json"));
     EXPECT_EQ(j["device"]["kernel_tuning"], "cols_per_wg=64,cols_per_item=8,rows_per_pass=1,e2m1_decode=1,gemm_tile=1");
 }
 

@@ -5,6 +5,7 @@
 #include "probe_support.hpp"
 
 #include <algorithm>
+#include <set>
 #include <array>
 #include <chrono>
 #include <csignal>
@@ -93,10 +94,13 @@ protected:
 
 TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenExitZeroAndGateTablePrinted) {
     ASSERT_EQ(run.exitCode, 0) << run.output;
-    EXPECT_NE(run.output.find("1 warm-up + 2 timed rounds, every variant once per round in an order rotated"),
+    EXPECT_NE(run.output.find("in 5 blocks, each on chains rebuilt as a fresh process builds them, 1 warm-up + 1 "
+                              "timed rounds a block, every variant once per round in an order rotated"),
               std::string::npos)
         << run.output;
-    EXPECT_NE(run.output.find("paired_epilogue vs baseline: gate = 95% CI lower end >= 0.50 ms"), std::string::npos);
+    EXPECT_NE(run.output.find("paired_epilogue vs baseline: pass = 95% CI lower end >= 0.50 ms, fail = upper end "
+                              "below it, else on the bar"),
+              std::string::npos);
     EXPECT_NE(run.output.find("verdicts:"), std::string::npos);
     EXPECT_NE(run.output.find("launch floor (all_remote"), std::string::npos);
     EXPECT_NE(run.output.find("roofline: bandwidth"), std::string::npos);
@@ -104,8 +108,8 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenExitZeroAndGateTablePrinted) {
 
 TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldTyped) {
     ASSERT_EQ(run.exitCode, 0) << run.output;
-    const json j = readJson(dir / "card0.json");
-    EXPECT_EQ(j["schema"], 2);
+    const json j = readCard((dir / "card0.json").string());
+    EXPECT_EQ(j["schema"], 3);
     EXPECT_EQ(j["contract"], 1);
     EXPECT_TRUE(j["device"]["name"].is_string());
     EXPECT_TRUE(j["device"]["driver"].is_string());
@@ -116,6 +120,11 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
     EXPECT_EQ(t["mode"], "dedicated");
     EXPECT_EQ(t["repeats"], 2);
     EXPECT_EQ(t["warmup"], 1);
+    // --repeats 2 over the default 5 blocks: one round a block (the blocks are at least 5, §8).
+    EXPECT_EQ(t["blocks"], 5);
+    EXPECT_EQ(t["rounds_per_block"], 1);
+    const double tick = j["device"]["timer_resolution_ns"].get<double>();
+    EXPECT_GT(tick, 0.0);
     EXPECT_GT(t["bandwidth"]["bytes_per_s"].get<double>(), 0.0);
     EXPECT_TRUE(t["bandwidth"]["source"].is_string());
     ASSERT_EQ(t["patterns"].size(), 7u);
@@ -124,6 +133,17 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
         EXPECT_EQ(p["case"], pattern + "/v0");
         EXPECT_TRUE(p["bytes"].is_number_unsigned());
         EXPECT_TRUE(p["touched_experts"].is_number_integer());
+        EXPECT_EQ(p["tick_ns"].get<double>(), tick);
+        EXPECT_EQ(p["block_ends"], json::array({1, 2, 3, 4, 5}));
+        // B from the timer: a sample spans >= 200 ticks, and B is 1 when one execution does.
+        const int batch = p["batch"].get<int>();
+        double fastest = 1e300;
+        for (const auto& [variant, v] : p["variants"].items())
+            fastest = std::min(fastest, v["device_ns"]["min"].get<double>());
+        EXPECT_GE(batch * fastest, 200 * tick * 0.8);  // 0.8: the warm-up chose B, the timed rounds ran faster
+        if (fastest >= 200 * tick * 1.25) {
+            EXPECT_EQ(batch, 1);
+        }
         ASSERT_EQ(p["variants"].size(), 7u);
         for (const auto& [variant, v] : p["variants"].items()) {
             SCOPED_TRACE(variant);
@@ -133,7 +153,7 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
             // Host wall time of execute + synchronize includes the device time.
             EXPECT_GE(v["host_ns"]["median"].get<double>(), v["device_ns"]["median"].get<double>() * 0.99);
             for (const char* k : {"device_ns", "host_ns"}) {
-                ASSERT_EQ(v["samples"][k].size(), 2u) << k;
+                ASSERT_EQ(v["samples"][k].size(), 5u) << k;
                 for (const auto& x : v["samples"][k]) EXPECT_TRUE(x.is_number()) << k;
             }
             ASSERT_EQ(v["kernels"].size(), v["launches"].get<std::size_t>());
@@ -160,7 +180,8 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
         ASSERT_EQ(proj[c].size(), 7u);
         EXPECT_TRUE(proj[c]["six_local"]["device"]["ci_low_ms"].is_number());
         EXPECT_TRUE(proj[c]["six_local"]["host"]["median_ms"].is_number());
-        EXPECT_EQ(proj[c]["six_local"]["pairs"], 2);
+        EXPECT_EQ(proj[c]["six_local"]["pairs"], 5);
+        EXPECT_EQ(proj[c]["six_local"]["blocks"], 5);
     }
     EXPECT_FALSE(proj.contains("baseline"));
     EXPECT_FALSE(proj.contains("m1_oracle"));
@@ -178,7 +199,10 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
         ASSERT_EQ(c["projections"].size(), 7u);
         for (const auto& p : c["projections"]) {
             EXPECT_LE(p["ci_low_ms"].get<double>(), p["ci_high_ms"].get<double>());
-            EXPECT_EQ(p["passes"], p["ci_low_ms"].get<double>() >= 0.5);
+            const double lo = p["ci_low_ms"].get<double>(), hi = p["ci_high_ms"].get<double>();
+            EXPECT_EQ(p["verdict"], lo >= 0.5 ? "pass" : hi < 0.5 ? "fail" : "on_the_bar");
+            EXPECT_EQ(p["passes"], lo >= 0.5);
+            EXPECT_EQ(p["blocks"], 5);
         }
     }
 }
@@ -187,6 +211,7 @@ TEST_F(ZeProbeTimedRun, GivenTraceOption_WhenRun_ThenTraceParsesWithOneTrackPerV
     ASSERT_EQ(run.exitCode, 0) << run.output;
     const json t = readJson(dir / "trace.json");
     std::map<int, std::string> tracks;
+    std::set<int> blocks;
     std::size_t complete = 0;
     for (const auto& e : t["traceEvents"]) {
         if (e["ph"] == "M" && e["name"] == "thread_name") tracks[e["tid"].get<int>()] = e["args"]["name"];
@@ -195,15 +220,19 @@ TEST_F(ZeProbeTimedRun, GivenTraceOption_WhenRun_ThenTraceParsesWithOneTrackPerV
             EXPECT_GE(e["dur"].get<double>(), 0.0);
             EXPECT_GE(e["ts"].get<double>(), 0.0);
             EXPECT_TRUE(e["args"]["pattern"].is_string());
+            blocks.insert(e["args"]["block"].get<int>());
         }
     }
+    // Every block is there: the chains were rebuilt 5 times per pattern and timed each time
+    // (and the case set's 84 cases passed on the chains the last block left, see above).
+    EXPECT_EQ(blocks, (std::set<int>{0, 1, 2, 3, 4}));
     EXPECT_EQ(tracks.size(), 7u);
-    // 7 patterns x 2 rounds x (sum of launches of the 7 variants).
-    const json card = readJson(dir / "card0.json");
+    // 7 patterns x 5 blocks x 1 round x (sum of launches of the 7 variants).
+    const json card = readCard((dir / "card0.json").string());
     std::size_t launches = 0;
     for (const auto& [v, x] : card["timings"]["patterns"]["six_local"]["variants"].items())
         launches += x["launches"].get<std::size_t>();
-    EXPECT_EQ(complete, 7u * 2u * launches);
+    EXPECT_EQ(complete, 7u * 5u * launches);
 }
 
 TEST_F(ZeProbeTimedRun, GivenReportOption_WhenRun_ThenSvgIsWellFormedAndNamesEveryCandidate) {
@@ -219,7 +248,7 @@ TEST_F(ZeProbeTimedRun, GivenReportOption_WhenRun_ThenSvgIsWellFormedAndNamesEve
 TEST_F(ZeProbeTiming, GivenCpuDeviceAndNoRepeats_WhenRun_ThenTheCaseSetIsTimedWithFirstCaseDropped) {
     const ProbeRun r = runProbe(kShape + " --route-pattern six_local --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    const json j = readJson(dir / "out/card0.json");
+    const json j = readCard((dir / "out/card0.json").string());
     if (j["device"]["type"] == "gpu") GTEST_SKIP() << "a GPU gets dedicated rounds by default";
     EXPECT_EQ(j["timings"]["mode"], "case_set");
     EXPECT_EQ(j["timings"]["patterns"]["six_local"]["variants"]["baseline"]["samples"]["device_ns"].size(), 11u);
@@ -231,7 +260,7 @@ TEST_F(ZeProbeTiming, GivenNoTiming_WhenRun_ThenNoGateAndSaysSo) {
     const ProbeRun r = runProbe(kShape + " --route-pattern all_duplicate --no-timing --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("timing: skipped (--no-timing)"), std::string::npos) << r.output;
-    const json j = readJson(dir / "out/card0.json");
+    const json j = readCard((dir / "out/card0.json").string());
     EXPECT_TRUE(j["timings"].is_null());
     EXPECT_TRUE(j["gate"].is_null());
 }
@@ -240,8 +269,8 @@ TEST_F(ZeProbeTiming, GivenTwoCards_WhenRun_ThenOneCardFileEach) {
     const ProbeRun r = runProbe(kShape + " --route-pattern all_duplicate --no-timing --cards 1,3 --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_FALSE(fs::exists(dir / "out/card0.json"));
-    EXPECT_EQ(readJson(dir / "out/card1.json")["card"], 1);
-    EXPECT_EQ(readJson(dir / "out/card3.json")["config"]["card"], 3);
+    EXPECT_EQ(readCard((dir / "out/card1.json").string())["card"], 1);
+    EXPECT_EQ(readCard((dir / "out/card3.json").string())["config"]["card"], 3);
 }
 
 namespace {

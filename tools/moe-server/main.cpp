@@ -388,10 +388,10 @@ int main(int argc, char** argv) {
     }
     if (port != 0) server.widenBacklog(o.connections + o.queue + 64);
     if (port == 0) {
-        std::cerr << "moe-server: error: cannot bind " << o.host << ":" << o.port << " (in use, or not an address here)\n";
+        std::cerr << "moe-server: error: cannot bind " << o.host << ":" << o.port
+                  << " (in use, or not an address here)\n";
         return kExitBadInput;
     }
-
 
     std::atomic<bool> listening{true};
     std::thread signalThread([&] {

@@ -51,6 +51,11 @@ struct DeviceSession::State {
     std::unique_ptr<sched::DeviceLayer> layer;
     std::vector<std::pair<sched::Variant, std::unique_ptr<sched::DeviceChain>>> chains;
     ExecutionSink sink;
+    oracle::ChainShape shape;
+
+    void buildChains() {
+        for (auto& [v, chain] : chains) chain = layer->makeChain(v);
+    }
 };
 
 DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& shape,
@@ -63,7 +68,21 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
     // A shape too large for this device is the user's to fix (exit 2), named before allocating.
     sched::checkFitsMemory(shape, device_.totalMemory(), "the memory of device " + device_.name());
     s.layer = std::make_unique<sched::DeviceLayer>(*s.setup, shape);
-    for (sched::Variant v : variants) s.chains.emplace_back(v, s.layer->makeChain(v));
+    s.shape = shape;
+    for (sched::Variant v : variants) s.chains.emplace_back(v, nullptr);
+    s.buildChains();
+}
+
+void DeviceSession::rebuild(const oracle::LocalWeights& weights, std::span<const int> localExperts) {
+    State& s = *state_;
+    s.queue.synchronize();
+    // Chains first: they hold the weights' addresses. Then everything anew, in the order the
+    // constructor makes it, so the allocator sees what a fresh process would ask of it.
+    for (auto& c : s.chains) c.second.reset();
+    s.layer.reset();
+    s.layer = std::make_unique<sched::DeviceLayer>(*s.setup, s.shape);
+    s.layer->weights().upload(weights, localExperts);
+    s.buildChains();
 }
 
 DeviceSession::~DeviceSession() {
@@ -102,9 +121,10 @@ std::vector<sched::Variant> DeviceSession::variants() const {
 std::vector<Executor> DeviceSession::executors() {
     std::vector<Executor> out;
     for (auto& [variant, chain] : state_->chains) {
-        sched::DeviceChain* c = chain.get();
         const sched::Variant v = variant;
-        out.push_back({std::string(sched::variantName(v)), [this, c, v](const CaseRun& run) {
+        // The chain is looked up at each call: rebuild() replaces it.
+        out.push_back({std::string(sched::variantName(v)), [this, v](const CaseRun& run) {
+                           sched::DeviceChain* c = &this->chain(v);
                            c->setInputs(run.inputs);
                            const auto t0 = std::chrono::steady_clock::now();
                            c->execute(state_->queue);
@@ -126,6 +146,8 @@ nlohmann::json DeviceSession::describe() const {
             {"compute_units", d.computeUnits()},
             {"memory_bytes", d.totalMemory()},
             {"fp32_denorm", d.supportsFp32Denorm()},
+            {"timer_resolution_ns", d.kernelClock().nsPerTick},
+            {"kernel_timestamp_valid_bits", d.props.kernelTimestampValidBits},
             {"modules", state_->setup->modules().choice().why},
             {"kernel_tuning", state_->setup->modules().tuning().describe()}};
 }

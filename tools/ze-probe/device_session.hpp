@@ -35,6 +35,11 @@ public:
 
     // Copies these local experts' weights to the device (all of them when empty).
     void uploadWeights(const oracle::LocalWeights& weights, std::span<const int> localExperts);
+    // CONTRACT §8's block boundary: every chain and the device weights are made anew as a fresh
+    // process would make them (buffers reallocated, the lists re-recorded), and `weights`'
+    // `localExperts` (all when empty) uploaded again; the kernel modules stay. The chains'
+    // inputs are gone: setInputs before the next execute.
+    void rebuild(const oracle::LocalWeights& weights, std::span<const int> localExperts);
     // One executor per variant given at construction, in that order.
     std::vector<Executor> executors();
     // Called after every execute of an executor with the wall time of execute + synchronize

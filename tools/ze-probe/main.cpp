@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <set>
 
 #include <unistd.h>
 
@@ -16,10 +17,13 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "card.hpp"
 #include "device_session.hpp"
 #include "probe.hpp"
 #include "report_cards.hpp"
+#include "repeat_run.hpp"
 #include "sweep_run.hpp"
 #include "timing.hpp"
 #include "trace_json.hpp"
@@ -41,7 +45,6 @@ namespace fs = std::filesystem;
 
 // README "Exit codes".
 constexpr int kExitOk = 0, kExitCaseFailed = 1, kExitBadInput = 2, kExitDeviceError = 3;
-constexpr int kCardSchema = 2;  // 2: timings, projections, launch_floor, gate
 
 struct Options {
     std::string configFile;
@@ -57,7 +60,10 @@ struct Options {
     bool listDevices = false;
     bool kernels = false;
     // timing
-    std::optional<int> repeats, warmup;
+    std::optional<int> repeats, warmup, blocks;
+    double gateBudgetS = 0;         // --gate-budget: more blocks while a candidate is on the bar
+    int gateRepeat = 0;             // --gate-repeat N: the gate N times in fresh processes
+    std::vector<std::string> args;  // argv[1..], for --gate-repeat's children
     bool noTiming = false;
     std::vector<std::string> cardLists;  // "0,1", read strictly by strictValues()
     std::vector<int> cards;
@@ -249,16 +255,26 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
                             ze::driverKindName(session->device().kind), session->kernelsText());
     }
     probe::TimingSettings ts;
-    const bool defaults = !o.repeats && !o.warmup;
+    const bool defaults = !o.repeats && !o.warmup && !o.blocks;
     std::unique_ptr<probe::CaseSetRecorder> recorder;
     if (timing) {
         ts = probe::TimingSettings::defaultsFor(session->device());
-        if (!defaults)
-            ts = {o.repeats.value_or(ts.caseSet ? 3 : ts.repeats), o.warmup.value_or(ts.caseSet ? 1 : ts.warmup),
-                  false};
+        if (!defaults) {
+            const probe::TimingSettings gpu{};  // a CPU asked for dedicated rounds gets fewer of them
+            ts = {o.repeats.value_or(ts.caseSet ? 5 : ts.repeats), o.warmup.value_or(ts.caseSet ? 1 : ts.warmup),
+                  o.blocks.value_or(gpu.blocks), false};
+        }
         if (ts.caseSet) {
-            recorder =
-                std::make_unique<probe::CaseSetRecorder>(cfg.shape, collectTrace ? &out.spans : nullptr, trackPrefix);
+            recorder = std::make_unique<probe::CaseSetRecorder>(cfg.shape, session->device().kernelClock().nsPerTick,
+                                                                collectTrace ? &out.spans : nullptr, trackPrefix);
+            // Every second case opens a block on chains rebuilt as a fresh process builds them.
+            rs.prepare = [&, upload = rs.prepare](const sched::Case& c, const oracle::LocalWeights& w) {
+                if (recorder->opensBlock(c))
+                    session->rebuild(
+                        w, rs.fixedWeights ? std::span<const int>{} : std::span<const int>(c.touchedLocalExperts));
+                else if (upload)
+                    upload(c, w);
+            };
             session->setExecutionSink([&](sched::Variant v, const probe::CaseRun& run, double hostNs,
                                           const std::vector<sched::KernelSpan>& spans) {
                 if (run.kase) recorder->record(std::string(sched::variantName(v)), *run.kase, hostNs, spans);
@@ -274,16 +290,10 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     // Nothing checked is no pass: "0 passed, 0 failed" must not read as success.
     out.nothingChecked = c.passed + c.failed == 0;
 
-    out.json = {
-        {"schema", kCardSchema}, {"contract", cfg.contract},     {"card", cfg.shape.card},
-        {"device", deviceJson},  {"config", sched::toJson(cfg)}, {"correctness", probe::correctnessJson(c)},
-        {"timings", nullptr},    {"projections", nullptr},       {"launch_floor", nullptr},
-        {"gate", nullptr},
-    };
     if (!timing) {
         const std::string why = o.device == "host" ? "the host oracle has no device timestamps" : "--no-timing";
         text += fmt::format("timing: skipped ({}); no gate verdicts\n", why);
-        out.json["timing_skipped"] = why;
+        out.json = probe::cardJson(cfg, deviceJson, c, nullptr, why);
         return out;
     }
 
@@ -315,40 +325,63 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     if (defaults && ts.caseSet)
         text +=
             "timing: CPU device: no dedicated rounds by default (the case set alone takes most of the main job's "
-            "time); the case set's executions were timed. For dedicated rounds of one case: --repeats N [--warmup N]\n";
+            "time); the case set's executions were timed, in blocks of two cases. For dedicated rounds of one case: "
+            "--repeats N [--warmup N] [--blocks N]\n";
     else if (defaults)
         text += fmt::format(
-            "timing: {} rounds after {} warm-up(s), the default for a GPU (--repeats, --warmup to change)\n",
-            ts.repeats, ts.warmup);
+            "timing: {} blocks x {} rounds after {} warm-up(s) each, the default for a GPU (--blocks, --repeats, "
+            "--warmup to change)\n",
+            ts.blocks, ts.roundsPerBlock(), ts.warmup);
     text += probe::formatTimings(timings, ts, bw);
 
-    out.gates = probe::evaluateCandidates(
-        timings, cfg, [&](const std::string& v) { return countsOf(c, v); }, notValid);
-    text += fmt::format(
-        "gate (CONTRACT §8): saving = baseline - candidate device time per layer x {} layers; 95% CI = "
-        "percentile bootstrap ({} resamples) of the median paired difference over the interleaved pairs\n",
-        cfg.layers, sched::BootstrapOptions{}.resamples);
-    nlohmann::json gates = nlohmann::json::array();
-    for (const auto& g : out.gates) {
-        text += sched::formatGateTable(g);
-        gates.push_back(sched::gateJson(g));
+    const auto evaluate = [&] {
+        return probe::evaluateCandidates(
+            timings, cfg, [&](const std::string& v) { return countsOf(c, v); }, notValid);
+    };
+    out.gates = evaluate();
+    if (o.gateBudgetS > 0) {
+        // More blocks of the patterns some candidate is on the bar for, until every candidate is
+        // decided or the budget is spent (a block is not cut short).
+        const auto start = std::chrono::steady_clock::now();
+        const auto spent = [&] {
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        };
+        std::unique_ptr<oracle::LocalWeights> scratch;
+        if (!rs.fixedWeights) scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
+        int added = 0;
+        std::set<std::string> undecided;
+        for (;;) {
+            undecided.clear();
+            for (const auto& g : out.gates)
+                if (g.verdict.verdict == sched::Verdict::OnTheBar)
+                    undecided.insert(g.verdict.onTheBar.begin(), g.verdict.onTheBar.end());
+            if (undecided.empty() || spent() >= o.gateBudgetS) break;
+            for (auto& pt : timings) {
+                if (!undecided.count(pt.pattern) || spent() >= o.gateBudgetS) continue;
+                progress(fmt::format("gate budget: block {} of {}", pt.blockEnds.size() + 1, pt.pattern));
+                probe::addBlocks(pt, 1, *session, order, cfg, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
+                                 scratch.get(), ts, collectTrace ? &out.spans : nullptr, trackPrefix);
+                ++added;
+            }
+            out.gates = evaluate();
+        }
+        if (tty) fmt::print(stderr, "\n");
+        text += fmt::format("gate budget {:g} s: {} block(s) added in {:.1f} s; {}\n", o.gateBudgetS, added, spent(),
+                            undecided.empty() ? std::string("every candidate decided")
+                                              : fmt::format("still on the bar: {}", fmt::join(undecided, ", ")));
     }
+    text += fmt::format(
+        "gate (CONTRACT §8): saving = baseline - candidate device time per layer x {} layers; 95% CI = {}\n",
+        cfg.layers, probe::kGateCiMethod);
+    for (const auto& g : out.gates) text += sched::formatGateTable(g);
     text += "verdicts:\n";
     if (out.gates.empty())
         text += "  (no candidate variant was run: the gate needs one besides baseline and m1_oracle)\n";
     for (const auto& g : out.gates) text += fmt::format("  {:<20} {}\n", g.candidate, g.verdict.line);
     text += "(a failing gate verdict is a measurement, not an error: the exit code reports correctness only)\n";
 
-    out.json["timings"] = probe::timingsJson(timings, ts, bw);
-    out.json["projections"] = probe::projectionsJson(timings, cfg);
-    out.json["launch_floor"] = probe::launchFloorJson(timings);
-    out.json["gate"] = {
-        {"min_saving_ms", cfg.gateMinSavingMs},
-        {"layers", cfg.layers},
-        {"time", "device"},
-        {"ci", fmt::format("95% percentile bootstrap, {} resamples of the interleaved pairs, fixed seed",
-                           sched::BootstrapOptions{}.resamples)},
-        {"candidates", gates}};
+    const probe::CardTiming cardTiming{timings, ts, bw, out.gates, o.gateBudgetS};
+    out.json = probe::cardJson(cfg, deviceJson, c, &cardTiming);
     return out;
 }
 
@@ -399,6 +432,13 @@ int run(Options& o) {
         return kExitOk;
     }
     if (o.kernels) return printKernels();
+    if (o.gateRepeat > 0) {
+        if (!o.sweepFile.empty()) throw sched::InputError("--gate-repeat repeats the gate: not with --sweep");
+        if (!wantsTiming(o))
+            throw sched::InputError("--gate-repeat needs the gate's timing: not with --no-timing or --device host");
+        if (!o.inputsFile.empty()) throw sched::InputError("--gate-repeat needs the gate: not with --inputs");
+        return probe::runGateRepeat(o.args, o.gateRepeat, o.outDir, o.reportFile);
+    }
     if (!o.sweepFile.empty()) {
         if (o.device == "host") throw sched::InputError("--sweep times the chain on a device: not with --device host");
         return probe::runSweep({o.sweepFile, o.device, probe::parseTuningOrInputError(o.kernelTuning), o.outDir,
@@ -470,7 +510,7 @@ int run(Options& o) {
         if (together) fmt::print("== card {}\n", out.card);
         fmt::print("{}", out.text);
         const fs::path cardFile = fs::path(o.outDir) / fmt::format("card{}.json", out.card);
-        writeJson(cardFile, out.json);
+        probe::writeCard(cardFile, out.json);
         fmt::print("wrote {}\n", cardFile.string());
         failed = failed || out.failed;
         if (out.nothingChecked) {
@@ -599,12 +639,24 @@ int main(int argc, char** argv) {
     app.add_flag("--kernels", o.kernels,
                  "the packaged native binaries (SIMD, GRF, instructions, spill and private bytes per thread, per "
                  "target and kernel) and which module each device gets and why, then exit");
-    app.add_option("--repeats", o.repeats,
-                   "dedicated timed rounds per pattern, each variant once a round (default: 50 on a GPU; on a CPU the "
-                   "case set's own executions are timed instead, and --warmup alone gives 3)")
+    app.add_option(
+           "--repeats", o.repeats,
+           "dedicated timed rounds per pattern in all, spread over --blocks, each variant once a round (default: "
+           "50 on a GPU; on a CPU the case set's own executions are timed instead, and --warmup alone gives 5)")
         ->check(CLI::Range(1, 100000));
-    app.add_option("--warmup", o.warmup, "untimed rounds before the dedicated ones (default: 5 on a GPU, 1 on a CPU)")
+    app.add_option("--warmup", o.warmup, "untimed rounds at the start of each block (default: 2 on a GPU, 1 on a CPU)")
         ->check(CLI::Range(0, 100000));
+    app.add_option("--blocks", o.blocks,
+                   "blocks the timed rounds come in, each on chains rebuilt as a fresh process builds them; the gate's "
+                   "interval is over blocks (default 5; at least 2)")
+        ->check(CLI::Range(2, 10000));
+    app.add_option("--gate-budget", o.gateBudgetS,
+                   "seconds to spend on more blocks while a candidate is ON THE BAR (default 0: none)")
+        ->check(CLI::Range(0.0, 86400.0));
+    app.add_option("--gate-repeat", o.gateRepeat,
+                   "run the gate N times in fresh processes (<out>/repeat-<i>/) and report, per candidate and pattern, "
+                   "the verdicts and the spread of the medians (--report shows it)")
+        ->check(CLI::Range(2, 100));
     app.add_flag("--no-timing", o.noTiming, "check the cases only: no timing, no gate");
     app.add_option("--cards", o.cardLists, "play these cards (config key card), e.g. 0,1,2,3: card<N>.json each");
     app.add_option("--trace", o.traceFile,
@@ -623,6 +675,7 @@ int main(int argc, char** argv) {
     for (const char* name : {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--route-pattern",
                              "--seed", "--no-timing", "--cards", "--trace", "--report"})
         sweep->excludes(app.get_option(name));
+    for (int i = 1; i < argc; ++i) o.args.emplace_back(argv[i]);
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
     try {
         return run(o);

@@ -1,5 +1,7 @@
 #include "report_cards.hpp"
 
+#include "zp/probe/file_io.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -423,7 +425,8 @@ ReportFormat reportFormatOf(const fs::path& p) {
     throw sched::InputError(p.string() + ": unknown report format '" + ext + "': write FILE.html or FILE.svg");
 }
 
-std::string cardsReportHtml(const std::vector<LoadedCard>& cards, const std::vector<json>& sweepRows) {
+std::string cardsReportHtml(const std::vector<LoadedCard>& cards, const std::vector<json>& sweepRows,
+                            const std::string& repeatTable) {
     std::string s = R"~(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>ze-probe report</title><style>
 body{font-family:sans-serif;margin:16px;max-width:1000px;color:#222}
 table{border-collapse:collapse;margin:8px 0 16px 0;font-size:13px}
@@ -444,6 +447,9 @@ caption{text-align:left;font-weight:bold;padding:4px 0}
         s += "<p class=\"missing\">no gate in these cards (no timing): nothing to compare against the bar</p>";
     else
         s += overviewTable(cards, patterns);
+    if (!repeatTable.empty())
+        s += "<h2>Repeatability: the gate in fresh processes</h2>\n<pre class=\"repeat\">" + esc(repeatTable) +
+             "</pre>\n";
     s += "<div class=\"cards\">";
     for (const auto& c : cards) s += cardSections(c);
     s += "</div>";
@@ -517,12 +523,12 @@ std::string cardsReportSvg(const std::vector<LoadedCard>& cards) {
            "\n";
 }
 
-void writeCardsReport(const fs::path& path, const std::vector<LoadedCard>& cards, const std::vector<json>& sweepRows) {
+void writeCardsReport(const fs::path& path, const std::vector<LoadedCard>& cards, const std::vector<json>& sweepRows,
+                      const std::string& repeatTable) {
     const ReportFormat f = reportFormatOf(path);
-    const std::string text = f == ReportFormat::html ? cardsReportHtml(cards, sweepRows) : cardsReportSvg(cards);
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) throw sched::InputError(path.string() + ": cannot write the report");
+    const std::string text =
+        f == ReportFormat::html ? cardsReportHtml(cards, sweepRows, repeatTable) : cardsReportSvg(cards);
+    sched::writeFileAtomically(path, text, "--report");
 }
 
 }  // namespace zp::probe

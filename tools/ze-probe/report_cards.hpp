@@ -35,10 +35,13 @@ LoadedCard loadCard(const std::filesystem::path&);
 enum class ReportFormat { html, svg };
 ReportFormat reportFormatOf(const std::filesystem::path&);
 
-std::string cardsReportHtml(const std::vector<LoadedCard>&, const std::vector<nlohmann::json>& sweepRows = {});
+// `repeatTable`: the table of `--gate-repeat` (verdicts and spread of medians over fresh
+// processes), shown after the overview when given.
+std::string cardsReportHtml(const std::vector<LoadedCard>&, const std::vector<nlohmann::json>& sweepRows = {},
+                            const std::string& repeatTable = {});
 std::string cardsReportSvg(const std::vector<LoadedCard>&);
 // Renders by the path's extension and writes it; InputError on a bad extension or I/O error.
 void writeCardsReport(const std::filesystem::path&, const std::vector<LoadedCard>&,
-                      const std::vector<nlohmann::json>& sweepRows = {});
+                      const std::vector<nlohmann::json>& sweepRows = {}, const std::string& repeatTable = {});
 
 }  // namespace zp::probe

@@ -84,13 +84,15 @@ int runSweep(const SweepCliOptions& o) {
         initialised = true;
         DeviceSession& session = cache.get(s);
         deviceName = session.device().name();
-        const TimingSettings ts{o.repeats.value_or(p.repeats), o.warmup.value_or(p.warmup)};
+        // The gate's sampling (timing.hpp): blocks on rebuilt chains, B executions a sample.
+        TimingSettings ts;
+        ts.repeats = o.repeats.value_or(p.repeats);
+        ts.warmup = o.warmup.value_or(p.warmup);
         const PatternTiming pt = timePattern(session, {sched::Variant::Baseline, variant}, cfg, pattern, nullptr,
                                              cache.scratch.get(), ts, nullptr);
         const VariantTiming& a = pt.variants[0];
         const VariantTiming& b = pt.variants[1];
-        const auto dev = sched::pairedSaving(a.deviceNs, b.deviceNs);
-        const auto proj = sched::projectSaving(dev, cfg.layers);
+        const sched::Projection proj = projectTiming(pt, a, b, cfg);  // the gate's interval and verdict
         const auto host = sched::pairedSaving(a.hostNs, b.hostNs);
 
         // The chains' last execute ran the timed case: check it against the host oracle.
@@ -116,14 +118,18 @@ int runSweep(const SweepCliOptions& o) {
             {"saving_median_ms", num(proj.medianMs)},
             {"saving_ci_low_ms", num(proj.ciLowMs)},
             {"saving_ci_high_ms", num(proj.ciHighMs)},
-            {"passes_gate", std::isfinite(proj.ciLowMs) && proj.ciLowMs >= cfg.gateMinSavingMs},
+            {"gate_verdict", sched::verdictKey(proj.verdict)},
+            {"more_rounds", proj.moreRounds ? nlohmann::json(*proj.moreRounds) : nlohmann::json(nullptr)},
             {"baseline_host_median_ns", num(sched::median(a.hostNs))},
             {"candidate_host_median_ns", num(sched::median(b.hostNs))},
             {"host_saving_median_us", num(host.median / 1e3)},
             {"pattern", pt.pattern},
             {"variant", sched::variantName(variant)},
             {"case", pt.caseName},
-            {"pairs", dev.pairs},
+            {"pairs", proj.pairs},
+            {"blocks", proj.blocks},
+            {"batch", pt.batch},
+            {"tick_ns", pt.tickNs},
             {"warmup", ts.warmup},
             {"layers", cfg.layers},
             {"min_saving_ms", cfg.gateMinSavingMs},
@@ -148,10 +154,11 @@ int runSweep(const SweepCliOptions& o) {
         if (r.contains("result") && r["result"].value("correctness", "") == "failed") anyFailed = true;
     fmt::print("{}", sched::formatSweepSummary(runner.plan(), rows,
                                                {"baseline_median_ns", "candidate_median_ns", "saving_median_ms",
-                                                "saving_ci_low_ms", "correctness"}));
+                                                "saving_ci_low_ms", "gate_verdict", "correctness"}));
     fmt::print(
         "device times in ns (first kernel start to last kernel end); saving: projected over `layers`, ms, "
-        "95% bootstrap CI over the interleaved pairs\n");
+        "95% CI over blocks of rebuilt chains (Student t over block medians); gate_verdict: pass / on_the_bar / "
+        "fail\n");
     return anyFailed ? 1 : 0;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -30,23 +31,40 @@ double med(const std::vector<double>& x) { return x.empty() ? std::nan("") : sch
 }  // namespace
 
 TimingSettings TimingSettings::defaultsFor(const ze::DeviceInfo& d) {
-    if (d.isGpu()) return {50, 5, false};
-    return {12, 1, true};
+    if (d.isGpu()) return {50, 2, 5, false};
+    return {12, 1, 6, true};
 }
 
 std::string TimingSettings::describe() const {
     if (caseSet)
         return "the case set's own executions: each case once per variant (order rotated per case), so the pairs are "
-               "(baseline, candidate) on the same case, up to 12 per pattern; the run's first case dropped as the "
-               "warm-up";
+               "(baseline, candidate) on the same case, up to 12 per pattern, in blocks of two cases, the chains "
+               "rebuilt before each block; the run's first case dropped as the warm-up";
     return fmt::format(
-        "per pattern its case v0, {} warm-up + {} timed rounds, every variant once per round in an "
-        "order rotated by one each round",
-        warmup, repeats);
+        "per pattern its case v0 in {} blocks, each on chains rebuilt as a fresh process builds them, {} warm-up + {} "
+        "timed rounds a block, every variant once per round in an order rotated by one each round",
+        blocks, warmup, roundsPerBlock());
 }
 
-CaseSetRecorder::CaseSetRecorder(const oracle::ChainShape& s, std::vector<TraceSpan>* trace, std::string prefix)
-    : shape_(s), trace_(trace), prefix_(std::move(prefix)) {}
+std::vector<std::vector<double>> PatternTiming::blocksOf(const std::vector<double>& samples) const {
+    std::vector<std::vector<double>> out;
+    std::size_t begin = 0;
+    for (std::size_t end : blockEnds) {
+        end = std::min(end, samples.size());
+        if (end > begin)
+            out.emplace_back(samples.begin() + std::ptrdiff_t(begin), samples.begin() + std::ptrdiff_t(end));
+        begin = end;
+    }
+    return out;
+}
+
+CaseSetRecorder::CaseSetRecorder(const oracle::ChainShape& s, double tickNs, std::vector<TraceSpan>* trace,
+                                 std::string prefix)
+    : shape_(s), tickNs_(tickNs), trace_(trace), prefix_(std::move(prefix)) {}
+
+bool CaseSetRecorder::opensBlock(const sched::Case& kase) const {
+    return !firstCase_.empty() && kase.name() != firstCase_ && kase.inputVariant % 2 == 0;
+}
 
 void CaseSetRecorder::record(const std::string& variant, const sched::Case& kase, double hostNs,
                              const std::vector<sched::KernelSpan>& spans) {
@@ -59,14 +77,22 @@ void CaseSetRecorder::record(const std::string& variant, const sched::Case& kase
     if (pi == patterns_.size()) {
         PatternTiming pt;
         pt.pattern = pattern;
+        pt.tickNs = tickNs_;
         patterns_.push_back(std::move(pt));
         touched_.emplace_back();
         lastCase_.emplace_back();
+        lastBlock_.push_back(-1);
     }
     PatternTiming& pt = patterns_[pi];
     if (lastCase_[pi] != name) {
         lastCase_[pi] = name;
         touched_[pi].push_back(int(kase.touchedLocalExperts.size()));
+        const int block = kase.inputVariant / 2;
+        if (block != lastBlock_[pi] || pt.blockEnds.empty()) {  // cumulative: a new block starts where the last ended
+            pt.blockEnds.push_back(pt.blockEnds.empty() ? 0 : pt.blockEnds.back());
+            lastBlock_[pi] = block;
+        }
+        ++pt.blockEnds.back();
     }
     VariantTiming* vt = nullptr;
     for (auto& v : pt.variants)
@@ -100,6 +126,8 @@ std::vector<PatternTiming> CaseSetRecorder::result(const std::vector<std::string
         PatternTiming pt;
         pt.pattern = patterns_[pi].pattern;
         pt.caseName = fmt::format("{}/v0..v11, {} cases", pt.pattern, touched_[pi].size());
+        pt.tickNs = tickNs_;
+        pt.blockEnds = patterns_[pi].blockEnds;
         std::vector<int> t = touched_[pi];
         std::sort(t.begin(), t.end());
         pt.touchedExperts = t.empty() ? 0 : t[t.size() / 2];
@@ -126,63 +154,110 @@ std::uint64_t chainBytes(const oracle::ChainShape& s, int touched) {
     return perExpert * std::uint64_t(touched) + 2 * mh * 2 /* hidden in, out: bf16 */ + mk * 8 /* ids, weights */;
 }
 
-PatternTiming timePattern(DeviceSession& session, const std::vector<sched::Variant>& variants, const sched::Config& cfg,
-                          sched::RoutePattern pattern, const oracle::LocalWeights* fixedWeights,
-                          oracle::LocalWeights* scratch, const TimingSettings& ts, std::vector<TraceSpan>* trace,
-                          const std::string& trackPrefix) {
-    const oracle::ChainShape& s = cfg.shape;
-    const sched::Case kase = sched::makeCase(s, pattern, 0, cfg.seed, fixedWeights ? nullptr : scratch);
-    if (!fixedWeights) session.uploadWeights(*scratch, kase.touchedLocalExperts);
+namespace {
 
-    PatternTiming pt;
-    pt.pattern = std::string(sched::patternName(pattern));
-    pt.caseName = kase.name();
-    pt.touchedExperts = int(kase.touchedLocalExperts.size());
-    pt.bytes = chainBytes(s, pt.touchedExperts);
-    pt.inputs = kase.inputs;
+// The pattern's case v0 (its touched experts drawn into `scratch` unless the weights are fixed).
+sched::Case caseV0(const sched::Config& cfg, sched::RoutePattern pattern, const oracle::LocalWeights* fixed,
+                   oracle::LocalWeights* scratch) {
+    return sched::makeCase(cfg.shape, pattern, 0, cfg.seed, fixed ? nullptr : scratch);
+}
+
+// One block: the chains rebuilt, the case's inputs uploaded, warm-ups, `rounds` timed rounds.
+// `chooseB`: the first block sets pt.batch from single executions first.
+void timeBlock(PatternTiming& pt, DeviceSession& session, const std::vector<sched::Variant>& variants,
+               const sched::Case& kase, const oracle::LocalWeights& weights, bool fixedWeights, int warmup, int rounds,
+               bool chooseB, std::vector<TraceSpan>* trace, const std::string& trackPrefix) {
+    session.rebuild(weights, fixedWeights ? std::span<const int>{} : std::span<const int>(kase.touchedLocalExperts));
     std::vector<sched::DeviceChain*> chains;
     for (sched::Variant v : variants) {
         sched::DeviceChain& c = session.chain(v);
         c.setInputs(kase.inputs);
         chains.push_back(&c);
+    }
+    const std::size_t n = chains.size();
+    if (chooseB) {
+        double fastest = std::numeric_limits<double>::infinity();
+        for (int w = 0; w < std::max(1, warmup); ++w)
+            for (auto* c : chains) fastest = std::min(fastest, c->executeBatch(session.queue(), 1));
+        pt.batch = chooseBatch(pt.tickNs, fastest);
+    }
+    const int B = pt.batch;
+    const int block = int(pt.blockEnds.size());
+    const std::size_t before = pt.variants.front().deviceNs.size();
+    for (int round = -warmup; round < rounds; ++round) {
+        // The whole order rotated by one each round (and on across blocks): every variant takes
+        // every position equally often, so a position effect (the first of a round runs colder)
+        // does not favour anyone; the A/A control (baseline twice) measures what is left.
+        const std::size_t shift = before + std::size_t(round + warmup);
+        for (std::size_t k = 0; k < n; ++k) {
+            const std::size_t i = (k + shift) % n;
+            const auto t0 = Clock::now();
+            const double spanNs = chains[i]->executeBatch(session.queue(), B);
+            const double hostNs = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+            if (round < 0) continue;
+            const auto spans = chains[i]->kernelSpans();  // the last execution of the sample
+            VariantTiming& vt = pt.variants[i];
+            for (std::size_t l = 0; l < spans.size(); ++l) {
+                vt.kernelNs[l].push_back(double(spans[l].endNs - spans[l].startNs));
+                if (trace)
+                    trace->push_back({trackPrefix + vt.variant,
+                                      spans[l].kernel,
+                                      spans[l].startNs,
+                                      spans[l].endNs,
+                                      {{"case", kase.name()},
+                                       {"pattern", pt.pattern},
+                                       {"block", block},
+                                       {"round", round},
+                                       {"launch", l}}});
+            }
+            vt.deviceNs.push_back(spanNs / B);
+            vt.hostNs.push_back(hostNs / B);
+        }
+    }
+    pt.blockEnds.push_back(pt.variants.front().deviceNs.size());
+}
+
+}  // namespace
+
+PatternTiming timePattern(DeviceSession& session, const std::vector<sched::Variant>& variants, const sched::Config& cfg,
+                          sched::RoutePattern pattern, const oracle::LocalWeights* fixedWeights,
+                          oracle::LocalWeights* scratch, const TimingSettings& ts, std::vector<TraceSpan>* trace,
+                          const std::string& trackPrefix) {
+    const sched::Case kase = caseV0(cfg, pattern, fixedWeights, scratch);
+    PatternTiming pt;
+    pt.pattern = std::string(sched::patternName(pattern));
+    pt.caseName = kase.name();
+    pt.touchedExperts = int(kase.touchedLocalExperts.size());
+    pt.bytes = chainBytes(cfg.shape, pt.touchedExperts);
+    pt.inputs = kase.inputs;
+    pt.tickNs = session.device().kernelClock().nsPerTick;
+    for (sched::Variant v : variants) {
         VariantTiming vt;
         vt.variant = std::string(sched::variantName(v));
-        for (const auto& l : c.plan().launches) vt.kernels.push_back(l.kernel);
+        for (const auto& l : session.chain(v).plan().launches) vt.kernels.push_back(l.kernel);
         vt.kernelNs.resize(vt.kernels.size());
         pt.variants.push_back(std::move(vt));
     }
-    const std::size_t n = chains.size();
-    for (int round = -ts.warmup; round < ts.repeats; ++round) {
-        // The whole order rotated by one each round: every variant takes every position
-        // equally often, so a position effect (the first of a round runs colder) does not
-        // favour anyone; the A/A control (baseline twice) measures what is left.
-        std::vector<std::size_t> order;
-        for (std::size_t k = 0; k < n; ++k) order.push_back((k + std::size_t(round + ts.warmup)) % n);
-        for (std::size_t i : order) {
-            const auto t0 = Clock::now();
-            chains[i]->execute(session.queue());
-            const double hostNs = std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
-            if (round < 0) continue;
-            const auto spans = chains[i]->kernelSpans();
-            VariantTiming& vt = pt.variants[i];
-            std::uint64_t first = UINT64_MAX, last = 0;
-            for (std::size_t l = 0; l < spans.size(); ++l) {
-                first = std::min(first, spans[l].startNs);
-                last = std::max(last, spans[l].endNs);
-                vt.kernelNs[l].push_back(double(spans[l].endNs - spans[l].startNs));
-                if (trace)
-                    trace->push_back(
-                        {trackPrefix + vt.variant,
-                         spans[l].kernel,
-                         spans[l].startNs,
-                         spans[l].endNs,
-                         {{"case", pt.caseName}, {"pattern", pt.pattern}, {"round", round}, {"launch", l}}});
-            }
-            vt.deviceNs.push_back(spans.empty() ? 0.0 : double(last - first));
-            vt.hostNs.push_back(hostNs);
-        }
-    }
+    const oracle::LocalWeights& w = fixedWeights ? *fixedWeights : *scratch;
+    for (int b = 0; b < ts.blocks; ++b)
+        timeBlock(pt, session, variants, kase, w, fixedWeights != nullptr, ts.warmup, ts.roundsPerBlock(), b == 0,
+                  trace, trackPrefix);
     return pt;
+}
+
+void addBlocks(PatternTiming& pt, int blocks, DeviceSession& session, const std::vector<sched::Variant>& variants,
+               const sched::Config& cfg, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
+               const TimingSettings& ts, std::vector<TraceSpan>* trace, const std::string& trackPrefix) {
+    const sched::Case kase = caseV0(cfg, sched::parsePattern(pt.pattern), fixedWeights, scratch);
+    if (pt.caseName.find("dedicated") == std::string::npos && pt.caseName != kase.name())
+        pt.caseName += fmt::format(", then dedicated blocks of {}", kase.name());
+    pt.tickNs = session.device().kernelClock().nsPerTick;
+    const bool chooseB = pt.batch <= 1 && pt.tickNs > 1;  // a case-set pattern has not chosen B
+    const oracle::LocalWeights& w = fixedWeights ? *fixedWeights : *scratch;
+    for (int b = 0; b < blocks; ++b)
+        timeBlock(pt, session, variants, kase, w, fixedWeights != nullptr, ts.warmup, ts.roundsPerBlock(),
+                  chooseB && b == 0, trace, trackPrefix);
+    pt.inputs = kase.inputs;
 }
 
 Bandwidth deviceBandwidth(DeviceSession& session) {
@@ -228,6 +303,20 @@ Bandwidth deviceBandwidth(DeviceSession& session) {
                         bytes >> 20, fromTimestamps ? "event timestamps" : "host wall time")};
 }
 
+sched::Projection projectTiming(const PatternTiming& pt, const VariantTiming& base, const VariantTiming& cand,
+                                const sched::Config& cfg) {
+    const auto a = pt.blocksOf(base.deviceNs), b = pt.blocksOf(cand.deviceNs);
+    if (a.size() < 2) {  // no between-block spread: no interval, never a pass
+        sched::Projection p;
+        p.pattern = pt.pattern;
+        p.medianMs = p.ciLowMs = p.ciHighMs = std::nan("");
+        p.blocks = a.size();
+        p.pairs = base.deviceNs.size();
+        return p;
+    }
+    return sched::projectPattern(pt.pattern, a, b, cfg.layers, cfg.gateMinSavingMs, pt.tickNs / pt.batch);
+}
+
 std::vector<sched::CandidateGate> evaluateCandidates(const std::vector<PatternTiming>& pts, const sched::Config& cfg,
                                                      const std::function<sched::CaseCounts(const std::string&)>& counts,
                                                      const std::vector<sched::NotValidPattern>& notValid) {
@@ -240,8 +329,7 @@ std::vector<sched::CandidateGate> evaluateCandidates(const std::vector<PatternTi
             const VariantTiming* base = pt.find("baseline");
             const VariantTiming* cand = pt.find(vt.variant);
             if (!base || !cand) continue;
-            proj.push_back(
-                sched::projectPattern(pt.pattern, base->deviceNs, cand->deviceNs, cfg.layers, cfg.gateMinSavingMs));
+            proj.push_back(projectTiming(pt, *base, *cand, cfg));
         }
         out.push_back(sched::evaluateGate(vt.variant, std::move(proj), counts(vt.variant), cfg.gateMinSavingMs,
                                           cfg.layers, notValid));
@@ -254,6 +342,12 @@ nlohmann::json timingsJson(const std::vector<PatternTiming>& pts, const TimingSe
         {"mode", ts.caseSet ? "case_set" : "dedicated"},
         {"repeats", ts.repeats},
         {"warmup", ts.warmup},
+        {"blocks", ts.blocks},
+        {"rounds_per_block", ts.caseSet ? 2 : ts.roundsPerBlock()},
+        {"min_ticks_per_sample", kMinTicksPerSample},
+        {"sample",
+         "B back-to-back executions of the recorded chain, first kernel start of the first to last kernel end of the "
+         "last, / B; B per pattern so a sample spans >= 200 kernel timer ticks; per-kernel times of one execution"},
         {"interleaving", ts.describe()},
         {"device_time", "first kernel start to last kernel end, kernel timestamps, ns"},
         {"host_time", "wall time of execute + synchronize of the recorded command list, ns"},
@@ -261,7 +355,10 @@ nlohmann::json timingsJson(const std::vector<PatternTiming>& pts, const TimingSe
     };
     nlohmann::json patterns = nlohmann::json::object();
     for (const auto& pt : pts) {
-        nlohmann::json p = {{"case", pt.caseName}, {"touched_experts", pt.touchedExperts}, {"bytes", pt.bytes}};
+        nlohmann::json p = {{"case", pt.caseName},       {"touched_experts", pt.touchedExperts},
+                            {"bytes", pt.bytes},         {"batch", pt.batch},
+                            {"tick_ns", pt.tickNs},      {"blocks", pt.blockEnds.size()},
+                            {"block_ends", pt.blockEnds}};
         nlohmann::json vars = nlohmann::json::object();
         for (const auto& vt : pt.variants) {
             const double devMed = med(vt.deviceNs);
@@ -291,8 +388,12 @@ nlohmann::json projectionsJson(const std::vector<PatternTiming>& pts, const sche
         if (!base) continue;
         for (const auto& vt : pt.variants) {
             if (!isCandidate(vt.variant)) continue;
-            const auto dev = sched::projectSaving(sched::pairedSaving(base->deviceNs, vt.deviceNs), cfg.layers);
-            const auto host = sched::projectSaving(sched::pairedSaving(base->hostNs, vt.hostNs), cfg.layers);
+            const sched::Projection d = projectTiming(pt, *base, vt, cfg);
+            const sched::ProjectedSaving dev{d.medianMs, d.ciLowMs, d.ciHighMs};
+            sched::ProjectedSaving host{std::nan(""), std::nan(""), std::nan("")};
+            if (pt.blocksOf(base->hostNs).size() >= 2)
+                host = sched::projectSaving(sched::blockedSaving(pt.blocksOf(base->hostNs), pt.blocksOf(vt.hostNs)),
+                                            cfg.layers);
             j[vt.variant][pt.pattern] = {
                 {"device",
                  {{"median_ms", num(dev.medianMs)},
@@ -303,6 +404,7 @@ nlohmann::json projectionsJson(const std::vector<PatternTiming>& pts, const sche
                   {"ci_low_ms", num(host.ciLowMs)},
                   {"ci_high_ms", num(host.ciHighMs)}}},
                 {"pairs", vt.deviceNs.size()},
+                {"blocks", d.blocks},
             };
         }
     }
@@ -355,7 +457,8 @@ std::string formatTimings(const std::vector<PatternTiming>& pts, const TimingSet
         std::string line = fmt::format("  {:<22}", pt.pattern);
         for (const auto& vt : pt.variants)
             line += fmt::format(" | {:>9.1f} {:>10.1f}", med(vt.deviceNs) / 1e3, med(vt.hostNs) / 1e3);
-        out += line + "\n";
+        out += line + fmt::format("   (B = {} per sample, timer {:g} ns, {} blocks)\n", pt.batch, pt.tickNs,
+                                  pt.blockEnds.size());
     }
     // Per-kernel breakdown of the baseline (the others are in card<N>.json).
     for (const auto& pt : pts) {

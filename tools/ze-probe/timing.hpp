@@ -1,15 +1,21 @@
 // ze-probe's timing of the chain variants (CONTRACT §8): per route pattern one case is
-// uploaded and the recorded command lists are replayed, warm-ups first, then rounds in which
-// every variant runs once, interleaved (the order rotated by one each round, so every
-// variant takes every position equally often), so drift of the device hits every variant
-// alike and round i gives the pairs (baseline_i, candidate_i) that timing_stats' bootstrap
-// resamples.
+// uploaded and the recorded command lists are replayed in BLOCKS. Each block starts from
+// chains rebuilt as a fresh process would build them (DeviceSession::rebuild: weights and
+// chain buffers reallocated, inputs re-uploaded, lists re-recorded), runs warm-ups, then
+// rounds in which every variant runs once, interleaved (the order rotated by one each round,
+// so every variant takes every position equally often), so drift of the device hits every
+// variant alike and round i of block j gives the pair (baseline_ji, candidate_ji). The gate's
+// interval is taken over the blocks (timing_stats.hpp, blockedSaving).
 //
-// Per execution two figures: the device time (first kernel start to last kernel end, from
-// the kernel timestamps of every launch) and the host wall time of execute + synchronize.
-// The gate projects the device time; the host time is reported beside it.
+// A timed sample is B back-to-back executions of the recorded chain (DeviceChain::
+// executeBatch: first kernel start of the first to last kernel end of the last, / B), B
+// chosen per pattern from the warm-ups so a sample spans ≥ 200 ticks of the device's kernel
+// timer (timerResolution; NVIDIA's OpenCL timer ticks at 1 µs). Per-kernel times are of one
+// execution (the last of each sample). Beside the device time, the host wall time of
+// execute + synchronize, / B. The gate projects the device time.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -23,17 +29,25 @@
 #include "zp/probe/config.hpp"
 #include "zp/probe/cases.hpp"
 #include "zp/probe/gate.hpp"
+#include "zp/probe/sampling.hpp"
 
 namespace zp::probe {
 
+using sched::chooseBatch;  // zp/probe/sampling.hpp
+using sched::kMinTicksPerSample;
+
 struct TimingSettings {
-    int repeats = 50;  // timed rounds (pairs per candidate)
-    int warmup = 5;    // untimed rounds first
-    // true: no dedicated rounds; the case set's own executions are the samples (CaseSetRecorder).
+    int repeats = 50;  // timed rounds in all (pairs per candidate), spread over `blocks`
+    int warmup = 2;    // untimed rounds at the start of every block (after the rebuild)
+    int blocks = 5;    // ≥ 5 by default (§8); ≥ 2 for an interval
+    // true: no dedicated rounds; the case set's own executions are the samples (CaseSetRecorder),
+    // two cases a block.
     bool caseSet = false;
-    // Defaults by device type. A GPU execution takes ~100 µs: 5 + 50 dedicated rounds of
-    // case v0. A PoCL CPU one takes up to 1.5 s at the default shape, where the case set
-    // alone fills the main job's two minutes: the case set's executions are timed instead.
+    int roundsPerBlock() const { return std::max(1, (repeats + blocks - 1) / blocks); }
+    // Defaults by device type. A GPU execution takes ~100 µs: 5 blocks × (2 warm-up + 10
+    // timed rounds) of case v0. A PoCL CPU one takes up to 1.5 s at the default shape, where
+    // the case set alone fills the main job's two minutes: the case set's executions are
+    // timed instead.
     static TimingSettings defaultsFor(const ze::DeviceInfo&);
     std::string describe() const;
 };
@@ -48,7 +62,12 @@ struct VariantTiming {
 
 struct PatternTiming {
     std::string pattern;
-    std::string caseName;                 // the case timed, e.g. "six_local/v0"
+    std::string caseName;                // the case timed, e.g. "six_local/v0"
+    int batch = 1;                       // B: executions per timed sample
+    double tickNs = 1;                   // the kernel timer's step
+    std::vector<std::size_t> blockEnds;  // sample index one past each block's last
+    // A variant's samples cut into the blocks.
+    std::vector<std::vector<double>> blocksOf(const std::vector<double>& samples) const;
     int touchedExperts = 0;               // local experts the case routes to
     std::uint64_t bytes = 0;              // what the chain must read: weights of the touched experts + activations
     std::vector<VariantTiming> variants;  // baseline first
@@ -62,19 +81,24 @@ struct PatternTiming {
 // (the first execution of each recorded list). The pattern's bytes are of the median case.
 class CaseSetRecorder {
 public:
-    CaseSetRecorder(const oracle::ChainShape&, std::vector<TraceSpan>* trace, std::string trackPrefix);
+    CaseSetRecorder(const oracle::ChainShape&, double tickNs, std::vector<TraceSpan>* trace, std::string trackPrefix);
     void record(const std::string& variant, const sched::Case&, double hostNs, const std::vector<sched::KernelSpan>&);
+    // Whether `kase` opens a block (its chains to be rebuilt first): every second case of a
+    // pattern, except the run's first (the warm-up, on chains just built).
+    bool opensBlock(const sched::Case& kase) const;
     // Patterns in first-seen order, variants in `order` (put baseline first).
     std::vector<PatternTiming> result(const std::vector<std::string>& order) const;
 
 private:
     oracle::ChainShape shape_;
+    double tickNs_;
     std::vector<TraceSpan>* trace_;
     std::string prefix_;
     std::string firstCase_;
     std::vector<PatternTiming> patterns_;
     std::vector<std::vector<int>> touched_;  // per pattern, per case recorded
     std::vector<std::string> lastCase_;      // per pattern
+    std::vector<int> lastBlock_;             // per pattern
 };
 
 // Bytes the chain must read for a case: the MXFP4 weights (blocks and scales of W1 and W2)
@@ -88,6 +112,11 @@ std::uint64_t chainBytes(const oracle::ChainShape&, int touchedExperts);
 PatternTiming timePattern(DeviceSession&, const std::vector<sched::Variant>& variants, const sched::Config&,
                           sched::RoutePattern, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
                           const TimingSettings&, std::vector<TraceSpan>* trace, const std::string& trackPrefix = "");
+// `blocks` more blocks of the same pattern's case v0 (the gate budget's extra blocks); the
+// chains are rebuilt and the case re-made, so `pt` may come from either mode.
+void addBlocks(PatternTiming& pt, int blocks, DeviceSession&, const std::vector<sched::Variant>& variants,
+               const sched::Config&, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
+               const TimingSettings&, std::vector<TraceSpan>* trace, const std::string& trackPrefix = "");
 
 // Device memory bandwidth in bytes/s: L0 memory properties (maxClockRate MHz × maxBusWidth
 // bits / 8) when the driver reports them, else a measured device-to-device copy (read +
@@ -97,6 +126,11 @@ struct Bandwidth {
     std::string source;
 };
 Bandwidth deviceBandwidth(DeviceSession&);
+
+// One pattern's projection of the device-time saving of `cand` over `base` (the blocks'
+// interval, the timer step / B as its floor); NaN when fewer than 2 blocks were timed.
+sched::Projection projectTiming(const PatternTiming&, const VariantTiming& base, const VariantTiming& cand,
+                                const sched::Config&);
 
 // Gate inputs: projections of every candidate (every timed variant but baseline and
 // m1_oracle) over the valid patterns, from the device times; correctness per variant from

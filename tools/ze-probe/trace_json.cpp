@@ -5,7 +5,6 @@
 #include <map>
 #include <stdexcept>
 
-
 namespace zp::probe {
 
 nlohmann::json traceJson(const std::vector<TraceSpan>& spans, const std::string& processName) {

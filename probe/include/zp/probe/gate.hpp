@@ -1,20 +1,23 @@
 // The gate of CONTRACT §8: a candidate variant against the baseline chain.
 //
 // Per valid route pattern a Projection of the saving over `layers` layers with its 95%
-// bootstrap interval (timing_stats.hpp); a pattern passes when the interval's lower end is
-// ≥ gate.min_saving_ms. A median above the bar with a lower end below it does not pass.
-//
-// The verdict passes only when BOTH hold:
-//  - speed: every valid pattern passes (at least one pattern was measured);
-//  - correctness: failed == 0 and passed > 0 on the case set. Skipped cases (a device that
-//    flushes subnormals, §2) are neither passes nor failures: they are named in the verdict
-//    but do not block it, and they cannot make up for no case having passed.
-// The verdict names the worst pattern (the smallest lower end) whether it passes or not.
+// interval over blocks (timing_stats.hpp, blockedSaving). Three verdicts (§8), by ONE rule
+// (classifyInterval, the only place that compares an interval with the bar):
+//  - a pattern PASSes when the interval's lower end is ≥ gate.min_saving_ms, FAILs when its
+//    upper end is < the bar, and is ON THE BAR otherwise (a non-finite figure FAILs);
+//  - the candidate PASSes when every valid pattern passes (at least one was measured) and
+//    its correctness holds (failed == 0 and passed > 0; skipped cases, §2, are named but
+//    neither block nor make up for no case having passed); it FAILs when a pattern fails or
+//    correctness does not hold; it is ON THE BAR otherwise, never a pass, naming the
+//    pattern(s) and how many more timed rounds would likely decide them.
+// A median above the bar with a lower end below it does not pass. The verdict names the
+// worst pattern (the smallest lower end) whatever it is.
 #pragma once
 
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -23,17 +26,29 @@
 
 namespace zp::sched {
 
+enum class Verdict { Pass, OnTheBar, Fail };
+std::string_view verdictName(Verdict);  // "PASS", "ON THE BAR", "FAIL"
+std::string_view verdictKey(Verdict);   // "pass", "on_the_bar", "fail" (JSON)
+
+// THE pass rule of CONTRACT §8 for one interval of the projected saving against the bar.
+Verdict classifyInterval(double ciLowMs, double ciHighMs, double minSavingMs);
+
 struct Projection {
     std::string pattern;
     double medianMs = 0, ciLowMs = 0, ciHighMs = 0;  // projected saving over `layers` layers
-    bool passes = false;                             // ciLowMs >= min_saving_ms (false when not finite)
-    std::size_t pairs = 0;
-    double baselineMedianNs = 0, candidateMedianNs = 0;  // per layer, for the table
+    Verdict verdict = Verdict::Fail;                 // classifyInterval against min_saving_ms
+    bool passes = false;                             // verdict == Pass
+    std::size_t pairs = 0, blocks = 0, roundsPerBlock = 0;
+    double blockSdMs = 0;                                // spread of the block medians, projected
+    std::optional<int> moreRounds;                       // ON THE BAR: rounds more that would likely decide it
+    double baselineMedianNs = 0, candidateMedianNs = 0;  // per layer (per execution), for the table
 };
 
-// One pattern's projection from interleaved samples in ns (baselineNs[i], candidateNs[i] = pair i).
-Projection projectPattern(std::string pattern, std::span<const double> baselineNs, std::span<const double> candidateNs,
-                          int layers, double minSavingMs, const BootstrapOptions& = {});
+// One pattern's projection from blocks of interleaved samples in ns (baselineNs[j][i],
+// candidateNs[j][i] = pair i of block j); `resolutionNs`: one sample's timer step.
+Projection projectPattern(std::string pattern, std::span<const std::vector<double>> baselineNs,
+                          std::span<const std::vector<double>> candidateNs, int layers, double minSavingMs,
+                          double resolutionNs = 0);
 
 struct CaseCounts {
     int passed = 0, failed = 0, skipped = 0;
@@ -44,10 +59,13 @@ struct NotValidPattern {
 };
 
 struct GateVerdict {
-    bool pass = false;
+    Verdict verdict = Verdict::Fail;
+    bool pass = false;  // verdict == Pass
     bool correctnessOk = false, speedOk = false;
     std::optional<std::string> worstPattern;  // smallest lower end; none when nothing was measured
-    std::string line;                         // "PASS ..." / "FAIL ...: why", one line
+    std::vector<std::string> onTheBar;        // the patterns on the bar
+    std::optional<int> moreRounds;            // ON THE BAR: the most any of them would likely need
+    std::string line;                         // "PASS ..." / "ON THE BAR ...: why" / "FAIL ...: why", one line
 };
 
 struct CandidateGate {
@@ -61,7 +79,7 @@ struct CandidateGate {
     GateVerdict verdict;
 };
 
-// Fills in the verdict. Projections' `passes` is recomputed against minSavingMs.
+// Fills in the verdict. Projections' `verdict` and `passes` are recomputed against minSavingMs.
 CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projections, CaseCounts correctness,
                            double minSavingMs, int layers, std::vector<NotValidPattern> notValid = {});
 

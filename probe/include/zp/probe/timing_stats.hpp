@@ -72,4 +72,56 @@ struct ProjectedSaving {
 };
 ProjectedSaving projectSaving(const PairedSaving& perLayerNs, int layers);
 
+// ----------------------------------------------------------------------------- two levels
+// CONTRACT §8: the interval must cover the variation between independent runs, not only the
+// pairs of one run. The timed rounds come in blocks, each rebuilt as a fresh process would
+// build it; block j gives pairs (a_ji, b_ji) and its median m_j of d_ji = a_ji − b_ji. The
+// interval is Student's t over the block medians: mean(m) ± t_{(1+c)/2, k−1} · sd(m) / √k.
+// A block median carries both levels (the run-to-run shift of its block and the sampling
+// noise of its pairs), so its spread between blocks measures exactly what a rerun would see.
+// With few blocks a percentile bootstrap over blocks is too narrow (it cannot see beyond the
+// k values it has); tests/probe/test_timing_stats.cpp measures both on synthetic two-level
+// data with a known saving: the t-interval covers it at its nominal rate, the hierarchical
+// bootstrap (blocks, then pairs; hierarchicalBootstrap below) does not.
+// The half-width is never below `resolution` (the timer's step in one sample's unit): block
+// medians that agree to the tick do not make an interval narrower than the clock can see.
+struct BlockedSaving {
+    std::size_t blocks = 0, pairs = 0;
+    double median = 0;             // median of every pair's d (the point estimate shown)
+    double center = 0;             // mean of the block medians (the interval's centre)
+    double ciLow = 0, ciHigh = 0;  // center ∓ half-width
+    double blockSd = 0;            // sample sd of the block medians
+    double confidence = 0.95;
+    std::vector<double> blockMedians;
+    Summary baseline, candidate;  // over every pair
+};
+
+// Blocks of pairs: baseline[j][i], candidate[j][i] = pair i of block j. Throws
+// std::invalid_argument on fewer than 2 blocks, a block without pairs or of unequal lengths,
+// a non-finite sample, a confidence outside (0, 1) or a negative resolution.
+BlockedSaving blockedSaving(std::span<const std::vector<double>> baseline,
+                            std::span<const std::vector<double>> candidate, double confidence = 0.95,
+                            double resolution = 0);
+
+// The other two-level interval, for comparison only: B resamples, each drawing k blocks with
+// replacement and then, inside each drawn block, its pairs with replacement; the percentile
+// interval of the pooled medians.
+struct Interval {
+    double low = 0, high = 0;
+};
+Interval hierarchicalBootstrap(std::span<const std::vector<double>> baseline,
+                               std::span<const std::vector<double>> candidate, const BootstrapOptions& = {});
+
+// Student's t quantile: P(T ≤ x) = p for T with `dof` degrees of freedom (p in (0, 1), dof ≥ 1).
+double studentT(double p, int dof);
+
+// How many blocks in all would likely shrink the t half-width below `distance` (the interval
+// centre's distance from the bar), for block medians of spread `blockSd`: the smallest k with
+// t_{(1+c)/2, k−1} · blockSd / √k < distance, capped at `cap` (returned when distance ≤ 0 or
+// k would exceed it: the saving sits at the bar, more rounds will not decide it).
+int blocksToDecide(double blockSd, double distance, double confidence = 0.95, int cap = 1000);
+
+// The projection of a two-level saving (per layer, ns) over `layers` layers, in ms.
+ProjectedSaving projectSaving(const BlockedSaving& perLayerNs, int layers);
+
 }  // namespace zp::sched

@@ -209,6 +209,13 @@ public:
     void setInputs(const oracle::ChainInputs& inputs);
     // Replays the recorded list on `queue` and waits for it.
     void execute(ze::CommandQueue& queue);
+    // CONTRACT §8's timed sample where the timer is coarse: `times` executions of the same
+    // plan back to back in one list (recorded once per `times`, a barrier between every two
+    // launches as in one execution), and waits for it. Kernel timestamps on the first launch of
+    // the first execution and on every launch of the last; returns first start .. last end in
+    // ns (divide by `times` for one execution). kernelSpans() and kernelTimings() then describe
+    // the last execution alone. times == 1 is execute().
+    double executeBatch(ze::CommandQueue& queue, int times);
     // Appends the same launches (no timestamps) to another list, e.g. an immediate one.
     void appendTo(ze::CommandListBase& list);
 
@@ -224,6 +231,7 @@ public:
 private:
     void record(ze::CommandListBase& list, bool timestamps);
 
+    const ze::Context* context_;
     ze::DeviceInfo device_;
     oracle::ChainShape shape_;
     Variant variant_;
@@ -237,6 +245,11 @@ private:
     std::vector<ze::Event> events_;  // one per launch
     ze::CommandList list_;
     std::vector<std::int32_t> lastIds_;  // host copy of the ids of the last setInputs
+    // executeBatch's list for batchTimes_ executions and its extra event (the first launch's).
+    int batchTimes_ = 0;
+    ze::EventPool batchPool_;
+    std::vector<ze::Event> batchStart_;
+    ze::CommandList batchList_;
 };
 
 }  // namespace zp::sched

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The gate's repeatability check (issue 13; the table in docs/perf.md): N independent runs of
+# the gate, each in a fresh process (ze-probe --gate-repeat), then per candidate the verdicts
+# of every run and per candidate and pattern the spread of the medians and how often one
+# run's median lies inside another run's 95% CI. The aim: no candidate PASS in one run and
+# FAIL in another, and >= 90% of the ordered pairs inside.
+#
+#   tools/bench/gate_repeat.sh [N] [ze-probe options]
+#
+# Default options: --device zecl --route-pattern all (the default gate on the H200). Env:
+# ZE_PROBE (default build/tools/ze-probe/ze-probe), GATE_REPEAT_OUT (default gate-repeat/).
+# On the H200: stage, carry, `. scripts/h200/setup.sh; export ZECL_PLATFORM=NVIDIA`, then
+# ZE_PROBE=.dev/bin/ze-probe GATE_REPEAT_OUT=$OUT/gate-repeat bash tools/bench/gate_repeat.sh 5
+set -euo pipefail
+n=${1:-5}
+shift || true
+exe=${ZE_PROBE:-build/tools/ze-probe/ze-probe}
+out=${GATE_REPEAT_OUT:-gate-repeat}
+if [[ $# -eq 0 ]]; then set -- --device zecl --route-pattern all; fi
+mkdir -p "$out"
+exec "$exe" --gate-repeat "$n" --out "$out" --report "$out/report.html" "$@"

@@ -1,0 +1,71 @@
+#include "card.hpp"
+
+#include <fstream>
+#include <stdexcept>
+
+#include "zp/probe/input_error.hpp"
+#include "zp/probe/json_schema.hpp"
+
+namespace zp::probe {
+
+extern const char* const kCardSchemaText;  // card_schema.cpp, generated from docs/card.schema.json
+
+const char* const kGateCiMethod =
+    "Student t over the block medians of the paired differences (each block on chains rebuilt as a fresh process "
+    "builds them): mean +- t(0.975, blocks - 1) * sd / sqrt(blocks), never narrower than one sample's timer step";
+
+nlohmann::json cardJson(const sched::Config& cfg, const nlohmann::json& device, const Correctness& c,
+                        const CardTiming* t, const std::string& timingSkipped) {
+    nlohmann::json j = {
+        {"schema", kCardSchemaVersion}, {"contract", cfg.contract},
+        {"card", cfg.shape.card},       {"device", device},
+        {"config", sched::toJson(cfg)}, {"correctness", correctnessJson(c)},
+        {"timings", nullptr},           {"projections", nullptr},
+        {"launch_floor", nullptr},      {"gate", nullptr},
+    };
+    if (!t) {
+        j["timing_skipped"] = timingSkipped;
+        return j;
+    }
+    j["timings"] = timingsJson(t->timings, t->settings, t->bandwidth);
+    j["projections"] = projectionsJson(t->timings, cfg);
+    j["launch_floor"] = launchFloorJson(t->timings);
+    nlohmann::json gates = nlohmann::json::array();
+    for (const auto& g : t->gates) gates.push_back(sched::gateJson(g));
+    j["gate"] = {{"min_saving_ms", cfg.gateMinSavingMs},
+                 {"layers", cfg.layers},
+                 {"time", "device"},
+                 {"ci", kGateCiMethod},
+                 {"verdicts",
+                  "pass: CI lower end >= min_saving_ms on every valid pattern and no case failed; fail: CI upper end < "
+                  "min_saving_ms on some pattern, or a case failed; on_the_bar: neither (never a pass)"},
+                 {"budget_s", t->budgetS},
+                 {"candidates", gates}};
+    return j;
+}
+
+const nlohmann::json& cardSchema() {
+    static const nlohmann::json schema = nlohmann::json::parse(kCardSchemaText);
+    return schema;
+}
+
+void writeCard(const std::filesystem::path& file, const nlohmann::json& card) {
+    const auto problems = sched::schemaProblems(cardSchema(), card);
+    if (!problems.empty()) {
+        std::string all;
+        for (const auto& p : problems) all += "\n  " + p;
+        throw std::logic_error("the card does not follow docs/card.schema.json:" + all);
+    }
+    namespace fs = std::filesystem;
+    fs::create_directories(file.parent_path().empty() ? fs::path(".") : file.parent_path());
+    const fs::path tmp = file.string() + ".tmp";
+    {
+        std::ofstream f(tmp);
+        if (!f) throw sched::InputError("cannot write " + tmp.string() + ": check --out");
+        f << card.dump(2) << '\n';
+        if (!f) throw sched::InputError("cannot write " + tmp.string() + ": disk full?");
+    }
+    fs::rename(tmp, file);
+}
+
+}  // namespace zp::probe

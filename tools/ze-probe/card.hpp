@@ -1,0 +1,39 @@
+// card<N>.json: the one writer of ze-probe's card, and the one schema it follows
+// (docs/card.schema.json, built into the tool). cardJson() names every top-level key; the
+// sections come from their modules (config, correctness, timings, gate). writeCard() checks
+// the card against the schema before it writes (an internal error if not: the tool never
+// writes a card its schema does not describe), then writes a temporary file and renames it.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "probe.hpp"
+#include "timing.hpp"
+#include "zp/probe/config.hpp"
+#include "zp/probe/gate.hpp"
+
+namespace zp::probe {
+
+inline constexpr int kCardSchemaVersion = 3;  // 3: blocks, B per sample, three verdicts
+extern const char* const kGateCiMethod;       // the interval's method, one sentence
+
+struct CardTiming {
+    const std::vector<PatternTiming>& timings;
+    const TimingSettings& settings;
+    const Bandwidth& bandwidth;
+    const std::vector<sched::CandidateGate>& gates;
+    double budgetS = 0;
+};
+
+// `timing` null: the card of a run without timing, `timingSkipped` says why.
+nlohmann::json cardJson(const sched::Config&, const nlohmann::json& device, const Correctness&,
+                        const CardTiming* timing, const std::string& timingSkipped = "");
+
+const nlohmann::json& cardSchema();
+void writeCard(const std::filesystem::path&, const nlohmann::json& card);
+
+}  // namespace zp::probe
