@@ -137,7 +137,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandListProcAddrTable(ze_api_version
     // device has no OpenCL counterpart.
     ZECL_UNSUPPORTED(t->pfnAppendQueryKernelTimestamps);
     t->pfnAppendLaunchKernel = CommandListAppendLaunchKernel;
-    ZECL_UNSUPPORTED(t->pfnAppendLaunchCooperativeKernel);
+    t->pfnAppendLaunchCooperativeKernel = CommandListAppendLaunchCooperativeKernel;
     // OpenCL cannot read group counts from device memory at execution time.
     ZECL_UNSUPPORTED(t->pfnAppendLaunchKernelIndirect);
     ZECL_UNSUPPORTED(t->pfnAppendLaunchMultipleKernelsIndirect);
@@ -219,7 +219,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetKernelProcAddrTable(ze_api_version_t ve
     t->pfnSetCacheConfig = KernelSetCacheConfig;
     t->pfnSetGroupSize = KernelSetGroupSize;
     t->pfnSuggestGroupSize = KernelSuggestGroupSize;
-    ZECL_UNSUPPORTED(t->pfnSuggestMaxCooperativeGroupCount);
+    t->pfnSuggestMaxCooperativeGroupCount = KernelSuggestMaxCooperativeGroupCount;
     t->pfnSetArgumentValue = KernelSetArgumentValue;
     t->pfnSetIndirectAccess = KernelSetIndirectAccess;
     t->pfnGetIndirectAccess = KernelGetIndirectAccess;

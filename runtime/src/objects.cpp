@@ -287,6 +287,15 @@ GroupSize Kernel::suggestGroupSize(uint32_t gx, uint32_t gy, uint32_t gz) const 
     return g;
 }
 
+uint32_t Kernel::suggestMaxCooperativeGroupCount() const {
+    uint32_t groups = 0;
+    ze_result_t r = zeKernelSuggestMaxCooperativeGroupCount(handle(), &groups);
+    if (r != ZE_RESULT_SUCCESS)
+        detail::throwError(r, "zeKernelSuggestMaxCooperativeGroupCount(kernel, &groups)", __FILE__, __LINE__,
+                           "kernel '" + name() + "'");
+    return groups;
+}
+
 ze_kernel_properties_t Kernel::properties() const {
     ze_kernel_properties_t p{};
     p.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
@@ -382,6 +391,19 @@ void CommandListBase::launch(const Kernel& kernel, GroupCount groups, Event* sig
     if (r != ZE_RESULT_SUCCESS)
         detail::throwError(r, "zeCommandListAppendLaunchKernel(list, kernel, &groups, signal, n, waits)", __FILE__,
                            __LINE__,
+                           "kernel '" + kernel.name() + "' groups " + std::to_string(groups.x) + "x" +
+                               std::to_string(groups.y) + "x" + std::to_string(groups.z));
+}
+
+void CommandListBase::launchCooperative(const Kernel& kernel, GroupCount groups, Event* signal, Waits waits) {
+    ze_command_list_handle_t l = handle();
+    ze_kernel_handle_t k = kernel.handle();
+    WaitHandles w(waits);
+    ze_group_count_t gc{groups.x, groups.y, groups.z};
+    ze_result_t r = zeCommandListAppendLaunchCooperativeKernel(l, k, &gc, signalHandle(signal), w.count(), w.data());
+    if (r != ZE_RESULT_SUCCESS)
+        detail::throwError(r, "zeCommandListAppendLaunchCooperativeKernel(list, kernel, &groups, signal, n, waits)",
+                           __FILE__, __LINE__,
                            "kernel '" + kernel.name() + "' groups " + std::to_string(groups.x) + "x" +
                                std::to_string(groups.y) + "x" + std::to_string(groups.z));
 }
