@@ -15,5 +15,5 @@ kernel ZP_GEMM_ATTRS void gemm1_mxfp4_m2(global const ushort* a,        /* [M*K,
     if (g >= route_info[ZP_INFO_GROUPS]) return;
     const global int* grp = groups + ZP_GROUP_WORDS * g;
     zp_gemm_group(w1_blocks, w1_scales, grp[0], 2 * intermediate, hidden, get_group_id(0), a, 0, grp[1], grp[2],
-                  gate_up, grp[1], red);
+                  gate_up, 0, 0, grp[1], red);
 }

@@ -15,5 +15,5 @@ kernel ZP_GEMM_ATTRS void gemm1_mxfp4_m2_paired_direct(global const ushort* x, /
     if (g >= route_info[ZP_INFO_GROUPS]) return;
     const global int* grp = groups + ZP_GROUP_WORDS * g;
     zp_gemm1_paired_group(w1_blocks, w1_scales, grp[0], hidden, intermediate, layout, get_group_id(0), x, compact_rows,
-                          grp[1], grp[2], silu, limit, up_bias, act, red);
+                          0, 0, grp[1], grp[2], silu, limit, up_bias, act, red);
 }

@@ -14,5 +14,5 @@ kernel ZP_GEMM_ATTRS void gemm1_mxfp4_m2_source_direct(global const ushort* x, /
     if (g >= route_info[ZP_INFO_GROUPS]) return;
     const global int* grp = groups + ZP_GROUP_WORDS * g;
     zp_gemm_group(w1_blocks, w1_scales, grp[0], 2 * intermediate, hidden, get_group_id(0), x, compact_rows, grp[1],
-                  grp[2], gate_up, grp[1], red);
+                  grp[2], gate_up, 0, 0, grp[1], red);
 }

@@ -13,6 +13,6 @@ kernel ZP_GEMM_ATTRS void gemm2_mxfp4_m2(global const ushort* act,      /* [M*K,
     const int g = get_group_id(1);
     if (g >= route_info[ZP_INFO_GROUPS]) return;
     const global int* grp = groups + ZP_GROUP_WORDS * g;
-    zp_gemm_group(w2_blocks, w2_scales, grp[0], hidden, intermediate, get_group_id(0), act, 0, grp[1], grp[2], y,
+    zp_gemm_group(w2_blocks, w2_scales, grp[0], hidden, intermediate, get_group_id(0), act, 0, grp[1], grp[2], y, 0, 0,
                   grp[1], red);
 }

@@ -43,7 +43,7 @@ kernel ZP_GEMM_ATTRS void gemm2_mxfp4_m2_loader_fused(global const ushort* gate_
         for (int i = 0; i < ZP_GEMM_ROWS_PER_PASS; ++i) aoff[i] = min(i, rows - 1) * intermediate;
         float acc[ZP_GEMM_ACC];
         zp_lane_dot_local(wc, ws, kb, lane, act_tile, aoff, rows, acc);
-        zp_reduce_lanes(red_item, lane, acc);
+        zp_reduce_lanes(red_item, lane, acc, rows);
         if (lane == 0)
             for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c)
                 if (n0 + c < hidden)

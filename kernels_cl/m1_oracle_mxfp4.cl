@@ -17,8 +17,8 @@ kernel ZP_GEMM_ATTRS void m1_gemm1(global const ushort* x,     /* [M, H] */
     const int i = get_group_id(1);
     const int le = zp_local_expert(topk_ids[i], experts, cards, card);
     if (le < 0) return;
-    zp_gemm_group(w1_blocks, w1_scales, le, 2 * intermediate, hidden, get_group_id(0), x, 0, i / top_k, 1, gate_up, i,
-                  red);
+    zp_gemm_group(w1_blocks, w1_scales, le, 2 * intermediate, hidden, get_group_id(0), x, 0, i / top_k, 1, gate_up, 0,
+                  0, i, red);
 }
 
 /* Grid: ZP_ELEMWISE_WG per group; groups (ceil(I / ZP_ELEMWISE_WG), M*K). */
@@ -42,7 +42,7 @@ kernel ZP_GEMM_ATTRS void m1_gemm2(global const ushort* act, global const int* t
     const int i = get_group_id(1);
     const int le = zp_local_expert(topk_ids[i], experts, cards, card);
     if (le < 0) return;
-    zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, get_group_id(0), act, 0, i, 1, y, i, red);
+    zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, get_group_id(0), act, 0, i, 1, y, 0, 0, i, red);
 }
 
 /* Grid: ZP_ELEMWISE_WG per group; groups (ceil(H / ZP_ELEMWISE_WG), M). Work-item 0 also

@@ -66,13 +66,14 @@ ZP_DEFINE_LANE_DOT(zp_lane_dot_global, global)
 ZP_DEFINE_LANE_DOT(zp_lane_dot_local, local)
 
 /* The fixed tree: for o in 8, 4, 2, 1: acc[l] = acc[l] + acc[l + o] (l < o), for each of
- * the ZP_GEMM_ACC sums. Lane 0 ends with every dot(). Every work-item of the work-group must
- * call it (barriers). `red` is this work-item row's ZP_GEMM_ACC x 16 floats of local memory
- * (unused with sub-groups). Never sub_group_reduce_add: its order is unspecified (§4). */
-ZP_FN void zp_reduce_lanes(local float* red, uint lane, float* acc) {
+ * the ZP_GEMM_ACC sums of the pass's first `rows` rows (the others are dead: skipped). Lane 0 ends with every dot().
+ * Every work-item of the work-group must call it (barriers). `red` is this work-item row's ZP_GEMM_ACC x 16 floats of
+ * local memory (unused with sub-groups). Never sub_group_reduce_add: its order is unspecified (§4). */
+ZP_FN void zp_reduce_lanes(local float* red, uint lane, float* acc, int rows) {
 #if ZP_SUBGROUPS
     (void)red;
     for (int j = 0; j < ZP_GEMM_ACC; ++j) {
+        if (j % ZP_GEMM_ROWS_PER_PASS >= rows) continue; /* a dead row of the pass */
         float v = acc[j];
         /* lane l < o receives lane l ^ o = l + o: acc[l] + acc[l + o]. Lanes >= o compute
          * sums nobody reads. xor, not shuffle_down: PoCL's cl_intel_subgroups has no float
@@ -84,17 +85,20 @@ ZP_FN void zp_reduce_lanes(local float* red, uint lane, float* acc) {
         acc[j] = v;
     }
 #else
-    for (int j = 0; j < ZP_GEMM_ACC; ++j) red[j * ZP_LANES + lane] = acc[j];
+    for (int j = 0; j < ZP_GEMM_ACC; ++j)
+        if (j % ZP_GEMM_ROWS_PER_PASS < rows) red[j * ZP_LANES + lane] = acc[j];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint o = ZP_LANES / 2; o >= 1u; o >>= 1) {
         if (lane < o)
             for (int j = 0; j < ZP_GEMM_ACC; ++j)
-                red[j * ZP_LANES + lane] = red[j * ZP_LANES + lane] + red[j * ZP_LANES + lane + o];
+                if (j % ZP_GEMM_ROWS_PER_PASS < rows)
+                    red[j * ZP_LANES + lane] = red[j * ZP_LANES + lane] + red[j * ZP_LANES + lane + o];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     /* Only lane 0 reads slot 0, and only lane 0 writes it next: no barrier needed before reuse. */
     if (lane == 0)
-        for (int j = 0; j < ZP_GEMM_ACC; ++j) acc[j] = red[j * ZP_LANES];
+        for (int j = 0; j < ZP_GEMM_ACC; ++j)
+            if (j % ZP_GEMM_ROWS_PER_PASS < rows) acc[j] = red[j * ZP_LANES];
 #endif
 }
 

@@ -10,12 +10,16 @@
 #include "zp_routes.h"
 
 /* Activation offsets (in elements) of the rows of one pass: row r of the group reads
- * a + a_row(r) * k, with a_row(r) = src_rows[r'].m (source-direct: through the compact row
- * table) or r' itself (compact rows / the M1 route's token row), r' = a_first + r. */
-ZP_FN void zp_pass_offsets(int* aoff, const global int* src_rows, int a_first, int r0, int rows, int k) {
+ * a + a_row(r) * k, with a_row(r) = the m of compact row r' (source-direct: through the
+ * compact row table, src_rows in global memory or, when local_rows_on, local_rows in local
+ * memory as two_launch derives it) or r' itself (compact rows / the M1 route's token row),
+ * r' = a_first + r. local_rows_on is a literal at every call: the unused path folds away. */
+ZP_FN void zp_pass_offsets(int* aoff, const global int* src_rows, local const int* local_rows, int local_rows_on,
+                           int a_first, int r0, int rows, int k) {
     for (int i = 0; i < ZP_GEMM_ROWS_PER_PASS; ++i) {
         const int r = a_first + r0 + min(i, rows - 1);
-        aoff[i] = (src_rows ? src_rows[ZP_ROW_WORDS * r + 1] : r) * k;
+        const int m = local_rows_on ? local_rows[ZP_ROW_WORDS * r + 1] : src_rows ? src_rows[ZP_ROW_WORDS * r + 1] : r;
+        aoff[i] = m * k;
     }
 }
 
@@ -37,17 +41,18 @@ ZP_FN int zp_item_first_col(int tile) {
 }
 
 /* out[out_first + r][n] = bf16(dot(row r's activations, W[le] row n)) for r < nrows and the
- * columns n of column tile `tile`; in the lane tile, the work-item's columns
- * n = n0 .. n0 + ZP_GEMM_COLS_PER_ITEM - 1, n0 = zp_item_first_col(tile) (columns >= n_total compute
- * on row 0 but write nothing; every work-item joins the barriers). The weight tile is read
- * once per pass of ZP_GEMM_ROWS_PER_PASS rows (once for M <= 2).
- * `red`: the kernel's local float[ZP_GEMM_RED_FLOATS]. */
+ * columns n of column tile `tile` (when local_out_on: local_out[(out_first + r) * COLS + n - tile * COLS],
+ * the tile's columns of every row in local memory, as two_launch's gemm2 keeps y); in the lane tile, the work-item's
+ * columns n = n0 .. n0 + ZP_GEMM_COLS_PER_ITEM - 1, n0 = zp_item_first_col(tile) (columns >= n_total compute on row 0
+ * but write nothing; every work-item joins the barriers). The weight tile is read once per pass of
+ * ZP_GEMM_ROWS_PER_PASS rows (once for M <= 2). `red`: the kernel's local float[ZP_GEMM_RED_FLOATS]. */
 ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_scales, int le, int n_total, int k,
                          int tile, const global ushort* a, const global int* src_rows, int a_first, int nrows,
-                         global ushort* out, int out_first, local float* red) {
+                         global ushort* out, local ushort* local_out, int local_out_on, int out_first,
+                         local float* red) {
 #if ZP_GEMM_TILE == 1
-    zp_block_gemm(w_blocks, w_scales, le, n_total, k, tile, a, src_rows, a_first, nrows, 0, 0, 0, 0, 0.0f, 0.0f, out,
-                  out_first, red);
+    zp_block_gemm(w_blocks, w_scales, le, n_total, k, tile, a, src_rows, 0, 0, a_first, nrows, 0, 0, 0, 0, 0.0f, 0.0f,
+                  out, local_out, local_out_on, out_first, red);
 #else
     const uint lane = get_local_id(0);
     const int n0 = zp_item_first_col(tile);
@@ -63,16 +68,21 @@ ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_sca
     for (int r0 = 0; r0 < nrows; r0 += ZP_GEMM_ROWS_PER_PASS) {
         const int rows = min(nrows - r0, ZP_GEMM_ROWS_PER_PASS);
         int aoff[ZP_GEMM_ROWS_PER_PASS];
-        zp_pass_offsets(aoff, src_rows, a_first, r0, rows, k);
+        zp_pass_offsets(aoff, src_rows, 0, 0, a_first, r0, rows, k);
         float acc[ZP_GEMM_ACC];
         zp_lane_dot_global(wc, ws, kb, lane, a, aoff, rows, acc);
-        zp_reduce_lanes(red_item, lane, acc);
+        zp_reduce_lanes(red_item, lane, acc, rows);
         if (lane == 0)
             for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c)
                 if (n0 + c < n_total)
-                    for (int i = 0; i < rows; ++i)
-                        out[(size_t)(out_first + r0 + i) * n_total + n0 + c] =
-                            zp_f32_to_bf16(acc[c * ZP_GEMM_ROWS_PER_PASS + i]);
+                    for (int i = 0; i < rows; ++i) {
+                        const ushort v = zp_f32_to_bf16(acc[c * ZP_GEMM_ROWS_PER_PASS + i]);
+                        if (local_out_on)
+                            local_out[(out_first + r0 + i) * ZP_GEMM_COLS_PER_WG + n0 + c -
+                                      tile * ZP_GEMM_COLS_PER_WG] = v;
+                        else
+                            out[(size_t)(out_first + r0 + i) * n_total + n0 + c] = v;
+                    }
     }
 #endif
 }

@@ -80,7 +80,7 @@ ZP_FN void zp_blk_load(uint4* codes, uint* scales, int st, int chunks, int slots
  * paired, per (slot, pair, row) — applies the tree to its 16 lane sums and writes the output. */
 ZP_FN void zp_blk_epilogue(local const float* sums, int t, int tuples, int set0, int rows, int tile, int n_total,
                            int paired, int intermediate, float limit, float up_bias, global const ushort* silu,
-                           global ushort* out, int out_row0) {
+                           global ushort* out, local ushort* local_out, int local_out_on, int out_row0) {
     for (int v = t; v < tuples / ZP_LANES; v += ZP_BLK_ITEMS) {
         const int i = v % ZP_GEMM_ROWS_PER_PASS;
         const int c = (v / ZP_GEMM_ROWS_PER_PASS) % ZP_GEMM_COLS_PER_ITEM;
@@ -89,7 +89,12 @@ ZP_FN void zp_blk_epilogue(local const float* sums, int t, int tuples, int set0,
         const int lc = tile * ZP_GEMM_COLS_PER_WG + set * ZP_GEMM_COLS_PER_ITEM + c;
         const size_t r = (size_t)(out_row0 + i);
         if (!paired) {
-            if (lc < n_total) out[r * n_total + lc] = zp_f32_to_bf16(zp_blk_tree(sums + v * ZP_LANES));
+            if (lc >= n_total) continue;
+            const ushort y = zp_f32_to_bf16(zp_blk_tree(sums + v * ZP_LANES));
+            if (local_out_on)
+                local_out[r * ZP_GEMM_COLS_PER_WG + lc - tile * ZP_GEMM_COLS_PER_WG] = y;
+            else
+                out[r * n_total + lc] = y;
         } else if ((lc >> 1) < intermediate) {
             /* gate_up = bf16(dot) exactly as §5.4, never written to memory */
             const ushort gate = zp_f32_to_bf16(zp_blk_tree(sums + v * ZP_LANES));
@@ -102,7 +107,8 @@ ZP_FN void zp_blk_epilogue(local const float* sums, int t, int tuples, int set0,
 /* Column tile `tile` (ZP_GEMM_COLS_PER_WG logical columns) of expert le for activation rows
  * a + aoff(r), r < nrows (zp_pass_offsets). paired == 0: out[out_first + r][n] = bf16(dot) for
  * n < n_total. paired == 1 (n_total = 2 * intermediate): out[out_first + r][pair] = SwiGLU of
- * the pair's bf16 gate and up dots (§5.4-5.5; out is act, [.., intermediate]). Every work-item
+ * the pair's bf16 gate and up dots (§5.4-5.5; out is act, [.., intermediate]). Source rows and
+ * local_out as zp_pass_offsets / zp_gemm_group (paired never writes local). Every work-item
  * of the work-group must call it (barriers). `red`: local float[ZP_GEMM_RED_FLOATS].
  *
  * One barrier per step: qbuf and sums are double-buffered by step parity, and the tree of a
@@ -111,9 +117,10 @@ ZP_FN void zp_blk_epilogue(local const float* sums, int t, int tuples, int set0,
  * lane sums write sums[st & 1] after barrier st; the tree reads them after barrier st + 1, and
  * they are written again after barrier st + 2. */
 ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_scales, int le, int n_total, int k,
-                         int tile, const global ushort* a, const global int* src_rows, int a_first, int nrows,
-                         int paired, int intermediate, int layout, global const ushort* silu, float limit,
-                         float up_bias, global ushort* out, int out_first, local float* red) {
+                         int tile, const global ushort* a, const global int* src_rows, local const int* local_rows,
+                         int local_rows_on, int a_first, int nrows, int paired, int intermediate, int layout,
+                         global const ushort* silu, float limit, float up_bias, global ushort* out,
+                         local ushort* local_out, int local_out_on, int out_first, local float* red) {
     const int t = (int)(get_local_id(1) * ZP_LANES + get_local_id(0));
     local float* tbl = red + 4 * ZP_BLK_CHAINS * ZP_BLK_ITEMS; /* E2M1 values */
     if (t < 16) tbl[t] = kZpE2M1[t];
@@ -131,7 +138,7 @@ ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_sca
     for (int r0 = 0; r0 < nrows; r0 += ZP_GEMM_ROWS_PER_PASS) {
         const int rows = min(nrows - r0, ZP_GEMM_ROWS_PER_PASS);
         int aoff[ZP_GEMM_ROWS_PER_PASS];
-        zp_pass_offsets(aoff, src_rows, a_first, r0, rows, k);
+        zp_pass_offsets(aoff, src_rows, local_rows, local_rows_on, a_first, r0, rows, k);
 
         uint4 codes[ZP_GEMM_COLS_PER_ITEM], next_codes[ZP_GEMM_COLS_PER_ITEM];
         uint scales[ZP_GEMM_COLS_PER_ITEM], next_scales[ZP_GEMM_COLS_PER_ITEM];
@@ -180,7 +187,7 @@ ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_sca
                 for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c) {
                     const float scale = zp_e8m0(scales[c]);
                     for (int i = 0; i < ZP_GEMM_ROWS_PER_PASS; ++i)
-                        qbuf[(c * ZP_GEMM_ROWS_PER_PASS + i) * ZP_BLK_ITEMS + t] = p[c][i] * scale;
+                        if (i < rows) qbuf[(c * ZP_GEMM_ROWS_PER_PASS + i) * ZP_BLK_ITEMS + t] = p[c][i] * scale;
                 }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -189,8 +196,10 @@ ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_sca
             const int valid = min(p_blocks, kb - chunk * p_blocks);
             for (int x = 0; x < ZP_BLK_CHAINS; ++x) {
                 const int u = t + x * ZP_BLK_ITEMS;
-                if (u < tuples) {
-                    const int lane = u & (ZP_LANES - 1), chain = (u / ZP_LANES) % ZP_BLK_CHAINS;
+                const int chain = (u / ZP_LANES) % ZP_BLK_CHAINS;
+                /* a dead row of the pass (chain % ROWS >= rows) sums nothing */
+                if (u < tuples && chain % ZP_GEMM_ROWS_PER_PASS < rows) {
+                    const int lane = u & (ZP_LANES - 1);
                     const int slot = u / (ZP_LANES * ZP_BLK_CHAINS);
                     local const float* q = qbuf + chain * ZP_BLK_ITEMS + slot * p_blocks;
                     /* a fixed trip count (the loads are independent; only the adds chain) */
@@ -207,7 +216,7 @@ ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_sca
             if (st > 0 && (st - 1) % chunks == chunks - 1)
                 zp_blk_epilogue(red + (2 + ((st - 1) & 1)) * ZP_BLK_CHAINS * ZP_BLK_ITEMS, t, tuples,
                                 ((st - 1) / chunks) * slots, rows, tile, n_total, paired, intermediate, limit, up_bias,
-                                silu, out, out_first + r0);
+                                silu, out, local_out, local_out_on, out_first + r0);
             if (st + 1 < steps)
                 for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c) {
                     codes[c] = next_codes[c];
@@ -218,7 +227,7 @@ ZP_FN void zp_block_gemm(const global uchar* w_blocks, const global uchar* w_sca
         barrier(CLK_LOCAL_MEM_FENCE);
         zp_blk_epilogue(red + (2 + ((steps - 1) & 1)) * ZP_BLK_CHAINS * ZP_BLK_ITEMS, t, tuples,
                         ((steps - 1) / chunks) * slots, rows, tile, n_total, paired, intermediate, limit, up_bias, silu,
-                        out, out_first + r0);
+                        out, local_out, local_out_on, out_first + r0);
     }
 }
 

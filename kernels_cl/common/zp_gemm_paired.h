@@ -20,15 +20,17 @@
 #include "zp_swiglu.h"
 
 /* Column tile `tile` of expert group (le, first, nrows): act[first + r][i] for the tile's
- * pairs i. Work-item column c (of ZP_GEMM_COLS_PER_ITEM) computes pair
- * zp_item_first_col(tile) / 2 + c / 2, its gate when c is even, its up when odd. */
+ * pairs i. Source rows as zp_pass_offsets (src_rows, or local_rows when local_rows_on). Work-item column c (of
+ * ZP_GEMM_COLS_PER_ITEM) computes pair zp_item_first_col(tile) / 2 + c / 2, its gate when c is even, its up when odd.
+ */
 ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uchar* w1_scales, int le, int hidden,
                                  int intermediate, int layout, int tile, const global ushort* a,
-                                 const global int* src_rows, int first, int nrows, global const ushort* silu,
-                                 float limit, float up_bias, global ushort* act, local float* red) {
+                                 const global int* src_rows, local const int* local_rows, int local_rows_on, int first,
+                                 int nrows, global const ushort* silu, float limit, float up_bias, global ushort* act,
+                                 local float* red) {
 #if ZP_GEMM_TILE == 1
-    zp_block_gemm(w1_blocks, w1_scales, le, 2 * intermediate, hidden, tile, a, src_rows, first, nrows, 1, intermediate,
-                  layout, silu, limit, up_bias, act, first, red);
+    zp_block_gemm(w1_blocks, w1_scales, le, 2 * intermediate, hidden, tile, a, src_rows, local_rows, local_rows_on,
+                  first, nrows, 1, intermediate, layout, silu, limit, up_bias, act, 0, 0, first, red);
 #else
     const uint lane = get_local_id(0);
     const int pair0 = zp_item_first_col(tile) / 2;
@@ -48,10 +50,10 @@ ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uch
     for (int r0 = 0; r0 < nrows; r0 += ZP_GEMM_ROWS_PER_PASS) {
         const int rows = min(nrows - r0, ZP_GEMM_ROWS_PER_PASS);
         int aoff[ZP_GEMM_ROWS_PER_PASS];
-        zp_pass_offsets(aoff, src_rows, first, r0, rows, hidden);
+        zp_pass_offsets(aoff, src_rows, local_rows, local_rows_on, first, r0, rows, hidden);
         float acc[ZP_GEMM_ACC];
         zp_lane_dot_global(wc, ws, kb, lane, a, aoff, rows, acc);
-        zp_reduce_lanes(red_item, lane, acc);
+        zp_reduce_lanes(red_item, lane, acc, rows);
         if (lane == 0)
             for (int q = 0; q < ZP_GEMM_COLS_PER_ITEM / 2; ++q) {
                 const int pair = pair0 + q;

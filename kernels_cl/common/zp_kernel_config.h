@@ -67,7 +67,9 @@
 /* groups[MK][ZP_GROUP_WORDS]: (local expert, first compact row, row count). */
 #define ZP_GROUP_WORDS 3
 
-/* route_compact's local scratch: ints per route. */
-#define ZP_ROUTE_SCRATCH_WORDS 3
+/* The local route table of zp_derive_routes (route_compact, two_launch): ints for M*K routes
+ * (le, representative, cr and head per route; the compact rows, 2 words each; the groups, 3
+ * words each; then R and G). */
+#define ZP_ROUTE_SCRATCH_INTS(routes) (9 * (routes) + 2)
 
 #endif

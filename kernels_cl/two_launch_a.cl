@@ -1,0 +1,22 @@
+/* two_launch, kernel A (common/zp_two_launch.h): every work-group derives the route table from
+ * topk_ids, group (0, 0) also stores it for the host (route_info with the §5.1 error flag,
+ * compact_rows, route_row, groups), then work-group (tile, g) computes act for expert group g
+ * and pair tile `tile` from the source rows of hidden.
+ * Grid: (ceil(I / ZP_GEMM_PAIRS_PER_WG), min(M*K, E/C)); groups g >= G exit after the table.
+ * routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)]. */
+#include "common/zp_two_launch.h"
+
+kernel ZP_GEMM_ATTRS void two_launch_a(global const int* topk_ids, global const ushort* hidden_x, /* [M, H] */
+                                       global const uchar* w1_blocks, global const uchar* w1_scales,
+                                       global const ushort* silu, global ushort* act, /* [M*K, I] */
+                                       global int* route_info, global int* compact_rows, global int* route_row,
+                                       global int* groups, int rows, int top_k, int experts, int cards, int card,
+                                       int hidden, int intermediate, float limit, float up_bias, int layout,
+                                       local int* routes) {
+    local float red[ZP_GEMM_RED_FLOATS];
+    zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
+    if (get_group_id(0) == 0 && get_group_id(1) == 0)
+        zp_tl_store_routes(routes, topk_ids, rows, top_k, experts, route_info, compact_rows, route_row, groups);
+    zp_tl_gemm1_tile(routes, rows, top_k, get_group_id(0), get_group_id(1), hidden_x, w1_blocks, w1_scales, silu, act,
+                     hidden, intermediate, limit, up_bias, layout, red);
+}
