@@ -37,8 +37,7 @@ ZP_FN void zp_grid_barrier(volatile __global uint* state) {
             mem_fence(CLK_GLOBAL_MEM_FENCE);
             atomic_inc(&state[1]);
         } else {
-            while (atomic_add(&state[1], 0u) == generation) {
-            }
+            while (atomic_add(&state[1], 0u) == generation) {}
         }
         mem_fence(CLK_GLOBAL_MEM_FENCE);
     }
