@@ -6,23 +6,29 @@
 
 namespace zp::sched {
 
-enum class Variant { Baseline, Gemm2LoaderFused, SourceDirect, PairedEpilogue, PairedDirect, M1Oracle };
+enum class Variant { Baseline, Gemm2LoaderFused, SourceDirect, PairedEpilogue, PairedDirect, M1Oracle, OneLaunch };
 
 inline constexpr std::array kAllVariants = {Variant::Baseline,       Variant::Gemm2LoaderFused, Variant::SourceDirect,
-                                            Variant::PairedEpilogue, Variant::PairedDirect,     Variant::M1Oracle};
+                                            Variant::PairedEpilogue, Variant::PairedDirect,     Variant::M1Oracle,
+                                            Variant::OneLaunch};
 
 std::string_view variantName(Variant);
 // Throws InputError naming the value and the valid names.
 Variant parseVariant(std::string_view name);
 
 // Which intermediate tensors a variant writes to device memory in compact-row order (§5:
-// a case compares gate_up and act only where they are materialised; y and out always exist
-// except that m1_oracle keeps y per route, not per compact row).
+// a case compares gate_up, act and y only where they are materialised; out always exists.
+// m1_oracle keeps its tensors per route, not per compact row; one_launch keeps y in local
+// memory only).
 struct Materialised {
     bool gateUp = true;
     bool act = true;
     bool y = true;
 };
 Materialised materialised(Variant);
+
+// Variants launched cooperatively (one persistent kernel with a device-wide barrier): valid
+// only where the driver answers zeKernelSuggestMaxCooperativeGroupCount.
+bool cooperative(Variant);
 
 }  // namespace zp::sched
