@@ -295,6 +295,18 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
                  layout});
             gemm2(), gather();
             break;
+        case Variant::TwoLaunch: {
+            // kernels_cl/common/zp_two_launch.h: every work-group derives the routes itself.
+            const ze::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
+            add("two_launch_a", "two_launch_a", gemm, pairedGrid,
+                {b.topkIds,     b.hidden,   b.w1Blocks, b.w1Scales, b.silu, b.act,  b.routeInfo,
+                 b.compactRows, b.routeRow, b.groups,   m,          k,      e,      c,
+                 card,          h,          i,          L,          beta,   layout, routeTable});
+            add("two_launch_b", "two_launch_b", gemm, {ceilDiv(H, cols), 1, 1},
+                {b.topkIds, b.topkWeights, b.act, b.w2Blocks, b.w2Scales, b.out, m, k, e, c, card, h, i, routeTable,
+                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * cols}});
+            break;
+        }
         case Variant::OneLaunch: {
             // kernels_cl/one_launch.cl: two_launch's A and B in one cooperative kernel. The grid
             // asked for is the wider of A's (pair tile, expert group) units and B's column

@@ -72,6 +72,13 @@ double kernelBytes(const std::string& name, const ChainShape& s, int R, int G) {
     if (name == "gather_bf16" || name == "m1_gather") return (R + M) * H * 2;
     if (name == "m1_gemm1") return R * w1Bytes(s) + R * (H + 2 * I) * 2;
     if (name == "m1_gemm2") return R * w2Bytes(s) + R * (I + H) * 2;
+    // two_launch: A reads the ids, the source rows and W1 and writes act; B reads the ids, act
+    // and W2 and writes out (y stays in local memory).
+    if (name == "two_launch_a") return M * K * 4 + G * w1Bytes(s) + M * H * 2 + R * I * 2;
+    if (name == "two_launch_b") return M * K * 8 + G * w2Bytes(s) + R * I * 2 + M * H * 2;
+    // one_launch: both, in one kernel (act still goes through global memory across the barrier).
+    if (name == "one_launch")
+        return M * K * 12 + G * (w1Bytes(s) + w2Bytes(s)) + M * H * 2 + 2 * R * I * 2 + M * H * 2;
     return 0;
 }
 

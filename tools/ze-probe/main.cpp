@@ -452,7 +452,7 @@ int main(int argc, char** argv) {
     app.add_option("--dump", o.dumpFile, "write the case's inputs and tensors to this safetensors file");
     app.add_option("--variant", o.variant,
                    "chain variant: baseline, gemm2_loader_fused, source_direct, paired_epilogue, paired_direct, "
-                   "m1_oracle (default: all; with --inputs: baseline)");
+                   "m1_oracle, two_launch, one_launch (default: all; with --inputs: baseline)");
     app.add_option("--device", o.device,
                    "host (the host oracle), intel, zecl, or an index from --list-devices (default: first Intel GPU, "
                    "else first zecl device)");

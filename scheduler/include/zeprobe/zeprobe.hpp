@@ -135,7 +135,7 @@ struct DeviceInfo {
 ZEPROBE_API std::vector<DeviceInfo> listDevices(bool configureLoader = false);
 
 // The chain variants (DESIGN.md "Chain variants"): "baseline", "gemm2_loader_fused",
-// "source_direct", "paired_epilogue", "paired_direct", "m1_oracle".
+// "source_direct", "paired_epilogue", "paired_direct", "m1_oracle", "two_launch", "one_launch".
 ZEPROBE_API std::vector<std::string> variants();
 
 // ---------------------------------------------------------------------------------------------
