@@ -16,7 +16,10 @@
 #ifndef ZP_GRID_BARRIER_H
 #define ZP_GRID_BARRIER_H
 
-#include "zp_platform.h"
+/* Self-contained (the zecl tests embed this file alone): ZP_FN as zp_platform.h defines it. */
+#ifndef ZP_FN
+#define ZP_FN static inline __attribute__((always_inline))
+#endif
 
 /* Qualifier for pointers to data that crosses a grid barrier (written by one group before it,
  * read by another after it). */

@@ -314,12 +314,33 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
             const ze::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
             const std::uint32_t most = std::max(ceilDiv(I, pairs) * groupSlots, ceilDiv(H, cols));
             add("one_launch", "one_launch", gemm, {most, 1, 1},
-                {b.topkIds,  b.topkWeights, b.hidden,  b.w1Blocks, b.w1Scales,
-                 b.silu,     b.act,         b.w2Blocks, b.w2Scales, b.out,
-                 b.routeInfo, b.compactRows, b.routeRow, b.groups,  b.gridBarrier,
-                 m,          k,             e,         c,          card,
-                 h,          i,             L,         beta,       layout,
-                 routeTable, ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * cols}});
+                {b.topkIds,
+                 b.topkWeights,
+                 b.hidden,
+                 b.w1Blocks,
+                 b.w1Scales,
+                 b.silu,
+                 b.act,
+                 b.w2Blocks,
+                 b.w2Scales,
+                 b.out,
+                 b.routeInfo,
+                 b.compactRows,
+                 b.routeRow,
+                 b.groups,
+                 b.gridBarrier,
+                 m,
+                 k,
+                 e,
+                 c,
+                 card,
+                 h,
+                 i,
+                 L,
+                 beta,
+                 layout,
+                 routeTable,
+                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * cols}});
             p.launches.back().cooperative = true;
             break;
         }
@@ -411,8 +432,8 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
                     why != ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)
                     throw;
                 throw VariantNotValid(std::string(variantName(variant)) + " is not valid on this device (" +
-                                      device.name() + "): the driver promises no co-resident grid (" +
-                                      err.codeName() + " from zeKernelSuggestMaxCooperativeGroupCount)");
+                                      device.name() + "): the driver promises no co-resident grid (" + err.codeName() +
+                                      " from zeKernelSuggestMaxCooperativeGroupCount)");
             }
             if (suggested == 0)
                 throw VariantNotValid(std::string(variantName(variant)) + " is not valid on this device (" +

@@ -7,8 +7,8 @@
 namespace zp::sched {
 namespace {
 constexpr std::array<std::string_view, kAllVariants.size()> kNames = {
-    "baseline", "gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct", "m1_oracle", "two_launch",
-    "one_launch",
+    "baseline",      "gemm2_loader_fused", "source_direct", "paired_epilogue",
+    "paired_direct", "m1_oracle",          "two_launch",    "one_launch",
 };
 }  // namespace
 

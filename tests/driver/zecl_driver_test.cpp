@@ -5,6 +5,8 @@
 #include <ze_api.h>
 #include <zecl/source_bundle.h>
 
+#include "grid_barrier_source.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <array>
@@ -1136,8 +1138,8 @@ namespace {
 // Each round every item writes its slot, the grid meets, every item reads the slot of the
 // same item one group on (written by another group) and counts a wrong value, and the grid
 // meets again before the next round overwrites the slots.
+// After kGridBarrierHeader (kernels_cl/common/zp_grid_barrier.h, embedded at build time).
 const char* kGridKernels = R"CL(
-#include "zp_grid_barrier.h"
 kernel void grid_rounds(global uint *slots, global uint *wrong, volatile global uint *state, uint rounds) {
     const uint n = (uint)get_global_size(0);
     const uint gid = (uint)get_global_id(0);
@@ -1170,7 +1172,7 @@ protected:
     void SetUp() override {
         ZeclTest::SetUp();
         if (HasFatalFailure()) return;
-        auto b = zecl::makeSourceBundle("-cl-std=CL1.2 -I " ZP_KERNELS_CL_COMMON, kGridKernels);
+        auto b = zecl::makeSourceBundle("-cl-std=CL1.2", std::string(kGridBarrierHeader) + kGridKernels);
         ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
         md.format = ZE_MODULE_FORMAT_NATIVE;
         md.inputSize = b.size();

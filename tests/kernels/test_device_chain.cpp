@@ -293,7 +293,8 @@ TEST(DeviceChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAsk
     // A: ceil(I / pairs) pair tiles x min(M*K, E/C) expert groups; B: ceil(H / cols) column tiles.
     const zp::sched::KernelTuning t;
     const std::uint32_t pairs = std::uint32_t(t.colsPerWorkGroup) / 2, cols = std::uint32_t(t.colsPerWorkGroup);
-    const std::uint32_t a = (s.intermediate + pairs - 1) / pairs * std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
+    const std::uint32_t a =
+        (s.intermediate + pairs - 1) / pairs * std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
     const std::uint32_t b = (s.hidden + cols - 1) / cols;
     EXPECT_EQ(l.groups.x, std::max(a, b));
     EXPECT_EQ(l.groups.y, 1u);

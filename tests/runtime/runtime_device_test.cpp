@@ -2,6 +2,7 @@
 // ZE_ENABLE_ALT_DRIVERS to libze_zecl.so and turns the validation layer on).
 #include "zp/runtime/ze.hpp"
 
+#include "grid_barrier_source.h"
 #include "runtime_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -402,9 +403,9 @@ TEST_F(ZeclDevice, GivenTheValidationLayerRequested_WhenInitialised_ThenTheLoade
 
 namespace {
 
-// One grid barrier between a write and a read of another group's slot (zp_grid_barrier.h).
+// One grid barrier between a write and a read of another group's slot (after kGridBarrierHeader,
+// kernels_cl/common/zp_grid_barrier.h embedded at build time).
 constexpr const char* kGridKernel = R"CL(
-#include "zp_grid_barrier.h"
 kernel void grid_swap(global uint *slots, global uint *out, volatile global uint *state) {
     const uint n = (uint)get_global_size(0), gid = (uint)get_global_id(0);
     ZP_GRID_SHARED uint *shared = slots;
@@ -417,8 +418,7 @@ kernel void grid_swap(global uint *slots, global uint *out, volatile global uint
 }  // namespace
 
 TEST_F(ZeclDevice, GivenAGridBarrierKernel_WhenLaunchedCooperativelyAtTheSuggestedCount_ThenEveryGroupSeesTheOthers) {
-    ze::Module m =
-        ze::Module::fromSourceBundle(ctx(), dev(), bundle(kGridKernel, "-cl-std=CL1.2 -I " ZP_KERNELS_CL_COMMON));
+    ze::Module m = ze::Module::fromSourceBundle(ctx(), dev(), bundle(std::string(kGridBarrierHeader) + kGridKernel));
     ze::Kernel k(m, "grid_swap");
     constexpr uint32_t items = 8;
     k.setGroupSize(items);
@@ -437,8 +437,7 @@ TEST_F(ZeclDevice, GivenAGridBarrierKernel_WhenLaunchedCooperativelyAtTheSuggest
 }
 
 TEST_F(ZeclDevice, GivenAGridAboveTheSuggestedCount_WhenLaunchedCooperatively_ThenErrorNamesTheCallAndTheGrid) {
-    ze::Module m =
-        ze::Module::fromSourceBundle(ctx(), dev(), bundle(kGridKernel, "-cl-std=CL1.2 -I " ZP_KERNELS_CL_COMMON));
+    ze::Module m = ze::Module::fromSourceBundle(ctx(), dev(), bundle(std::string(kGridBarrierHeader) + kGridKernel));
     ze::Kernel k(m, "grid_swap");
     k.setGroupSize(8);
     ze::DeviceBuffer<uint32_t> buf(ctx(), dev(), 8);

@@ -36,6 +36,7 @@ struct DeviceSession::State {
     std::unique_ptr<sched::DeviceWeights> weights;
     std::vector<oracle::bf16_t> silu;
     std::vector<std::pair<sched::Variant, std::unique_ptr<sched::DeviceChain>>> chains;
+    std::vector<std::pair<sched::Variant, std::string>> notValid;
     ExecutionSink sink;
 };
 
@@ -56,10 +57,15 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
     }
     s.weights = std::make_unique<sched::DeviceWeights>(s.context, device_, shape);
     s.silu = oracle::buildSiluTable(shape.swigluAlpha);
-    for (sched::Variant v : variants)
-        s.chains.emplace_back(
-            v, std::make_unique<sched::DeviceChain>(s.context, device_, *s.modules, shape, v, *s.weights, s.silu));
+    for (sched::Variant v : variants) try {
+            s.chains.emplace_back(
+                v, std::make_unique<sched::DeviceChain>(s.context, device_, *s.modules, shape, v, *s.weights, s.silu));
+        } catch (const sched::VariantNotValid& e) {
+            s.notValid.emplace_back(v, e.what());  // never run at the risk of a hang
+        }
 }
+
+const std::vector<std::pair<sched::Variant, std::string>>& DeviceSession::notValid() const { return state_->notValid; }
 
 DeviceSession::~DeviceSession() {
     // A run that failed part-way (an enqueue error, say) can leave earlier commands in flight:

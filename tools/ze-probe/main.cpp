@@ -217,6 +217,8 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
             };
         text += fmt::format("device: {} [{}], {}\n", session->device().name(),
                             ze::driverKindName(session->device().kind), session->kernelsText());
+        for (const auto& [v, why] : session->notValid())
+            text += fmt::format("variant {}: {}\n", sched::variantName(v), why);
     }
     probe::TimingSettings ts;
     const bool defaults = !o.repeats && !o.warmup;
@@ -248,6 +250,11 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
         {"timings", nullptr},    {"projections", nullptr},       {"launch_floor", nullptr},
         {"gate", nullptr},
     };
+    if (session && !session->notValid().empty()) {
+        nlohmann::json nv = nlohmann::json::object();
+        for (const auto& [v, why] : session->notValid()) nv[std::string(sched::variantName(v))] = why;
+        out.json["variants_not_valid"] = nv;
+    }
     if (!timing) {
         const std::string why = o.device == "host" ? "the host oracle has no device timestamps" : "--no-timing";
         text += fmt::format("timing: skipped ({}); no gate verdicts\n", why);

@@ -229,7 +229,7 @@ private:
     ze::DeviceBuffer<float> topkWeights_;
     ze::DeviceBuffer<std::uint32_t> gridBarrier_;
     ChainPlan plan_;
-    std::vector<ze::Kernel> kernels_;  // one per launch
+    std::vector<ze::Kernel> kernels_;    // one per launch
     std::vector<ze::GroupCount> grids_;  // one per launch
     ze::EventPool timestampPool_;
     std::vector<ze::Event> events_;  // one per launch
