@@ -14,7 +14,7 @@ list=$("$build/tools/ze-probe/ze-probe" --list-devices)
 grep -q "SPIR-V" <<<"$list" || { echo "ci-intel-cpu: the Intel CPU device offers no SPIR-V through zecl" >&2; exit 1; }
 "$build/tests/driver/zecl_driver_test" --gtest_brief=1 --gtest_filter='-*FaultInjection*:*TwoDevices*'
 "$build/tests/runtime/zp_runtime_tests" --gtest_brief=1 --gtest_filter='-TwoDevices.*'  # one Intel CPU device
-"$build/tests/kernels/test_device_chain" --gtest_brief=1 --gtest_filter='-DeviceChainDefaultShape.*:Tilings/*'
+"$build/tests/scheduler/test_device_chain" --gtest_brief=1 --gtest_filter='-DeviceChainDefaultShape.*:Tilings/*'
 "$build/tools/ze-probe/ze-probe" --device zecl --set hidden=1024 --set intermediate=544 --route-pattern all \
   --no-timing --out "$build/intel-cpu-probe" | tail -4
 grep -q '"modules": "SPIR-V' "$build/intel-cpu-probe/card0.json" ||

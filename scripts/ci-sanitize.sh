@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# CI: the host-side tests (ctest labels oracle and scheduler, and the host-only probe tests)
-# and the zecl fault tests (tests/probe/test_faults: ze-probe and the zeprobe facade on zecl
+# CI: the host-side tests (ctest labels oracle and probe, and the host-only tools tests)
+# and the zecl fault tests (tests/tools/test_faults: ze-probe and the zeprobe facade on zecl
 # over PoCL, each fault in its own process) built with AddressSanitizer + UndefinedBehavior-
 # Sanitizer + LeakSanitizer in ${ZP_ASAN_BUILD_DIR:-build-asan}. Fails on a failing or skipped
 # fault test and on any sanitizer report, including one from a child process (ze-probe and
@@ -13,20 +13,20 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 build=${ZP_ASAN_BUILD_DIR:-build-asan}
 jobs=${ZP_JOBS:-$(nproc)}
-labels='oracle|scheduler'
+labels='oracle|probe'
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZP_BUILD_TESTS=ON -DZP_SANITIZE=ON "$@" >/dev/null
 
 # The ninja target <dir>/all builds every target of a test directory and its dependencies,
 # so a new test file in these directories is picked up without touching this script. The
-# probe directory also holds device tests (ze-probe on zecl + PoCL), which are not built
+# tools directory also holds device tests (ze-probe on zecl + PoCL), which are not built
 # here: its host-only executables are named instead.
-probe_host_tests=(test_timing_stats test_gate test_sweep test_report)
+tools_host_tests=(test_report)
 # The fault tests and what they run: the zecl driver, ze-probe, fault_scenario (the facade).
 # Its kernel package (spirv/) is built too, not the device test directories.
 fault_targets=(test_faults ze_zecl ze-probe fault_scenario)
-targets=("${probe_host_tests[@]}" "${fault_targets[@]}")
-for dir in oracle scheduler fuzz; do
+targets=("${tools_host_tests[@]}" "${fault_targets[@]}")
+for dir in oracle probe fuzz; do
   [[ -f "$build/tests/$dir/CTestTestfile.cmake" ]] && targets+=("tests/$dir/all")
 done
 ninja -C "$build" -j "$jobs" "${targets[@]}"
@@ -46,8 +46,8 @@ export LSAN_OPTIONS="log_path=$PWD/$logs/lsan"
 
 status=0
 ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 900 -L "$labels" --no-tests=error || status=$?
-for t in "${probe_host_tests[@]}"; do
-  "$build/tests/probe/$t" --gtest_brief=1 || status=$?
+for t in "${tools_host_tests[@]}"; do
+  "$build/tests/tools/$t" --gtest_brief=1 || status=$?
 done
 
 # The fault tests on zecl over PoCL. The ICD loader is kept to PoCL: the Intel ICD (installed
@@ -59,14 +59,14 @@ if [[ ! -f "$pocl_icd" ]]; then
   status=1
 else
   faults_json="$build/test_faults.json"
-  OCL_ICD_VENDORS=$pocl_icd "$build/tests/probe/test_faults" --gtest_brief=1 --gtest_output="json:$faults_json" ||
+  OCL_ICD_VENDORS=$pocl_icd "$build/tests/tools/test_faults" --gtest_brief=1 --gtest_output="json:$faults_json" ||
     status=$?
   read -r ran skipped < <(python3 -c 'import json, sys
 t = [c for s in json.load(open(sys.argv[1]))["testsuites"] for c in s["testsuite"]]
 print(len(t), sum(c.get("result") == "SKIPPED" for c in t))' "$faults_json" || echo "0 0")
   echo "ci-sanitize: test_faults: $ran tests, $skipped skipped"
   if ((ran == 0 || skipped != 0)); then
-    echo "ci-sanitize: every fault test must run here; $build/tests/probe/test_faults prints why it skips" >&2
+    echo "ci-sanitize: every fault test must run here; $build/tests/tools/test_faults prints why it skips" >&2
     status=1
   fi
 fi
@@ -83,4 +83,4 @@ if ((status != 0)); then
   echo "ci-sanitize: FAILED (tests or sanitizer reports above; build dir $build)" >&2
   exit "$status"
 fi
-echo "ci-sanitize: labels $labels, the probe host tests and the $ran fault tests passed under ASan + UBSan + LSan, no sanitizer reports"
+echo "ci-sanitize: labels $labels, the tools host tests and the $ran fault tests passed under ASan + UBSan + LSan, no sanitizer reports"

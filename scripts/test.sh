@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs every test (ctest), failing when any test fails.
-# ZP_TEST_LABELS restricts to a label regex, e.g. ZP_TEST_LABELS='oracle|scheduler'.
+# ZP_TEST_LABELS restricts to a label regex, e.g. ZP_TEST_LABELS='oracle|probe'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh "$@"

@@ -3,7 +3,7 @@
  * (ZP_LANES x ZP_GEMM_ITEMS_Y), same grid, same column tile per work-group, same results bit
  * for bit: only the mapping of CONTRACT §4 onto work-items differs.
  *
- * Why: on a device where fp32 is not much faster than memory (the H200, notes/h200-mxfp4-gemv.md)
+ * Why: on a device where fp32 is not much faster than memory (the H200, docs/notes/h200-mxfp4-gemv.md)
  * the lane tile is bound by instructions per element. Here a work-item keeps its block's
  * activations in registers as f32 for every column set of the tile, walks
  * ZP_GEMM_COLS_PER_ITEM columns in lockstep (COLS x ROWS independent fma chains), prefetches the

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "fuzz_support.hpp"
-#include "zp/scheduler/config.hpp"
+#include "zp/probe/config.hpp"
 
 using namespace zp::sched;
 

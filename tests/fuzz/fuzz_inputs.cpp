@@ -16,8 +16,8 @@
 
 #include "fuzz_support.hpp"
 #include "zp/oracle/chain.hpp"
-#include "zp/scheduler/case_io.hpp"
-#include "zp/scheduler/safetensors.hpp"
+#include "zp/probe/case_io.hpp"
+#include "zp/probe/safetensors.hpp"
 
 using namespace zp;
 using namespace zp::sched;

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "fuzz_support.hpp"
-#include "zp/scheduler/safetensors.hpp"
+#include "zp/probe/safetensors.hpp"
 
 using namespace zp::sched;
 

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "fuzz_support.hpp"
-#include "zp/scheduler/sweep.hpp"
+#include "zp/probe/sweep.hpp"
 
 using namespace zp::sched;
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "zp/oracle/chain.hpp"
-#include "zp/scheduler/config.hpp"
-#include "zp/scheduler/safetensors.hpp"
+#include "zp/probe/config.hpp"
+#include "zp/probe/safetensors.hpp"
 
 namespace fs = std::filesystem;
 using namespace zp::sched;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "zp/scheduler/gate.hpp"
+#include "zp/probe/gate.hpp"
 
 using namespace zp::sched;
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <unistd.h>
 
-#include "zp/scheduler/input_error.hpp"
-#include "zp/scheduler/sweep.hpp"
+#include "zp/probe/input_error.hpp"
+#include "zp/probe/sweep.hpp"
 
 namespace fs = std::filesystem;
 using namespace zp::sched;

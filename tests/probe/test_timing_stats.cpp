@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "zp/scheduler/random.hpp"
-#include "zp/scheduler/timing_stats.hpp"
+#include "zp/probe/random.hpp"
+#include "zp/probe/timing_stats.hpp"
 
 using namespace zp::sched;
 

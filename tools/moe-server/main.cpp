@@ -37,7 +37,7 @@
 #include <zeprobe/zeprobe.hpp>
 
 #include "moe_service.hpp"
-#include "zp/scheduler/config.hpp"
+#include "zp/probe/config.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "zp/oracle/numerics.hpp"
-#include "zp/scheduler/input_error.hpp"
-#include "zp/scheduler/safetensors.hpp"
+#include "zp/probe/input_error.hpp"
+#include "zp/probe/safetensors.hpp"
 
 namespace zp::moeserver {
 

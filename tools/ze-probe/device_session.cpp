@@ -1,6 +1,6 @@
 #include "device_session.hpp"
 
-#include "zp/scheduler/input_error.hpp"
+#include "zp/probe/input_error.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // ze-probe: runs the MoE expert-FFN chain's cases on a device (or the host oracle), checks
-// them bit for bit against CONTRACT.md, then times the variants and reports the gate of
+// them bit for bit against docs/contract.md, then times the variants and reports the gate of
 // CONTRACT §8. Exit codes: 0 all good, 1 a case failed, 2 bad input or usage (message on
 // stderr). A failing gate verdict is a measurement, not an error: it does not change the code.
 #include <algorithm>
@@ -22,9 +22,9 @@
 #include "timing.hpp"
 #include "trace_json.hpp"
 #include "zp/runtime/ze.hpp"
-#include "zp/scheduler/case_io.hpp"
-#include "zp/scheduler/compare.hpp"
-#include "zp/scheduler/input_error.hpp"
+#include "zp/probe/case_io.hpp"
+#include "zp/probe/compare.hpp"
+#include "zp/probe/input_error.hpp"
 
 namespace {
 

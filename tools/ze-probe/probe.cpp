@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "zp/scheduler/case_io.hpp"
-#include "zp/scheduler/compare.hpp"
+#include "zp/probe/case_io.hpp"
+#include "zp/probe/compare.hpp"
 
 namespace zp::probe {
 

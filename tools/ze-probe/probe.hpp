@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "zp/oracle/chain.hpp"
-#include "zp/scheduler/cases.hpp"
-#include "zp/scheduler/config.hpp"
-#include "zp/scheduler/variant.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/probe/config.hpp"
+#include "zp/probe/variant.hpp"
 
 namespace zp::probe {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "zp/scheduler/gate.hpp"
+#include "zp/probe/gate.hpp"
 
 namespace zp::probe {
 

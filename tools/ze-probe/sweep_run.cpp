@@ -10,7 +10,7 @@
 
 #include "device_session.hpp"
 #include "timing.hpp"
-#include "zp/scheduler/sweep.hpp"
+#include "zp/probe/sweep.hpp"
 
 namespace zp::probe {
 namespace {

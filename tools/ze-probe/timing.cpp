@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "zp/scheduler/cases.hpp"
-#include "zp/scheduler/timing_stats.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/probe/timing_stats.hpp"
 
 namespace zp::probe {
 namespace {

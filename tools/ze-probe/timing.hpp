@@ -20,9 +20,9 @@
 
 #include "device_session.hpp"
 #include "trace_json.hpp"
-#include "zp/scheduler/config.hpp"
-#include "zp/scheduler/cases.hpp"
-#include "zp/scheduler/gate.hpp"
+#include "zp/probe/config.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/probe/gate.hpp"
 
 namespace zp::probe {
 

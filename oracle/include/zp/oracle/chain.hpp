@@ -1,4 +1,4 @@
-// CONTRACT.md §5: the host reference chain for one card, for any valid shape.
+// docs/contract.md §5: the host reference chain for one card, for any valid shape.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// CONTRACT.md §2, §4 and the SiLU table of §5: the number formats every device must meet
+// docs/contract.md §2, §4 and the SiLU table of §5: the number formats every device must meet
 // bit for bit. Pure host code, no device, no I/O.
 #pragma once
 

@@ -19,7 +19,7 @@
 #include "zp/kernels/package.hpp"
 #include "zp/oracle/chain.hpp"
 #include "zp/runtime/ze.hpp"
-#include "zp/scheduler/variant.hpp"
+#include "zp/probe/variant.hpp"
 
 namespace zp::sched {
 

@@ -1,0 +1,31 @@
+// Case inputs, weights and dumps as safetensors files (DESIGN.md "Files and formats").
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "zp/oracle/chain.hpp"
+#include "zp/probe/safetensors.hpp"
+#include "zp/probe/variant.hpp"
+
+namespace zp::sched {
+
+// Checks inputs against the shape: sizes, and every id in [0, E) (§5.1: the message names
+// (m, k) and the id). Throws InputError.
+void validateInputs(const oracle::ChainShape&, const oracle::ChainInputs&);
+
+// `hidden` BF16 [M,H], `topk_ids` I32 [M,K], `topk_weights` F32 [M,K]; validated.
+oracle::ChainInputs loadInputs(const std::filesystem::path&, const oracle::ChainShape&);
+
+// CONTRACT §3 stacked tensors `{prefix}gate_up_proj_blocks` … for all E experts; this card's
+// E/C experts are kept.
+oracle::LocalWeights loadWeights(const std::filesystem::path&, const oracle::ChainShape&, const std::string& prefix);
+// The same layout, with this card's experts and zeros elsewhere (tests and tools).
+TensorMap weightsTensors(const oracle::ChainShape&, const oracle::LocalWeights&, const std::string& prefix);
+
+TensorMap inputTensors(const oracle::ChainShape&, const oracle::ChainInputs&);
+// Inputs plus `compact_rows` I32 [R,2] (le, m), and as BF16 `gate_up` [R,2I], `act` [R,I],
+// `y` [R,H] (each only where `Materialised` says so) and `out` [M,H].
+TensorMap dumpTensors(const oracle::ChainShape&, const oracle::ChainInputs&, const oracle::ChainOutputs&, Materialised);
+
+}  // namespace zp::sched

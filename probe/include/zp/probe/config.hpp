@@ -1,0 +1,57 @@
+// The run configuration: CONTRACT §1 shape keys plus layers, weights, gate and seed, from
+// YAML (configs/*.yaml) and `--set key=value` overrides.
+//
+// Every bad input is an InputError naming the file (or "--set"), the key path and the value,
+// e.g. "config.yaml:4:3: swiglu.limt: unknown key (known: limit, alpha, up_bias)".
+// Per-key rules (types, ranges, "hidden: 100: must be a positive multiple of 32") are checked
+// as each key is read; rules between keys (experts % cards, card < cards) by validate().
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "zp/oracle/chain.hpp"
+#include "zp/probe/input_error.hpp"
+
+namespace YAML {
+class Node;
+}
+
+namespace zp::sched {
+
+struct Config {
+    oracle::ChainShape shape;       // hidden, intermediate, experts, top_k, rows, cards, card, swiglu.*, gate_up_layout
+    int layers = 43;                // layers (CONTRACT §8 projection)
+    std::string weightsPrefix;      // weights.prefix (CONTRACT §3 tensor names)
+    double gateMinSavingMs = 0.50;  // gate.min_saving_ms (CONTRACT §8)
+    std::uint64_t seed = 20261129;  // seed (cases and random weights)
+    int contract = 1;               // contract (must be 1)
+
+    bool operator==(const Config& o) const;
+};
+
+// File → Config: defaults for absent keys, then validate(). An empty file gives the defaults.
+Config loadConfig(const std::filesystem::path&);
+Config parseConfig(const std::string& yamlText, const std::string& nameForErrors);
+
+// Applies the keys of one YAML mapping (a whole config document) on top of `cfg`.
+// Does not call validate(): cross-key rules may only hold once every source is applied.
+void applyConfigNode(Config& cfg, const YAML::Node& root, const std::string& nameForErrors);
+
+// One `--set key=value`: dotted key (swiglu.limit=7), value read with YAML scalar rules
+// (a flow mapping works for a group: swiglu={limit: 7, alpha: 1.702}).
+// Does not call validate(): call it after the last --set.
+void applySet(Config& cfg, std::string_view keyEqualsValue);
+
+// CONTRACT §1 through oracle::validateShape, plus contract == 1, layers >= 1 and a finite,
+// non-negative gate.min_saving_ms. Throws InputError "<key> = <value>: <what is expected>".
+void validate(const Config&);
+
+std::string toYaml(const Config&);     // parseConfig(toYaml(c)) == c
+nlohmann::json toJson(const Config&);  // same keys and nesting as the YAML, for card JSON output
+
+}  // namespace zp::sched

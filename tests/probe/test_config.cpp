@@ -1,0 +1,265 @@
+#include "zp/probe/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace zp::sched {
+namespace {
+
+// The InputError message of parsing `yaml` as config.yaml, or "" when it parsed.
+std::string parseError(const std::string& yaml) {
+    try {
+        parseConfig(yaml, "config.yaml");
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::string setError(std::string_view kv) {
+    Config cfg;
+    try {
+        applySet(cfg, kv);
+    } catch (const InputError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+#define EXPECT_CONTAINS(text, fragment)                              \
+    do {                                                             \
+        const std::string text_ = (text);                            \
+        EXPECT_NE(text_.find(fragment), std::string::npos) << text_; \
+    } while (0)
+
+Config nonDefault() {
+    Config c;
+    c.shape.hidden = 2880;
+    c.shape.intermediate = 2880;
+    c.shape.experts = 32;
+    c.shape.topK = 4;
+    c.shape.rows = 1;
+    c.shape.cards = 2;
+    c.shape.card = 1;
+    c.shape.swigluLimit = 7.0f;
+    c.shape.swigluAlpha = 1.702f;
+    c.shape.swigluUpBias = 1.0f;
+    c.shape.layout = oracle::GateUpLayout::Interleaved;
+    c.layers = 24;
+    c.weightsPrefix = "model.layers.0.mlp.experts.\"odd\": #x";
+    c.gateMinSavingMs = 0.125;
+    c.seed = 18446744073709551615ull;
+    return c;
+}
+
+// ---- good input ----
+
+TEST(Config, GivenAnEmptyFile_WhenParsed_ThenEveryKeyHasItsContractDefault) {
+    const Config c = parseConfig("", "empty.yaml");
+    EXPECT_EQ(c, Config{});
+    EXPECT_EQ(c.shape.hidden, 4096);
+    EXPECT_EQ(c.shape.experts, 192);
+    EXPECT_EQ(c.layers, 43);
+    EXPECT_EQ(c.seed, 20261129u);
+    EXPECT_EQ(c.gateMinSavingMs, 0.50);
+}
+
+TEST(Config, GivenTheShippedDeepSeekConfig_WhenLoaded_ThenItEqualsTheDefaults) {
+    // ZP_CONFIG_DIR is the source tree's configs/ (set by CMake): a missing file is a failure.
+    const auto path = std::filesystem::path(ZP_CONFIG_DIR) / "deepseek-v4-flash.yaml";
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    EXPECT_EQ(loadConfig(path), Config{});
+}
+
+TEST(Config, GivenSomeKeys_WhenParsed_ThenTheyOverrideAndTheRestKeepDefaults) {
+    const Config c =
+        parseConfig("hidden: 2880\nswiglu:\n  limit: 7\n  alpha: 1.702\ngate_up_layout: interleaved\n", "c.yaml");
+    EXPECT_EQ(c.shape.hidden, 2880);
+    EXPECT_EQ(c.shape.swigluLimit, 7.0f);
+    EXPECT_EQ(c.shape.swigluAlpha, 1.702f);
+    EXPECT_EQ(c.shape.swigluUpBias, 0.0f);
+    EXPECT_EQ(c.shape.layout, oracle::GateUpLayout::Interleaved);
+    EXPECT_EQ(c.shape.intermediate, 2048);
+}
+
+TEST(Config, GivenANonDefaultConfig_WhenWrittenAsYamlAndParsed_ThenItIsIdentical) {
+    const Config c = nonDefault();
+    EXPECT_EQ(parseConfig(toYaml(c), "roundtrip"), c);
+    EXPECT_EQ(parseConfig(toYaml(Config{}), "roundtrip"), Config{});
+}
+
+TEST(Config, GivenAConfig_WhenConvertedToJson_ThenKeysAndValuesMatchTheYamlNames) {
+    const nlohmann::json j = toJson(nonDefault());
+    EXPECT_EQ(j.at("contract"), 1);
+    EXPECT_EQ(j.at("hidden"), 2880);
+    EXPECT_EQ(j.at("top_k"), 4);
+    EXPECT_EQ(j.at("seed").get<std::uint64_t>(), 18446744073709551615ull);
+    EXPECT_EQ(j.at("swiglu").at("alpha").dump(), "1.702");
+    EXPECT_EQ(j.at("swiglu").at("limit").get<double>(), 7.0);
+    EXPECT_EQ(j.at("gate_up_layout"), "interleaved");
+    EXPECT_EQ(j.at("weights").at("prefix"), "model.layers.0.mlp.experts.\"odd\": #x");
+    EXPECT_EQ(j.at("gate").at("min_saving_ms"), 0.125);
+}
+
+TEST(Config, GivenDottedSets_WhenApplied_ThenTheNamedKeysChange) {
+    Config c;
+    applySet(c, "swiglu.limit=7");
+    applySet(c, "hidden=2880");
+    applySet(c, "weights.prefix=model.");
+    applySet(c, "gate={min_saving_ms: 0.25}");
+    applySet(c, "seed=1");
+    EXPECT_EQ(c.shape.swigluLimit, 7.0f);
+    EXPECT_EQ(c.shape.hidden, 2880);
+    EXPECT_EQ(c.weightsPrefix, "model.");
+    EXPECT_EQ(c.gateMinSavingMs, 0.25);
+    EXPECT_EQ(c.seed, 1u);
+}
+
+// ---- bad input: one test per kind ----
+
+TEST(ConfigBad, GivenAnUnknownTopLevelKey_WhenParsed_ThenRejectedWithPositionAndKnownKeys) {
+    EXPECT_EQ(parseError("hidden: 4096\nhiden: 4096\n")
+                  .rfind("config.yaml:2:1: hiden: unknown key (known: contract, hidden,", 0),
+              0u)
+        << parseError("hidden: 4096\nhiden: 4096\n");
+}
+
+TEST(ConfigBad, GivenAnUnknownNestedKey_WhenParsed_ThenRejectedWithItsPathAndSiblings) {
+    EXPECT_CONTAINS(parseError("swiglu:\n  limt: 7\n"),
+                    "config.yaml:2:3: swiglu.limt: unknown key (known: limit, alpha, up_bias)");
+}
+
+TEST(ConfigBad, GivenAMapWhereAScalarBelongs_WhenParsed_ThenRejectedNamingTheType) {
+    EXPECT_CONTAINS(parseError("hidden: {a: 1}\n"), "hidden: got a map, expected an integer");
+}
+
+TEST(ConfigBad, GivenAScalarWhereAMapBelongs_WhenParsed_ThenRejectedListingTheKeys) {
+    EXPECT_CONTAINS(parseError("swiglu: 7\n"),
+                    "swiglu: got the scalar \"7\", expected a map of keys (known: limit, alpha, up_bias)");
+}
+
+TEST(ConfigBad, GivenATopLevelSequence_WhenParsed_ThenRejected) {
+    EXPECT_CONTAINS(parseError("- 1\n- 2\n"),
+                    "config.yaml:1:1: got a sequence, expected a map of keys (known: contract,");
+}
+
+TEST(ConfigBad, GivenAWordWhereAnIntegerBelongs_WhenParsed_ThenRejectedAsNotAnInteger) {
+    EXPECT_CONTAINS(parseError("rows: two\n"), "rows: \"two\": not an integer");
+    EXPECT_CONTAINS(parseError("rows: 2.0\n"), "rows: \"2.0\": not an integer");
+}
+
+TEST(ConfigBad, GivenAQuotedNumber_WhenParsed_ThenRejectedBecauseYamlMakesItAString) {
+    EXPECT_CONTAINS(parseError("rows: \"2\"\n"), "rows: \"2\": not an integer");
+}
+
+TEST(ConfigBad, GivenAnIntegerOutOfRange_WhenParsed_ThenRejectedWithTheRange) {
+    EXPECT_CONTAINS(parseError("experts: 99999999999\n"),
+                    "experts: 99999999999: out of range [-2147483648, 2147483647]");
+    EXPECT_CONTAINS(parseError("seed: -1\n"), "seed: -1: out of range [0, 18446744073709551615]");
+}
+
+TEST(ConfigBad, GivenNoValue_WhenParsed_ThenRejectedSayingWhatIsExpected) {
+    EXPECT_CONTAINS(parseError("top_k:\n"), "top_k: got no value, expected an integer");
+}
+
+TEST(ConfigBad, GivenABadLayoutName_WhenParsed_ThenRejectedListingTheLayouts) {
+    EXPECT_CONTAINS(parseError("gate_up_layout: fused\n"), "gate_up_layout: \"fused\": must be split or interleaved");
+}
+
+TEST(ConfigBad, GivenContract2_WhenParsed_ThenRejectedNamingTheVersion) {
+    EXPECT_CONTAINS(parseError("contract: 2\n"),
+                    "config.yaml:1:11: contract: 2: this build implements contract 1 only");
+}
+
+TEST(ConfigBad, GivenHidden100_WhenParsed_ThenRejectedAsNotAMultipleOf32) {
+    EXPECT_CONTAINS(parseError("hidden: 100\n"), "hidden: 100: must be a positive multiple of 32");
+}
+
+TEST(ConfigBad, GivenNegativeLayers_WhenParsed_ThenRejected) {
+    EXPECT_CONTAINS(parseError("layers: -3\n"), "layers: -3: must be at least 1");
+}
+
+TEST(ConfigBad, GivenExpertsNotAMultipleOfCards_WhenParsed_ThenRejectedByTheShapeRules) {
+    EXPECT_CONTAINS(parseError("experts: 190\n"),
+                    "config.yaml: experts = 190: must be a positive multiple of cards (4)");
+}
+
+TEST(ConfigBad, GivenCardNotBelowCards_WhenParsed_ThenRejectedWithTheRange) {
+    EXPECT_CONTAINS(parseError("cards: 2\nexperts: 64\ncard: 2\n"), "card = 2: must be in [0, cards) = [0, 2)");
+}
+
+TEST(ConfigBad, GivenANonFiniteFloat_WhenParsed_ThenRejected) {
+    EXPECT_CONTAINS(parseError("swiglu:\n  alpha: .inf\n"), "swiglu.alpha: .inf: must be finite");
+    EXPECT_CONTAINS(parseError("gate:\n  min_saving_ms: .nan\n"), "gate.min_saving_ms: .nan: must be finite");
+    EXPECT_CONTAINS(parseError("swiglu:\n  up_bias: 1e999\n"), "swiglu.up_bias: 1e999: out of range (must be finite)");
+    EXPECT_CONTAINS(parseError("swiglu:\n  up_bias: 1e300\n"), "swiglu.up_bias: 1e300: out of range for f32");
+}
+
+TEST(ConfigBad, GivenALimitNotExactInBf16_WhenParsed_ThenRejected) {
+    EXPECT_CONTAINS(parseError("swiglu:\n  limit: 7.01\n"),
+                    "swiglu.limit: 7.01: must be a non-negative value exactly representable in BF16");
+}
+
+TEST(ConfigBad, GivenANegativeGateBar_WhenParsed_ThenRejected) {
+    EXPECT_CONTAINS(parseError("gate:\n  min_saving_ms: -0.5\n"),
+                    "gate.min_saving_ms: -0.5: must be a non-negative number");
+}
+
+TEST(ConfigBad, GivenADuplicateKey_WhenParsed_ThenRejectedNamingIt) {
+    EXPECT_CONTAINS(parseError("rows: 2\nrows: 1\n"), "config.yaml:2:1: rows: duplicate key");
+}
+
+TEST(ConfigBad, GivenMalformedYaml_WhenParsed_ThenRejectedWithLineAndColumn) {
+    EXPECT_CONTAINS(parseError("hidden: 4096\nswiglu: [1, 2\n"), "config.yaml:3:1: malformed YAML: ");
+    EXPECT_CONTAINS(parseError("hidden: 4096\n  rows: 2\n"), "config.yaml:2:7: malformed YAML: ");
+}
+
+TEST(ConfigBad, GivenTwoYamlDocuments_WhenParsed_ThenRejected) {
+    EXPECT_CONTAINS(parseError("hidden: 4096\n---\nhidden: 2048\n"),
+                    "config.yaml: holds 2 YAML documents, expected one");
+}
+
+TEST(ConfigBad, GivenAMissingFile_WhenLoaded_ThenRejectedNamingThePath) {
+    try {
+        loadConfig("/nonexistent/zp/config.yaml");
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_CONTAINS(std::string(e.what()), "/nonexistent/zp/config.yaml: cannot read config");
+    }
+}
+
+TEST(ConfigBad, GivenSetOfAnUnknownKey_WhenApplied_ThenRejectedListingTheKnownKeys) {
+    EXPECT_EQ(setError("swiglu.limt=7"), "--set swiglu.limt: unknown key (known: limit, alpha, up_bias)");
+    EXPECT_EQ(setError("foo.bar=1").rfind("--set foo.bar: unknown key (known: contract, hidden,", 0), 0u)
+        << setError("foo.bar=1");
+    EXPECT_EQ(setError("hidden.x=1"), "--set hidden.x: unknown key (hidden takes a value, it has no keys under it)");
+}
+
+TEST(ConfigBad, GivenSetWithoutEquals_WhenApplied_ThenRejectedShowingTheForm) {
+    EXPECT_EQ(setError("swiglu.limit"), "--set \"swiglu.limit\": expected key=value, e.g. --set swiglu.limit=7");
+    EXPECT_EQ(setError("=7"), "--set \"=7\": expected key=value, e.g. --set swiglu.limit=7");
+}
+
+TEST(ConfigBad, GivenSetOfABadValue_WhenApplied_ThenRejectedLikeTheFile) {
+    EXPECT_EQ(setError("rows=two"), "--set: rows: \"two\": not an integer");
+    EXPECT_EQ(setError("hidden=100"), "--set: hidden: 100: must be a positive multiple of 32");
+    EXPECT_CONTAINS(setError("hidden=[1,"), "--set hidden: \"[1,\": malformed YAML value");
+}
+
+TEST(ConfigBad, GivenACrossKeyViolationAfterSets_WhenValidated_ThenRejected) {
+    Config c;
+    applySet(c, "cards=5");
+    try {
+        validate(c);
+        FAIL() << "no error";
+    } catch (const InputError& e) {
+        EXPECT_STREQ(e.what(), "experts = 192: must be a positive multiple of cards (5)");
+    }
+}
+
+}  // namespace
+}  // namespace zp::sched

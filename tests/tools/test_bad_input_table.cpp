@@ -1,0 +1,435 @@
+// A table of bad inputs to ze-probe: CLI options, YAML configs and sweeps, safetensors files
+// and routes. Each row is a ze-probe run (the binary, as a user runs it) that must end with
+// exit code 2 (bad input) and a message naming what was wrong. The files are written by the
+// test into a temporary directory; rows run with --device host, or (sweeps, which refuse the
+// host) fail while the sweep file is read, before any device is opened, so the table needs no device. Rows already in
+// test_ze_probe.cpp (ZeProbeBadInput) are not repeated.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "probe_support.hpp"
+#include "zp/probe/case_io.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/probe/safetensors.hpp"
+
+namespace fs = std::filesystem;
+using namespace zp;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+const std::string kShape = std::string(kReducedShapeArgs) + " --device host ";
+
+Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+// u64 LE header length, header, data: no checks, so any header can be written.
+Bytes rawSafetensors(const std::string& header, const Bytes& data) {
+    Bytes f(8);
+    const std::uint64_t n = header.size();
+    std::memcpy(f.data(), &n, 8);
+    f.insert(f.end(), header.begin(), header.end());
+    f.insert(f.end(), data.begin(), data.end());
+    return f;
+}
+
+// A valid file split into its header JSON and data, so that a row can change one thing.
+struct Split {
+    nlohmann::json header;
+    Bytes data;
+    Bytes write() const { return rawSafetensors(header.dump(), data); }
+};
+Split split(const sched::TensorMap& t) {
+    const Bytes f = sched::serializeSafetensors(t);
+    std::uint64_t n = 0;
+    std::memcpy(&n, f.data(), 8);
+    return {nlohmann::json::parse(f.begin() + 8, f.begin() + 8 + std::ptrdiff_t(n)),
+            Bytes(f.begin() + 8 + std::ptrdiff_t(n), f.end())};
+}
+
+sched::Case validCase() { return sched::makeCase(reducedShape(), sched::RoutePattern::SixLocal, 0, 1, nullptr); }
+Split validInputs() { return split(sched::inputTensors(reducedShape(), validCase().inputs)); }
+Split validWeights() {
+    const auto s = reducedShape();
+    return split(sched::weightsTensors(s, sched::makeRandomWeights(s, 3), ""));
+}
+// Inputs with one change to the routes.
+Bytes inputsWith(const std::function<void(oracle::ChainInputs&)>& edit, oracle::ChainShape s = reducedShape()) {
+    auto c = validCase();
+    edit(c.inputs);
+    return sched::serializeSafetensors(sched::inputTensors(s, c.inputs));
+}
+
+struct Row {
+    const char* name;
+    std::vector<std::pair<std::string, std::function<Bytes()>>> files;  // written into the row's directory
+    std::string args;                                                   // "@" = the row's directory
+    int exitCode;
+    std::string fragment;  // "@" = the row's directory
+};
+
+std::string expand(std::string s, const std::string& dir) {
+    for (std::size_t at; (at = s.find('@')) != std::string::npos;) s.replace(at, 1, dir);
+    return s;
+}
+
+struct Result {
+    bool exited = false;
+    int exitCode = -1;
+    std::string output;
+};
+
+// Runs ze-probe in `dir` (so that nothing lands in the source tree) through sh for the quoting.
+Result runProbe(const std::string& args, const fs::path& dir) {
+    const fs::path log = dir / "probe.log";
+    const std::string cmd =
+        "cd '" + dir.string() + "' && exec " + ZE_PROBE_EXE + " " + args + " >'" + log.string() + "' 2>&1";
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    int status = 0;
+    Result r;
+    if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return r;
+    r.exited = WIFEXITED(status);
+    r.exitCode = r.exited ? WEXITSTATUS(status) : -1;
+    std::ifstream f(log);
+    std::stringstream s;
+    s << f.rdbuf();
+    r.output = s.str();
+    return r;
+}
+
+const char* kSweepHead = "sweep:\n  name: bad\n  set: {hidden: 128, intermediate: 64, experts: 48}\n";
+
+std::vector<Row> rows() {
+    std::vector<Row> v = {
+        // --- CLI options
+        {"RepeatsNegative", {}, "--repeats -1 --device host", 2, "--repeats: Value -1 not in range"},
+        {"WarmupNotANumber", {}, "--warmup abc --device host", 2, "--warmup: Value abc"},
+        {"WarmupAboveMaximum", {}, "--warmup 100001 --device host", 2, "--warmup: Value 100001"},
+        {"CardsNotANumber", {}, "--cards x --device host", 2, "--cards: Value x"},
+        {"CardsOutOfRange", {}, "--cards 9 --device host", 2, "card = 9: must be in [0, cards) = [0, 4)"},
+        {"RoutePatternEmpty", {}, "--route-pattern '' --device host", 2, "unknown route pattern ''"},
+        {"VariantList", {}, "--variant baseline,paired --device host", 2, "unknown variant 'baseline,paired'"},
+        {"PositionalArgument", {}, "--device host extra_positional", 2, "extra_positional"},
+        {"InputsWithoutValue", {}, "--inputs", 2, "--inputs"},
+        {"SweepWithSet",
+         {{"s.yaml", [] { return text(std::string(kSweepHead) + "  axes: {variant: [baseline]}\n"); }}},
+         "--sweep @/s.yaml --set hidden=128 --out @/o",
+         2,
+         "--set"},
+        {"SetEmptyKey", {}, "--set =5 --device host", 2, "--set \"=5\": expected key=value"},
+        {"SetEmptyValue", {}, "--set hidden= --device host", 2, "hidden: got no value, expected an integer"},
+        {"SetNegativeHidden",
+         {},
+         "--set hidden=-32 --device host",
+         2,
+         "hidden: -32: must be a positive multiple of 32"},
+        {"SetHugeHidden",
+         {},
+         "--set hidden=99999999999999999999 --device host",
+         2,
+         "hidden: 99999999999999999999: out of range"},
+        {"SetTopKZero", {}, "--set top_k=0 --device host", 2, "top_k: 0: must be at least 1"},
+        {"SetCardsZero", {}, "--set cards=0 --device host", 2, "cards: 0: must be at least 1"},
+        {"SetExpertsNotMultipleOfCards",
+         {},
+         "--set experts=50 --device host",
+         2,
+         "experts = 50: must be a positive multiple of cards (4)"},
+        {"SetRoutesOverflow",
+         {},
+         "--set rows=3 --set top_k=2000000000 --device host",
+         2,
+         "must be at most 2147483647 routes"},
+        {"SetLimitNotANumber", {}, "--set swiglu.limit=abc --device host", 2, "swiglu.limit: \"abc\": not a number"},
+        {"SetAlphaNaN", {}, "--set swiglu.alpha=nan --device host", 2, "swiglu.alpha: nan: must be finite"},
+        {"SetScalarForMap", {}, "--set swiglu=5 --device host", 2, "swiglu: got the scalar \"5\", expected a map"},
+        {"SetBadLayout",
+         {},
+         "--set gate_up_layout=diagonal --device host",
+         2,
+         "gate_up_layout: \"diagonal\": must be split or interleaved"},
+        {"SetNegativeSeed", {}, "--set seed=-1 --device host", 2, "seed: -1: out of range"},
+        // --- YAML configs
+        {"ConfigNotAMap",
+         {{"c.yaml", [] { return text("- 1\n- 2\n"); }}},
+         "--config @/c.yaml --device host",
+         2,
+         "c.yaml"},
+        {"ConfigUnknownKey",
+         {{"c.yaml", [] { return text("hiddden: 128\n"); }}},
+         "--config @/c.yaml --device host",
+         2,
+         "hiddden"},
+        {"ConfigListForInteger",
+         {{"c.yaml", [] { return text("hidden: [128, 256]\n"); }}},
+         "--config @/c.yaml --device host",
+         2,
+         "hidden"},
+        {"ConfigSyntaxError",
+         {{"c.yaml", [] { return text("hidden: [128\n"); }}},
+         "--config @/c.yaml --device host",
+         2,
+         "c.yaml"},
+        {"ConfigTwoDocuments",
+         {{"c.yaml", [] { return text("hidden: 128\n---\nhidden: 256\n"); }}},
+         "--config @/c.yaml --device host",
+         2,
+         "c.yaml"},
+        {"ConfigContractInFile",
+         {{"c.yaml", [] { return text("contract: 2\n"); }}},
+         "--config @/c.yaml --device host",
+         2,
+         "contract"},
+        {"ConfigHiddenNotMultipleOf32",
+         {{"c.yaml", [] { return text("hidden: 100\nintermediate: 64\n"); }}},
+         "--config @/c.yaml --device host",
+         2,
+         "hidden"},
+        // --- sweep files
+        {"SweepUnknownAxis",
+         {{"s.yaml", [] { return text(std::string(kSweepHead) + "  axes: {colour: [red]}\n"); }}},
+         "--sweep @/s.yaml --out @/o",
+         2,
+         "colour"},
+        {"SweepEmptyAxis",
+         {{"s.yaml", [] { return text(std::string(kSweepHead) + "  axes: {variant: []}\n"); }}},
+         "--sweep @/s.yaml --out @/o",
+         2,
+         "variant"},
+        {"SweepBadAxisValue",
+         {{"s.yaml", [] { return text(std::string(kSweepHead) + "  axes: {hidden: [100]}\n"); }}},
+         "--sweep @/s.yaml --out @/o",
+         2,
+         "hidden"},
+        {"SweepMissingBaseConfig",
+         {{"s.yaml",
+           [] { return text("sweep:\n  name: bad\n  base_config: nope.yaml\n  axes: {variant: [baseline]}\n"); }}},
+         "--sweep @/s.yaml --out @/o",
+         2,
+         "nope.yaml"},
+        {"SweepBadName",
+         {{"s.yaml", [] { return text("sweep:\n  name: a/b\n  axes: {variant: [baseline]}\n"); }}},
+         "--sweep @/s.yaml --out @/o",
+         2,
+         "a/b"},
+        {"SweepZeroRepeats",
+         {{"s.yaml", [] { return text(std::string(kSweepHead) + "  axes: {variant: [baseline]}\n  repeats: 0\n"); }}},
+         "--sweep @/s.yaml --out @/o",
+         2,
+         "repeats"},
+        // --- safetensors (case inputs and weights)
+        {"SafetensorsShorterThanLength",
+         {{"in.safetensors",
+           [] {
+               return Bytes{1, 2, 3};
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "in.safetensors"},
+        {"SafetensorsHeaderPastEnd",
+         {{"in.safetensors", [] { return Bytes{0xff, 0xff, 0, 0, 0, 0, 0, 0, '{', '}'}; }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "in.safetensors"},
+        {"SafetensorsHeaderNotJson",
+         {{"in.safetensors", [] { return rawSafetensors("{not json", {}); }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "in.safetensors"},
+        {"SafetensorsHeaderArray",
+         {{"in.safetensors", [] { return rawSafetensors("[1, 2]", {}); }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "in.safetensors"},
+        {"SafetensorsOffsetsPastData",
+         {{"in.safetensors",
+           [] {
+               auto s = validInputs();
+               s.header["topk_weights"]["data_offsets"][1] = 1u << 30;
+               return s.write();
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "topk_weights"},
+        {"SafetensorsOffsetsReversed",
+         {{"in.safetensors",
+           [] {
+               auto s = validInputs();
+               auto& o = s.header["hidden"]["data_offsets"];
+               o = {o[1], o[0]};
+               return s.write();
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "hidden"},
+        {"SafetensorsTruncatedData",
+         {{"in.safetensors",
+           [] {
+               auto s = validInputs();
+               s.data.resize(s.data.size() - 5);
+               return s.write();
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "in.safetensors"},
+        {"SafetensorsUnknownDtype",
+         {{"in.safetensors",
+           [] {
+               auto s = validInputs();
+               s.header["hidden"]["dtype"] = "Q4";
+               return s.write();
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "Q4"},
+        {"InputsHiddenWrongDtype",
+         {{"in.safetensors",
+           [] {
+               auto s = validInputs();
+               s.header["hidden"]["dtype"] = "F16";  // same size as BF16: only the dtype is wrong
+               return s.write();
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "hidden"},
+        {"InputsTopkIdsWrongShape",
+         {{"in.safetensors",
+           [] {
+               auto s = validInputs();
+               s.header["topk_ids"]["shape"] = {3, 4};  // 12 ids as [2, 6] holds
+               return s.write();
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "topk_ids"},
+        {"InputsMissingTopkWeights",
+         {{"in.safetensors",
+           [] {
+               auto c = validCase();
+               auto t = sched::inputTensors(reducedShape(), c.inputs);
+               t.erase("topk_weights");
+               return sched::serializeSafetensors(t);
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "topk_weights"},
+        {"WeightsBlocksWrongDtype",
+         {{"w.safetensors",
+           [] {
+               auto s = validWeights();
+               s.header["gate_up_proj_blocks"]["dtype"] = "I8";
+               return s.write();
+           }}},
+         kShape + "--weights @/w.safetensors",
+         2,
+         "gate_up_proj_blocks"},
+        {"WeightsScalesWrongShape",
+         {{"w.safetensors",
+           [] {
+               auto s = validWeights();
+               auto shape = s.header["down_proj_scales"]["shape"];
+               s.header["down_proj_scales"]["shape"] = {shape[0], shape[2], shape[1]};
+               return s.write();
+           }}},
+         kShape + "--weights @/w.safetensors",
+         2,
+         "down_proj_scales"},
+        // --- routes
+        {"RouteNegativeId",
+         {{"in.safetensors", [] { return inputsWith([](auto& in) { in.topkIds[3] = -1; }); }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "topk_ids[0][3] = -1"},
+        {"RouteIdFarOutOfRange",
+         {{"in.safetensors", [] { return inputsWith([](auto& in) { in.topkIds[7] = 1000000; }); }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "topk_ids[1][1] = 1000000"},
+        {"RouteTopkShapesDisagree",
+         {{"in.safetensors",
+           [] {
+               auto t = sched::inputTensors(reducedShape(), validCase().inputs);
+               std::vector<float> w(2 * 5, 0.5f);
+               t["topk_weights"] = sched::makeTensor(sched::DType::F32, {2, 5}, w);
+               return sched::serializeSafetensors(t);
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "topk_weights"},
+        {"RouteMoreRowsThanConfig",
+         {{"in.safetensors",
+           [] {
+               auto s = reducedShape();
+               s.rows = 3;
+               auto c = sched::makeCase(s, sched::RoutePattern::AllDuplicate, 0, 1, nullptr);
+               return sched::serializeSafetensors(sched::inputTensors(s, c.inputs));
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "hidden"},
+        {"RouteIdsAsI64",
+         {{"in.safetensors",
+           [] {
+               auto t = sched::inputTensors(reducedShape(), validCase().inputs);
+               std::vector<std::int64_t> ids(12, 1);
+               t["topk_ids"] = sched::makeTensor(sched::DType::I64, {2, 6}, ids);
+               return sched::serializeSafetensors(t);
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "topk_ids"},
+    };
+    return v;
+}
+
+class ZeProbeBadInputTable : public ::testing::TestWithParam<Row> {
+protected:
+    void SetUp() override {
+        dir = fs::temp_directory_path() / ("zp-bad-" + std::to_string(::getpid()) + "-" + GetParam().name);
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+    }
+    void TearDown() override { fs::remove_all(dir); }
+    fs::path dir;
+};
+
+TEST_P(ZeProbeBadInputTable, GivenBadInput_WhenRun_ThenExitCodeTwoAndMessageNamesIt) {
+    const Row& row = GetParam();
+    for (const auto& [name, make] : row.files) {
+        const Bytes b = make();
+        std::ofstream(dir / name, std::ios::binary)
+            .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    }
+    const Result r = runProbe(expand(row.args, dir.string()), dir);
+    ASSERT_TRUE(r.exited) << "killed by a signal\n" << r.output;
+    EXPECT_EQ(r.exitCode, row.exitCode) << r.output;
+    const std::string fragment = expand(row.fragment, dir.string());
+    EXPECT_NE(r.output.find(fragment), std::string::npos) << "expected '" << fragment << "' in:\n" << r.output;
+    // Bad input is never reported as a bug or a crash.
+    for (const char* bad : {"terminate called", "internal error", "AddressSanitizer", "runtime error:"})
+        EXPECT_EQ(r.output.find(bad), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "probe-out")) << "a rejected run wrote results";
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, ZeProbeBadInputTable, ::testing::ValuesIn(rows()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(ZeProbeBadInputTableSize, GivenTheTable_ThenItHasAtLeastThirtyRows) { EXPECT_GE(rows().size(), 30u); }
+
+}  // namespace

@@ -1,0 +1,196 @@
+// ze-probe end to end: the binary as a user runs it, its exit codes, files and messages.
+#include <gtest/gtest.h>
+
+#include "probe_support.hpp"
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+#include "zp/probe/case_io.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/probe/safetensors.hpp"
+
+namespace fs = std::filesystem;
+using namespace zp;
+
+namespace {
+
+class ZeProbe : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir = fs::temp_directory_path() / ("zp-probe-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir);
+    }
+    void TearDown() override { fs::remove_all(dir); }
+    std::string path(const std::string& name) const { return (dir / name).string(); }
+    fs::path dir;
+};
+
+}  // namespace
+
+TEST_F(ZeProbe, GivenInputsAndWeights_WhenDumped_ThenDumpEqualsTheOracleBitForBit) {
+    const auto s = reducedShape();
+    auto weights = sched::makeRandomWeights(s, 3);
+    const auto c = sched::makeCase(s, sched::RoutePattern::CrossRowOverlap, 10, 77, &weights);
+    sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
+    sched::writeSafetensors(path("w.safetensors"), sched::weightsTensors(s, weights, "layer."));
+
+    const ProbeRun r =
+        runProbe(std::string(kReducedShapeArgs) + " --device host --set weights.prefix=layer. --weights " +
+                 path("w.safetensors") + " --inputs " + path("in.safetensors") + " --dump " + path("dump.safetensors"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+
+    const auto dump = sched::readSafetensors(path("dump.safetensors"));
+    const auto want = oracle::runChain(s, weights, c.inputs, oracle::buildSiluTable(1.0));
+    const std::int64_t R = std::int64_t(want.routes.rows.size());
+    EXPECT_EQ(R, 4);
+    auto bf16 = [&](const char* name, std::vector<std::int64_t> shape) {
+        return sched::tensorValues<oracle::bf16_t>(sched::findTensor(dump, name, "dump"), sched::DType::BF16, shape,
+                                                   name);
+    };
+    EXPECT_EQ(bf16("gate_up", {R, 128}), want.gateUp);
+    EXPECT_EQ(bf16("act", {R, 64}), want.act);
+    EXPECT_EQ(bf16("y", {R, 128}), want.y);
+    EXPECT_EQ(bf16("out", {2, 128}), want.out);
+    EXPECT_EQ(bf16("hidden", {2, 128}), c.inputs.hidden);
+    const auto rows = sched::tensorValues<std::int32_t>(sched::findTensor(dump, "compact_rows", "dump"),
+                                                        sched::DType::I32, {R, 2}, "compact_rows");
+    for (std::int64_t r = 0; r < R; ++r) {
+        EXPECT_EQ(rows[2 * r], want.routes.rows[r].localExpert);
+        EXPECT_EQ(rows[2 * r + 1], want.routes.rows[r].tokenRow);
+    }
+}
+
+TEST_F(ZeProbe, GivenPairedVariant_WhenDumped_ThenGateUpIsNotMaterialised) {
+    const auto s = reducedShape();
+    const auto c = sched::makeCase(s, sched::RoutePattern::SixLocal, 0, 1, nullptr);
+    sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
+    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --variant paired_epilogue --inputs " +
+                                path("in.safetensors") + " --dump " + path("d.safetensors"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto dump = sched::readSafetensors(path("d.safetensors"));
+    EXPECT_EQ(dump.count("gate_up"), 0u);
+    EXPECT_EQ(dump.count("act"), 1u);
+    EXPECT_EQ(dump.at("compact_rows").shape, (std::vector<std::int64_t>{12, 2}));
+}
+
+TEST_F(ZeProbe, GivenAPattern_WhenRun_ThenTableAndCardJsonCountTwelveCases) {
+    const ProbeRun r =
+        runProbe(std::string(kReducedShapeArgs) + " --device host --route-pattern all_duplicate --out " + path("out"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("all_duplicate           12/12"), std::string::npos) << r.output;
+    std::ifstream f(path("out/card0.json"));
+    const auto j = nlohmann::json::parse(f);
+    EXPECT_EQ(j["schema"], 2);
+    EXPECT_TRUE(j["timings"].is_null());  // the host oracle has no device timestamps
+    EXPECT_TRUE(j["gate"].is_null());
+    EXPECT_EQ(j["contract"], 1);
+    EXPECT_EQ(j["correctness"]["passed"], 12);
+    EXPECT_EQ(j["correctness"]["failed"], 0);
+    EXPECT_EQ(j["config"]["hidden"], 128);
+}
+
+TEST_F(ZeProbe, GivenOneCardConfig_WhenAllPatternsRun_ThenInvalidPatternsReportedNotCounted) {
+    const ProbeRun r = runProbe(
+        "--set hidden=64 --set intermediate=32 --set experts=12 --set cards=1 --device host "
+        "--route-pattern all --out " +
+        path("out"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("all_remote             not valid for this configuration"), std::string::npos) << r.output;
+    std::ifstream f(path("out/card0.json"));
+    const auto j = nlohmann::json::parse(f);
+    EXPECT_EQ(j["correctness"]["by_variant"]["host_m1"]["all_remote"]["valid"], false);
+}
+
+struct BadInput {
+    const char* args;
+    int exitCode;
+    const char* fragment;
+};
+
+class ZeProbeBadInput : public ZeProbe, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(ZeProbeBadInput, GivenBadInput_WhenRun_ThenExitCodeAndMessageNameIt) {
+    const ProbeRun r = runProbe(GetParam().args);
+    EXPECT_EQ(r.exitCode, GetParam().exitCode) << r.output;
+    EXPECT_NE(r.output.find(GetParam().fragment), std::string::npos) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ZeProbeBadInput,
+    ::testing::Values(
+        BadInput{"--no-such-option", 2, "--no-such-option"},
+        BadInput{"--route-pattern six-local --device host", 2, "'six-local'"},
+        BadInput{"--variant fastest --device host", 2, "'fastest'"},
+        BadInput{"--set hidden=100 --device host", 2, "hidden"}, BadInput{"--set hiden=128 --device host", 2, "hiden"},
+        BadInput{"--set swiglu.limit=7.3 --device host", 2, "swiglu.limit"},
+        BadInput{"--set hidden --device host", 2, "key=value"},
+        BadInput{"--set contract=2 --device host", 2, "contract"},
+        BadInput{"--inputs /nonexistent.safetensors", 2, "/nonexistent.safetensors"},
+        BadInput{"--config /nonexistent.yaml", 2, "/nonexistent.yaml"},
+        BadInput{"--dump x.safetensors --device host", 2, "--dump needs --inputs"},
+        BadInput{"--set card=4 --device host", 2, "card"}, BadInput{"--seed notanumber", 2, "--seed"},
+        BadInput{"--device host --trace t.json", 2, "--trace needs the timing"},
+        BadInput{"--no-timing --report r.svg", 2, "--report needs the timing"},
+        BadInput{"--repeats 0 --device host", 2, "--repeats"},
+        BadInput{"--resume --device host", 2, "--resume and --overwrite go with --sweep"},
+        BadInput{"--sweep /nonexistent.yaml", 2, "/nonexistent.yaml"},
+        BadInput{"--kernel-tuning gemm_tile=2 --no-timing", 2, "gemm_tile must be 0 (lanes) or 1 (blocks)"},
+        BadInput{"--kernel-tuning nosuch=1 --no-timing", 2, "unknown key 'nosuch'"},
+        BadInput{"--kernel-tuning cols_per_wg=6,cols_per_item=4 --no-timing", 2,
+                 "cols_per_item must divide cols_per_wg"},
+        BadInput{"--device host --kernel-tuning gemm_tile=1", 2, "--kernel-tuning tiles the device kernels"}));
+
+// The block tile (kernels_cl/common/zp_gemm_block.h) chosen from the command line: built from
+// zecl's source bundle, every case of the pattern bit-exact on every variant, and the card
+// records the tiles.
+TEST_F(ZeProbe, GivenBlockTiles_WhenRunOnZecl_ThenEveryVariantPassesAndTheCardNamesTheTiles) {
+    const std::string tiles = "gemm_tile=1,cols_per_wg=64,cols_per_item=8,rows_per_pass=1";
+    const ProbeRun r = runProbe(
+        "--set hidden=1024 --set intermediate=544 --device zecl --no-timing --route-pattern "
+        "cross_row_overlap --kernel-tuning " +
+        tiles + " --out " + path("out"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("total: 72 passed, 0 failed, 0 skipped"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("tiles " + tiles.substr(std::string("gemm_tile=1,").size())), std::string::npos)
+        << r.output;
+    std::ifstream f(path("out/card0.json"));
+    const auto j = nlohmann::json::parse(f);
+    EXPECT_EQ(j["device"]["kernel_tuning"], "cols_per_wg=64,cols_per_item=8,rows_per_pass=1,e2m1_decode=1,gemm_tile=1");
+}
+
+TEST_F(ZeProbe, GivenOutOfRangeExpertId_WhenRun_ThenRejectedNamingTheRoute) {
+    const auto s = reducedShape();
+    auto c = sched::makeCase(s, sched::RoutePattern::SixLocal, 0, 1, nullptr);
+    c.inputs.topkIds[1 * 6 + 4] = 48;  // E = 48: ids are 0..47
+    sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
+    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --inputs " + path("in.safetensors"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("topk_ids[1][4] = 48"), std::string::npos) << r.output;
+}
+
+TEST_F(ZeProbe, GivenInputsOfAnotherShape_WhenRun_ThenRejectedNamingTheTensor) {
+    const auto s = reducedShape();
+    const auto c = sched::makeCase(s, sched::RoutePattern::SixLocal, 0, 1, nullptr);
+    sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
+    const ProbeRun r = runProbe("--set hidden=256 --set intermediate=64 --set experts=48 --device host --inputs " +
+                                path("in.safetensors"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("hidden"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("[2, 256]"), std::string::npos) << r.output;
+}
+
+TEST_F(ZeProbe, GivenATruncatedWeightsFile_WhenRun_ThenCleanErrorNotACrash) {
+    {
+        std::ofstream f(path("w.safetensors"), std::ios::binary);
+        f << "\x40\x00\x00\x00\x00\x00\x00\x00{\"gate_up_proj_blocks\":";
+    }
+    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --weights " + path("w.safetensors"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("w.safetensors"), std::string::npos) << r.output;
+}

@@ -1,0 +1,245 @@
+// The zeprobe facade (zeprobe/include/zeprobe/zeprobe.hpp) on zecl: error codes and messages,
+// weights from a file / memory / a seed, forward() against the host oracle bit for bit (also
+// with fewer rows than the chain's), and the documented sharing: one Device, one Layer, Chains
+// made and run concurrently from several threads.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zeprobe/zeprobe.hpp>
+
+#include "zp/oracle/chain.hpp"
+#include "zp/oracle/numerics.hpp"
+#include "zp/probe/case_io.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/probe/safetensors.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+zeprobe::Shape smallShape() { return zeprobe::Shape{.hidden = 128, .intermediate = 64, .experts = 48}; }
+
+zp::oracle::ChainShape oracleShape(const zeprobe::Shape& s, int rows) {
+    zp::oracle::ChainShape c;
+    c.hidden = s.hidden;
+    c.intermediate = s.intermediate;
+    c.experts = s.experts;
+    c.topK = s.topK;
+    c.rows = rows;
+    c.cards = s.cards;
+    c.card = s.card;
+    return c;
+}
+
+struct Step {
+    std::vector<std::uint16_t> hidden;
+    std::vector<std::int32_t> ids;
+    std::vector<float> weights;
+};
+
+Step randomStep(std::mt19937_64& rng, const zeprobe::Shape& s, int rows) {
+    Step st;
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_int_distribution<int> any(0, s.experts - 1), local(0, s.experts / s.cards - 1);
+    std::uniform_real_distribution<float> w(-1.0f, 1.0f);
+    for (int i = 0; i < rows * s.hidden; ++i) st.hidden.push_back(zp::oracle::bf16FromF32(normal(rng)));
+    for (int i = 0; i < rows * s.topK; ++i) {
+        st.ids.push_back((rng() & 1) ? s.card * (s.experts / s.cards) + local(rng) : any(rng));
+        st.weights.push_back(w(rng));
+    }
+    return st;
+}
+
+std::vector<std::uint16_t> oracle(const zeprobe::Shape& s, const zp::oracle::LocalWeights& w, const Step& st) {
+    const int rows = int(st.ids.size()) / s.topK;
+    zp::oracle::ChainInputs in{st.hidden, st.ids, st.weights};
+    return zp::oracle::runChain(oracleShape(s, rows), w, in, zp::oracle::buildSiluTable(1.0)).out;
+}
+
+template <class F>
+zeprobe::Error errorOf(F&& f) {
+    try {
+        f();
+    } catch (const zeprobe::Error& e) {
+        return e;
+    }
+    ADD_FAILURE() << "no zeprobe::Error thrown";
+    return zeprobe::Error(zeprobe::ErrorCode::internal, "none");
+}
+
+class ZeprobeApi : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() { device_ = new zeprobe::Device({.device = "zecl"}); }
+    static void TearDownTestSuite() {
+        delete device_;
+        device_ = nullptr;
+    }
+    static zeprobe::Device* device_;
+};
+zeprobe::Device* ZeprobeApi::device_ = nullptr;
+
+}  // namespace
+
+TEST(ZeprobeApiDevice, GivenBadDeviceSpecs_WhenOpening_ThenInvalidArgumentOrNotFound) {
+    auto bogus = errorOf([] { zeprobe::Device({.device = "bogus"}); });
+    EXPECT_EQ(bogus.code(), zeprobe::ErrorCode::invalid_argument) << bogus.what();
+    EXPECT_NE(std::string(bogus.what()).find("'bogus'"), std::string::npos) << bogus.what();
+    EXPECT_NE(bogus.zeResult(), 0);
+    auto index = errorOf([] { zeprobe::Device({.device = "99"}); });
+    EXPECT_EQ(index.code(), zeprobe::ErrorCode::not_found) << index.what();
+    auto tuning = errorOf([] { zeprobe::Device({.device = "zecl", .kernelTuning = "cols_per_wg=banana"}); });
+    EXPECT_EQ(tuning.code(), zeprobe::ErrorCode::invalid_argument) << tuning.what();
+}
+
+TEST_F(ZeprobeApi, GivenZeclDevice_WhenDescribed_ThenZeclAndSourceBundle) {
+    EXPECT_EQ(device_->info().driver, "zecl");
+    EXPECT_NE(device_->info().kernels.find("bundle"), std::string::npos) << device_->info().kernels;
+    EXPECT_FALSE(zeprobe::listDevices().empty());
+    EXPECT_EQ(zeprobe::variants().size(), 6u);
+    EXPECT_STREQ(zeprobe::errorCodeName(zeprobe::ErrorCode::kernel_build), "kernel_build");
+}
+
+TEST_F(ZeprobeApi, GivenBadShapeOrWeights_WhenLoadingLayer_ThenCodedErrors) {
+    zeprobe::Shape bad = smallShape();
+    bad.hidden = 100;
+    auto shape = errorOf([&] { zeprobe::Layer::random(*device_, bad, 1); });
+    EXPECT_EQ(shape.code(), zeprobe::ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(shape.what()).find("hidden"), std::string::npos) << shape.what();
+
+    auto missing =
+        errorOf([&] { zeprobe::Layer::fromSafetensors(*device_, smallShape(), "/nonexistent/w.safetensors"); });
+    EXPECT_EQ(missing.code(), zeprobe::ErrorCode::not_found) << missing.what();
+
+    const fs::path dir = fs::temp_directory_path() / ("zp-api-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    std::ofstream(dir / "garbage.safetensors") << "not a safetensors file";
+    auto garbage = errorOf(
+        [&] { zeprobe::Layer::fromSafetensors(*device_, smallShape(), (dir / "garbage.safetensors").string()); });
+    EXPECT_EQ(garbage.code(), zeprobe::ErrorCode::io) << garbage.what();
+
+    const auto cs = oracleShape(smallShape(), 2);
+    const auto w = zp::sched::makeRandomWeights(cs, 99);
+    zp::sched::writeSafetensors(dir / "w.safetensors", zp::sched::weightsTensors(cs, w, "model.layers.3.mlp.experts."));
+    auto prefix = errorOf(
+        [&] { zeprobe::Layer::fromSafetensors(*device_, smallShape(), (dir / "w.safetensors").string(), "wrong."); });
+    EXPECT_EQ(prefix.code(), zeprobe::ErrorCode::not_found) << prefix.what();
+    EXPECT_NE(std::string(prefix.what()).find("wrong.gate_up_proj_blocks"), std::string::npos) << prefix.what();
+
+    // The file's layer and the same weights from memory give the oracle's bits.
+    zeprobe::Layer fromFile = zeprobe::Layer::fromSafetensors(*device_, smallShape(), (dir / "w.safetensors").string(),
+                                                              "model.layers.3.mlp.experts.");
+    zeprobe::Layer fromMemory =
+        zeprobe::Layer::fromLocalWeights(*device_, smallShape(), {w.w1Blocks, w.w1Scales, w.w2Blocks, w.w2Scales});
+    std::mt19937_64 rng(5);
+    const Step st = randomStep(rng, smallShape(), 2);
+    const auto expected = oracle(smallShape(), w, st);
+    EXPECT_EQ(zeprobe::Chain(fromFile).forward(st.hidden, st.ids, st.weights), expected);
+    EXPECT_EQ(zeprobe::Chain(fromMemory).forward(st.hidden, st.ids, st.weights), expected);
+
+    auto size = errorOf([&] {
+        zeprobe::Layer::fromLocalWeights(*device_, smallShape(),
+                                         {std::span(w.w1Blocks).first(10), w.w1Scales, w.w2Blocks, w.w2Scales});
+    });
+    EXPECT_EQ(size.code(), zeprobe::ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(size.what()).find("w1Blocks has 10 bytes"), std::string::npos) << size.what();
+    fs::remove_all(dir);
+}
+
+TEST_F(ZeprobeApi, GivenBadInputs_WhenForward_ThenInvalidArgumentBeforeDeviceWorkAndChainStillWorks) {
+    const zeprobe::Shape s = smallShape();
+    zeprobe::Layer layer = zeprobe::Layer::random(*device_, s, 3);
+    zeprobe::Chain chain(layer);
+    EXPECT_TRUE(chain.kernelTimings().empty());
+    std::mt19937_64 rng(11);
+    Step st = randomStep(rng, s, 2);
+
+    auto variant = errorOf([&] { zeprobe::Chain(layer, "fastest"); });
+    EXPECT_EQ(variant.code(), zeprobe::ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(variant.what()).find("paired_direct"), std::string::npos) << variant.what();
+
+    Step badId = st;
+    badId.ids[1 * 6 + 4] = 48;
+    auto id = errorOf([&] { chain.forward(badId.hidden, badId.ids, badId.weights); });
+    EXPECT_EQ(id.code(), zeprobe::ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(id.what()).find("topk_ids[1][4] = 48 is not an expert id in [0, 48)"), std::string::npos)
+        << id.what();
+    badId.ids[1 * 6 + 4] = -7;
+    auto negative = errorOf([&] { chain.forward(badId.hidden, badId.ids, badId.weights); });
+    EXPECT_NE(std::string(negative.what()).find("topk_ids[1][4] = -7"), std::string::npos) << negative.what();
+
+    auto hidden = errorOf([&] { chain.forward(std::span(st.hidden).first(200), st.ids, st.weights); });
+    EXPECT_NE(std::string(hidden.what()).find("hidden has 200 values, expected rows*hidden = 2*128 = 256"),
+              std::string::npos)
+        << hidden.what();
+    auto ragged = errorOf([&] { chain.forward(st.hidden, std::span(st.ids).first(7), st.weights); });
+    EXPECT_NE(std::string(ragged.what()).find("topk_ids has 7 values"), std::string::npos) << ragged.what();
+    Step three = randomStep(rng, s, 3);
+    auto rows = errorOf([&] { chain.forward(three.hidden, three.ids, three.weights); });
+    EXPECT_NE(std::string(rows.what()).find("rows = 3"), std::string::npos) << rows.what();
+    std::vector<std::uint16_t> small(10);
+    auto out = errorOf([&] { chain.forward(st.hidden, st.ids, st.weights, small); });
+    EXPECT_NE(std::string(out.what()).find("out has room for 10 values"), std::string::npos) << out.what();
+    EXPECT_TRUE(chain.kernelTimings().empty()) << "a rejected input must not reach the device";
+
+    const auto w = zp::sched::makeRandomWeights(oracleShape(s, 2), 3);
+    EXPECT_EQ(chain.forward(st.hidden, st.ids, st.weights), oracle(s, w, st));
+    const auto timings = chain.kernelTimings();
+    ASSERT_EQ(timings.size(), 6u);
+    EXPECT_EQ(timings.front().kernel, "route_compact");
+    for (const auto& t : timings) EXPECT_GE(t.ns, 0.0) << t.kernel;
+}
+
+// One Device, one Layer, four threads each making its own Chain (of different variants) at the
+// same time and running it; single rows too, on a one-card shape where the padded row is local.
+TEST_F(ZeprobeApi, GivenOneLayer_WhenChainsMadeAndRunOnFourThreads_ThenEveryAnswerIsTheOracles) {
+    for (const zeprobe::Shape s :
+         {smallShape(), zeprobe::Shape{.hidden = 64, .intermediate = 32, .experts = 8, .cards = 1}}) {
+        SCOPED_TRACE("experts " + std::to_string(s.experts) + " cards " + std::to_string(s.cards));
+        const zeprobe::Layer layer = zeprobe::Layer::random(*device_, s, 21);
+        const auto w = zp::sched::makeRandomWeights(oracleShape(s, 2), 21);
+        const std::vector<std::string> variants = {"baseline", "paired_direct", "source_direct", "m1_oracle"};
+        std::vector<std::string> failures(variants.size());
+        std::vector<std::thread> threads;
+        for (std::size_t t = 0; t < variants.size(); ++t)
+            threads.emplace_back([&, t] {
+                try {
+                    zeprobe::Chain chain(layer, variants[t]);
+                    std::mt19937_64 rng(100 + t);
+                    for (int i = 0; i < 8; ++i) {
+                        const Step st = randomStep(rng, s, 1 + i % 2);
+                        if (chain.forward(st.hidden, st.ids, st.weights) != oracle(s, w, st)) {
+                            failures[t] = variants[t] + ": step " + std::to_string(i) + " differs from the oracle";
+                            return;
+                        }
+                    }
+                } catch (const std::exception& e) {
+                    failures[t] = variants[t] + ": " + e.what();
+                }
+            });
+        for (auto& th : threads) th.join();
+        for (const auto& f : failures) EXPECT_TRUE(f.empty()) << f;
+    }
+}
+
+TEST_F(ZeprobeApi, GivenDeviceDestroyedFirst_WhenChainRuns_ThenItStillWorks) {
+    const zeprobe::Shape s = smallShape();
+    std::optional<zeprobe::Chain> chain;
+    {
+        zeprobe::Device device({.device = "zecl"});
+        zeprobe::Layer layer = zeprobe::Layer::random(device, s, 8);
+        chain.emplace(layer, "paired_epilogue");
+    }  // Device and Layer handles gone; the Chain keeps both alive
+    std::mt19937_64 rng(9);
+    const Step st = randomStep(rng, s, 2);
+    EXPECT_EQ(chain->forward(st.hidden, st.ids, st.weights),
+              oracle(s, zp::sched::makeRandomWeights(oracleShape(s, 2), 8), st));
+}

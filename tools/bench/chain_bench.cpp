@@ -1,0 +1,337 @@
+// zp-chain-bench: the device chain of every variant against the memory roofline of the
+// device it runs on, and the per-launch cost of a recorded chain against raw OpenCL.
+//
+// On one device, in one run:
+//   1. copy bandwidth: a device->device memoryCopy of --copy-mib MiB through the runtime,
+//      timed with event timestamps (median of 5); bandwidth = 2 x bytes / time (read + write);
+//   2. per route pattern (six_local, same_typical, disjoint_typical, all_remote at the default
+//      shape: zp::sched::makeCase, input variant 0) and per --tuning: every variant's chain
+//      is run once and its `out` checked bit for bit against the host oracle (a mismatch
+//      fails the run, exit 2), then replayed --replays times; the median chain time (first
+//      kernel start -> last kernel end) and the median of each kernel are printed with the
+//      bytes each kernel must move, its GB/s and its fraction of the copy bandwidth;
+//   3. all_remote: each tuning's recorded baseline chain appended --chain-reps times into one
+//      regular list, wall time per launch, against raw OpenCL back-to-back launches of an empty
+//      kernel on the same device (tools/bench/raw_opencl.hpp, shared with zecl-launch-bench); the goal takes the
+//      cheapest tuning;
+//   4. the goal ratios (docs/perf.md).
+// A program that prints figures, not a test.
+#include "raw_opencl.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "zp/oracle/chain.hpp"
+#include "zp/runtime/ze.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/scheduler/chain_plan.hpp"
+#include "zp/probe/compare.hpp"
+
+namespace {
+
+using zp::oracle::ChainShape;
+using zp::sched::KernelTuning;
+using zp::sched::RoutePattern;
+using zp::sched::Variant;
+
+constexpr std::uint64_t kBaseSeed = 20240611;
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// ------------------------------------------------------------------------------ bytes
+
+// MXFP4 bytes of one expert's W1 / W2 (16 code bytes + 1 scale byte per 32 elements).
+double w1Bytes(const ChainShape& s) { return 2.0 * s.intermediate * s.hidden * 17 / 32; }
+double w2Bytes(const ChainShape& s) { return 1.0 * s.hidden * s.intermediate * 17 / 32; }
+
+// What kernel `name` must move at least (weights of the G touched experts, or of R routes for
+// m1_oracle which does not deduplicate; activations in and out as bf16).
+double kernelBytes(const std::string& name, const ChainShape& s, int R, int G) {
+    const double H = s.hidden, I = s.intermediate, M = s.rows, K = s.topK;
+    if (name == "route_compact") return M * K * 4 + R * 5 * 4;
+    if (name == "remap_rows_bf16") return 2.0 * R * H * 2;
+    if (name == "gemm1_mxfp4_m2" || name == "gemm1_mxfp4_m2_source_direct") return G * w1Bytes(s) + R * (H + 2 * I) * 2;
+    if (name == "gemm1_mxfp4_m2_paired" || name == "gemm1_mxfp4_m2_paired_direct")
+        return G * w1Bytes(s) + R * (H + I) * 2;
+    if (name == "swiglu_bf16" || name == "m1_swiglu") return R * 3 * I * 2;
+    if (name == "gemm2_mxfp4_m2") return G * w2Bytes(s) + R * (I + H) * 2;
+    if (name == "gemm2_mxfp4_m2_loader_fused") return G * w2Bytes(s) + R * (2 * I + H) * 2;
+    if (name == "gather_bf16" || name == "m1_gather") return (R + M) * H * 2;
+    if (name == "m1_gemm1") return R * w1Bytes(s) + R * (H + 2 * I) * 2;
+    if (name == "m1_gemm2") return R * w2Bytes(s) + R * (I + H) * 2;
+    // two_launch: A reads the ids, the source rows and W1 and writes act; B reads the ids, act
+    // and W2 and writes out (y stays in local memory).
+    if (name == "two_launch_a") return M * K * 4 + G * w1Bytes(s) + M * H * 2 + R * I * 2;
+    if (name == "two_launch_b") return M * K * 8 + G * w2Bytes(s) + R * I * 2 + M * H * 2;
+    // one_launch: both, in one kernel (act still goes through global memory across the barrier).
+    if (name == "one_launch") return M * K * 12 + G * (w1Bytes(s) + w2Bytes(s)) + M * H * 2 + 2 * R * I * 2 + M * H * 2;
+    return 0;
+}
+
+struct Measured {
+    std::string pattern, tuning, variant;
+    bool correct = false;
+    double chainUs = 0;
+    std::vector<std::pair<std::string, double>> kernelUs;  // plan order, medians
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"The MoE device chain against the memory roofline and raw launch cost (docs/perf.md)"};
+    std::string deviceSpec = "zecl";
+    std::vector<std::string> tunings, patterns = {"six_local", "same_typical", "disjoint_typical", "all_remote"},
+                                      variants;
+    int replays = 20, chainReps = 500, copyMib = 1024;
+    ChainShape shape;
+    bool quiet = false;
+    app.add_option("-d,--device", deviceSpec, "Level Zero device (ze::selectDevice): zecl, intel, an index");
+    app.add_option("--tuning", tunings,
+                   "kernel tiling(s) to measure, each \"cols_per_wg=..,cols_per_item=..,rows_per_pass=..,"
+                   "e2m1_decode=..\" (repeatable; \"\" = the packaged defaults; default: the defaults)");
+    app.add_option("--pattern", patterns, "route patterns (repeatable)");
+    app.add_option("--variant", variants, "chain variants (repeatable; default: all)");
+    app.add_option("-n,--replays", replays, "timed replays per chain")->check(CLI::Range(1, 100000));
+    app.add_option("--chain-reps", chainReps, "all_remote: chain copies in the launch-cost list")
+        ->check(CLI::Range(1, 100000));
+    app.add_option("--copy-mib", copyMib, "size of the bandwidth copy in MiB")->check(CLI::Range(1, 16384));
+    app.add_option("--hidden", shape.hidden, "H (smoke tests on slow devices; the goals are for the default)");
+    app.add_option("--intermediate", shape.intermediate, "I");
+    app.add_flag("-q,--quiet", quiet, "no per-kernel tables, only the summary");
+    CLI11_PARSE(app, argc, argv);
+    if (tunings.empty()) tunings.push_back("");
+    std::vector<Variant> vs;
+    for (const auto& v : variants) vs.push_back(zp::sched::parseVariant(v));
+    if (vs.empty()) vs.assign(zp::sched::kAllVariants.begin(), zp::sched::kAllVariants.end());
+
+    try {
+        zp::oracle::validateShape(shape);
+        ze::InitOptions init;
+        init.setAltDriversIfUnset = true;
+        ze::init(init);
+        const ze::DeviceInfo dev = ze::selectDevice(deviceSpec);
+        ze::Context ctx(dev);
+        ze::CommandQueue queue(ctx, dev);
+        fmt::print("device: [{}] {} ({}), {} compute units\n", dev.index, dev.name(), ze::driverKindName(dev.kind),
+                   dev.computeUnits());
+        fmt::print("shape: H={} I={} E={} K={} M={} C={} card={}\n", shape.hidden, shape.intermediate, shape.experts,
+                   shape.topK, shape.rows, shape.cards, shape.card);
+
+        // 1. copy bandwidth
+        double bwBytesPerUs = 0;
+        {
+            const std::size_t bytes = std::size_t(copyMib) << 20;
+            ze::DeviceBuffer<std::uint8_t> src(ctx, dev, bytes), dst(ctx, dev, bytes);
+            ze::ImmediateCommandList imm(ctx, dev);
+            ze::EventPool pool(ctx, dev, 1, {.hostVisible = true, .kernelTimestamps = true});
+            ze::Event ev(pool, 0);
+            const auto clock = dev.kernelClock();
+            std::vector<double> us;
+            for (int r = 0; r < 6; ++r) {
+                ev.hostReset();
+                imm.memoryCopy(dst.data(), src.data(), bytes, &ev);
+                imm.synchronize();
+                ev.hostSynchronize();
+                const auto ts = ev.kernelTimestamp();
+                if (r > 0) us.push_back(clock.durationNs(ts.context.kernelStart, ts.context.kernelEnd) / 1e3);
+            }
+            const double t = median(us);
+            bwBytesPerUs = 2.0 * bytes / t;
+            fmt::print("copy bandwidth: {} MiB device->device in {:.1f} us (median of 5) = {:.0f} GB/s read+write\n",
+                       copyMib, t, bwBytesPerUs / 1e3);
+        }
+
+        // 2. chains
+        zp::sched::DeviceWeights weights(ctx, dev, shape);
+        auto hostWeights = zp::oracle::LocalWeights::zeros(shape);
+        const auto silu = zp::oracle::buildSiluTable(shape.swigluAlpha);
+        std::vector<std::unique_ptr<zp::sched::KernelModules>> modules;
+        std::map<std::pair<int, int>, std::unique_ptr<zp::sched::DeviceChain>> chains;
+        for (const auto& t : tunings)
+            modules.push_back(std::make_unique<zp::sched::KernelModules>(ctx, dev, zp::kernels::Package::instance(),
+                                                                         KernelTuning::parse(t)));
+        fmt::print("modules: {}\n", modules.front()->choice().why);
+        auto chainOf = [&](int ti, Variant v) -> zp::sched::DeviceChain& {
+            auto& c = chains[{ti, int(v)}];
+            if (!c) c = std::make_unique<zp::sched::DeviceChain>(ctx, dev, *modules[ti], shape, v, weights, silu);
+            return *c;
+        };
+
+        std::vector<Measured> all;
+        int failures = 0;
+        std::map<std::string, double> rooflineUs;
+        double remoteLaunchUs = 0, rawLaunchUs = 0;
+        std::string remoteLaunchTuning;
+        std::map<std::size_t, std::string> unusable;  // tunings this device cannot launch, and why
+        for (const auto& pname : patterns) {
+            const RoutePattern p = zp::sched::parsePattern(pname);
+            if (auto why = zp::sched::patternInvalidReason(shape, p)) {
+                fmt::print("\n== {}: not valid for this shape ({})\n", pname, *why);
+                continue;
+            }
+            auto c = zp::sched::makeCase(shape, p, 0, kBaseSeed, &hostWeights);
+            weights.upload(hostWeights, c.touchedLocalExperts);
+            const auto want = zp::oracle::runChain(shape, hostWeights, c.inputs, silu);
+            const int R = int(want.routes.rows.size()), G = int(c.touchedLocalExperts.size());
+            const double mxfp4 = G * (w1Bytes(shape) + w2Bytes(shape));
+            rooflineUs[pname] = mxfp4 / bwBytesPerUs;
+            fmt::print("\n== {} ({}): R={} local routes, G={} touched experts, {:.1f} MB MXFP4, roofline {:.1f} us\n",
+                       pname, c.name(), R, G, mxfp4 / 1e6, rooflineUs[pname]);
+            for (std::size_t ti = 0; ti < tunings.size(); ++ti) {
+                const std::string tname = modules[ti]->tuning().describe();
+                if (unusable.count(ti)) continue;
+                for (Variant v : vs) {
+                    zp::sched::DeviceChain* made = nullptr;
+                    try {
+                        made = &chainOf(int(ti), v);
+                    } catch (const zp::sched::VariantNotValid& e) {
+                        // this variant only (one_launch without cooperative launches); the tiling stays usable
+                        fmt::print("NOT VALID [{}]: {}\n", tname, e.what());
+                        continue;
+                    } catch (const std::exception& e) {
+                        // e.g. a work-group larger than this kernel allows on this device
+                        fmt::print("SKIP [{}]: {} cannot run here: {}\n", tname, zp::sched::variantName(v), e.what());
+                        unusable[ti] = e.what();
+                        break;
+                    }
+                    auto& chain = *made;
+                    chain.setInputs(c.inputs);
+                    chain.execute(queue);
+                    const auto got = chain.results();
+                    Measured m;
+                    m.pattern = pname;
+                    m.tuning = tname;
+                    m.variant = std::string(zp::sched::variantName(v));
+                    const auto mm = zp::sched::firstMismatch("out", got.out, want.out, shape.hidden);
+                    m.correct = !mm && got.invalidIds == 0;
+                    if (!m.correct) {
+                        ++failures;
+                        fmt::print("FAIL {} [{}] {}: {}\n", pname, tname, m.variant,
+                                   mm ? mm->describe(want.out.size()) : std::string("device error flag raised"));
+                    }
+                    std::vector<double> chainUs;
+                    std::vector<std::vector<double>> perKernel(chain.plan().launches.size());
+                    for (int r = 0; r < replays; ++r) {
+                        chain.execute(queue);
+                        const auto spans = chain.kernelSpans();
+                        chainUs.push_back((spans.back().endNs - spans.front().startNs) / 1e3);
+                        for (std::size_t k = 0; k < spans.size(); ++k)
+                            perKernel[k].push_back((spans[k].endNs - spans[k].startNs) / 1e3);
+                    }
+                    m.chainUs = median(chainUs);
+                    for (std::size_t k = 0; k < perKernel.size(); ++k)
+                        m.kernelUs.push_back({chain.plan().launches[k].kernel, median(perKernel[k])});
+                    fmt::print("{:<18} [{}] {:<20} chain {:8.1f} us  {:5.2f}x roofline  {}\n", pname, tname, m.variant,
+                               m.chainUs, rooflineUs[pname] > 0 ? m.chainUs / rooflineUs[pname] : 0.0,
+                               m.correct ? "out bit-exact" : "WRONG");
+                    for (std::size_t k = 0; k < chain.plan().launches.size(); ++k)
+                        if (chain.plan().launches[k].cooperative)
+                            fmt::print(
+                                "    {}: cooperative grid {} groups (asked for {}, capped by "
+                                "zeKernelSuggestMaxCooperativeGroupCount)\n",
+                                chain.plan().launches[k].kernel, chain.grids()[k].x, chain.plan().launches[k].groups.x);
+                    if (!quiet) {
+                        fmt::print("    {:<30} {:>10} {:>9} {:>9} {:>7}\n", "kernel", "MB", "us", "GB/s", "of bw");
+                        for (const auto& [k, us] : m.kernelUs) {
+                            const double b = kernelBytes(k, shape, R, G);
+                            fmt::print("    {:<30} {:>10.2f} {:>9.1f} {:>9.0f} {:>6.1f}%\n", k, b / 1e6, us,
+                                       us > 0 ? b / us / 1e3 : 0.0, us > 0 ? 100.0 * b / us / bwBytesPerUs : 0.0);
+                        }
+                    }
+                    all.push_back(std::move(m));
+                }
+            }
+            // 3. launch cost: each tuning's recorded baseline chain appended chainReps times into
+            // one list (the kernels launch their full grids and exit at once: the grid size is part
+            // of what a launch costs), against raw OpenCL empty-kernel launches; the goal takes the
+            // cheapest tuning.
+            if (p == RoutePattern::AllRemote) {
+                std::size_t launches = 0;
+                for (std::size_t ti = 0; ti < tunings.size(); ++ti) {
+                    if (unusable.count(ti)) continue;
+                    auto& chain = chainOf(int(ti), Variant::Baseline);
+                    chain.setInputs(c.inputs);
+                    ze::CommandList list(ctx, dev);
+                    for (int i = 0; i < chainReps; ++i) chain.appendTo(list);
+                    list.close();
+                    launches = std::size_t(chainReps) * chain.plan().launches.size();
+                    std::vector<double> us;
+                    for (int r = 0; r < 6; ++r) {
+                        const auto t0 = std::chrono::steady_clock::now();
+                        queue.execute(list);
+                        queue.synchronize();
+                        const double t =
+                            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+                        if (r > 0) us.push_back(t / launches);
+                    }
+                    const double perLaunch = median(us);
+                    fmt::print(
+                        "all_remote launch cost [{}]: recorded baseline chain x {} ({} launches): {:.3f} us/launch\n",
+                        modules[ti]->tuning().describe(), chainReps, launches, perLaunch);
+                    if (remoteLaunchTuning.empty() || perLaunch < remoteLaunchUs) {
+                        remoteLaunchUs = perLaunch;
+                        remoteLaunchTuning = modules[ti]->tuning().describe();
+                    }
+                }
+                rawLaunchUs = median(
+                    zp::bench::rawOpenClLaunchUs(zp::bench::clDeviceNamed(dev.name()), std::uint32_t(launches), 5));
+                fmt::print(
+                    "all_remote launch cost: raw OpenCL empty kernel x {}: {:.3f} us/launch; best recorded {:.3f} "
+                    "us/launch [{}]; ratio {:.2f}\n",
+                    launches, rawLaunchUs, remoteLaunchUs, remoteLaunchTuning, remoteLaunchUs / rawLaunchUs);
+            }
+        }
+
+        // 4. goals
+        fmt::print("\n== goals (best bit-exact variant and tuning per pattern)\n");
+        const std::map<std::string, double> goal = {
+            {"six_local", 1.4}, {"same_typical", 2.0}, {"disjoint_typical", 2.0}};
+        for (const auto& pname : patterns) {
+            const Measured* best = nullptr;
+            for (const auto& m : all)
+                if (m.pattern == pname && m.correct && (!best || m.chainUs < best->chainUs)) best = &m;
+            if (!best) continue;
+            auto g = goal.find(pname);
+            if (g != goal.end() && rooflineUs[pname] > 0) {
+                const double ratio = best->chainUs / rooflineUs[pname];
+                fmt::print("GOAL {:<17} {:8.1f} us / roofline {:6.1f} us = {:5.2f} (goal <= {:.2f}) {}   [{}] {}\n",
+                           pname, best->chainUs, rooflineUs[pname], ratio, g->second,
+                           ratio <= g->second ? "MET" : "not met", best->tuning, best->variant);
+            } else {
+                fmt::print("     {:<17} {:8.1f} us (device time, no weights touched)   [{}] {}\n", pname, best->chainUs,
+                           best->tuning, best->variant);
+            }
+        }
+        if (rawLaunchUs > 0) {
+            const double ratio = remoteLaunchUs / rawLaunchUs;
+            fmt::print(
+                "GOAL all_remote        {:.3f} us/launch / raw OpenCL {:.3f} us = {:.2f} (goal <= 1.25) {}   [{}] "
+                "baseline\n",
+                remoteLaunchUs, rawLaunchUs, ratio, ratio <= 1.25 ? "MET" : "not met", remoteLaunchTuning);
+        }
+        fmt::print("CHECK {} of {} measured chains bit-exact on out\n", int(all.size()) - failures, all.size());
+        for (const auto& [ti, why] : unusable)
+            fmt::print("SKIPPED tuning [{}]: {}\n", modules[ti]->tuning().describe(), why);
+        if (failures) {
+            fmt::print(stderr, "zp-chain-bench: {} chain(s) differ from the oracle\n", failures);
+            return 2;
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "zp-chain-bench: {}\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,241 @@
+// zeprobe: the MoE expert FFN chain of ze-probe, embedded in a C++ program (a server).
+//
+//   zeprobe::Device device({.device = "", .configureLoader = false});
+//   zeprobe::Layer layer = zeprobe::Layer::random(device, shape, /*seed=*/1);
+//   zeprobe::Chain chain(layer, "paired_direct");        // records the command list once
+//   std::vector<std::uint16_t> out = chain.forward(hidden, topkIds, topkWeights);   // many times
+//   for (const auto& t : chain.kernelTimings()) ...      // per kernel, of the last forward()
+//
+// Numerics are docs/contract.md's, bit for bit: hidden and out are BF16 bit patterns, topk_ids
+// physical expert ids, topk_weights f32. The layer is one card's local experts (Shape::card
+// of Shape::cards); routes to other cards' experts contribute nothing (CONTRACT §5).
+//
+// Errors are zeprobe::Error (a message, an ErrorCode and, for a failing Level Zero call, the
+// raw ze_result_t). The library never prints, exits or changes the environment unless asked
+// (DeviceOptions::configureLoader).
+//
+// Threads. One Device, several Layers and several Chains may live in one process:
+//   - Device: safe to share between threads. Creating Layers and Chains on it from several
+//     threads at once is safe (kernel module builds and other shared state are guarded by
+//     one mutex inside the Device, so creations are serialised).
+//   - Layer: read-only after construction; safe to share (const) between threads, and any
+//     number of Chains, from any threads, may be made from one Layer.
+//   - Chain: NOT thread-safe. Use each Chain from one thread at a time (one per worker
+//     thread, or a pool handing a Chain to one request at a time). Each Chain owns its own
+//     command queue and buffers, so distinct Chains run concurrently on one device.
+// Layers and Chains keep their Device (and a Chain its Layer) alive: destroy them in any order.
+//
+// This header includes only standard headers: an installed package needs nothing else.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ZEPROBE_API __attribute__((visibility("default")))
+#else
+#define ZEPROBE_API
+#endif
+
+namespace zeprobe {
+
+// "0.1.0": the version of the library this program runs against.
+ZEPROBE_API const char* version() noexcept;
+// The contract version the numerics follow (docs/contract.md: `contract: 1`).
+ZEPROBE_API int contractVersion() noexcept;
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+enum class ErrorCode {
+    invalid_argument,  // a bad shape, option, variant name or forward() input (sizes, expert ids)
+    not_found,         // no such device, weights file or tensor
+    io,                // a weights file that cannot be read or is not the expected safetensors
+    device,            // a Level Zero call failed (zeResult() tells which result)
+    kernel_build,   // a kernel module or kernel did not build for this device (the message has the log or the result)
+    unsupported,    // the device cannot run the kernel package, or not with these options
+    out_of_memory,  // host or device memory exhausted
+    internal,       // a bug: anything else
+};
+// "invalid_argument", "not_found", ...
+ZEPROBE_API const char* errorCodeName(ErrorCode code) noexcept;
+
+class ZEPROBE_API Error : public std::runtime_error {
+public:
+    Error(ErrorCode code, const std::string& message, std::int32_t zeResult = 0);
+    ErrorCode code() const noexcept { return code_; }
+    // The raw ze_result_t of the failing Level Zero call; 0 (ZE_RESULT_SUCCESS) when none.
+    std::int32_t zeResult() const noexcept { return zeResult_; }
+
+private:
+    ErrorCode code_;
+    std::int32_t zeResult_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Shapes and options
+// ---------------------------------------------------------------------------------------------
+
+enum class GateUpLayout { split, interleaved };
+
+// CONTRACT §1 (YAML keys in comments); defaults = DeepSeek-V4-Flash, REAP-pruned, on 4 cards.
+// H and I multiples of 32, E a multiple of C, 0 <= card < cards, rows >= 1, topK >= 1.
+struct Shape {
+    int hidden = 4096;                                // hidden (H)
+    int intermediate = 2048;                          // intermediate (I)
+    int experts = 192;                                // experts (E), all cards
+    int topK = 6;                                     // top_k (K)
+    int rows = 2;                                     // rows (M): the most token rows one forward() takes
+    int cards = 4;                                    // cards (C)
+    int card = 0;                                     // card: this process owns experts [card*E/C, (card+1)*E/C)
+    float swigluLimit = 10.0f;                        // swiglu.limit
+    float swigluAlpha = 1.0f;                         // swiglu.alpha
+    float swigluUpBias = 0.0f;                        // swiglu.up_bias
+    GateUpLayout gateUpLayout = GateUpLayout::split;  // gate_up_layout
+};
+
+struct DeviceOptions {
+    // "" = first Intel GPU, else first zecl device, else the first device; "intel" / "zecl" =
+    // the first device of that driver; "N" = the N-th device of listDevices().
+    std::string device{};
+    // Before the first Level Zero call of the process: when ZE_ENABLE_ALT_DRIVERS is unset,
+    // set it to the Intel GPU driver plus zecl (as the ze-probe tools do). Off by default:
+    // without it the library leaves the environment alone. Only the first initialisation of
+    // the process counts.
+    bool configureLoader = false;
+    // libze_zecl.so for configureLoader; empty = $ZP_ZECL_PATH, else the one installed next to
+    // libzeprobe, else the build tree's, else the configured install libdir.
+    std::string zeclPath{};
+    // Kernel build knobs, "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1" (keys:
+    // cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile); "packaged" = the packaged
+    // kernels; empty = the tiles recommended for the device (the packaged ones except on NVIDIA
+    // GPUs through zecl). Non-packaged values need a zecl device (source bundle).
+    std::string kernelTuning{};
+};
+
+struct DeviceInfo {
+    std::size_t index = 0;  // position in listDevices()
+    std::string name{};
+    std::string driver{};  // "intel", "zecl" or "other"
+    std::uint32_t driverVersion = 0;
+    bool gpu = false;
+    std::uint32_t computeUnits = 0;
+    std::uint64_t memoryBytes = 0;
+    bool fp32Denormals = false;  // false: the device flushes subnormals (CONTRACT §2 cannot hold)
+    std::string kernels{};       // which kernel format it gets, one line ("" from listDevices())
+};
+
+// Every Level Zero device of every driver. `configureLoader` as in DeviceOptions.
+ZEPROBE_API std::vector<DeviceInfo> listDevices(bool configureLoader = false);
+
+// The chain variants (DESIGN.md "Chain variants"): "baseline", "gemm2_loader_fused",
+// "source_direct", "paired_epilogue", "paired_direct", "m1_oracle", "two_launch", "one_launch".
+ZEPROBE_API std::vector<std::string> variants();
+
+// ---------------------------------------------------------------------------------------------
+// Device, Layer, Chain
+// ---------------------------------------------------------------------------------------------
+
+namespace detail {
+struct DeviceState;
+struct LayerState;
+struct ChainState;
+}  // namespace detail
+
+// One Level Zero device with its context and its kernel modules (built on first use, kept).
+class ZEPROBE_API Device {
+public:
+    explicit Device(const DeviceOptions& options = {});
+    ~Device();
+    Device(Device&&) noexcept;
+    Device& operator=(Device&&) noexcept;
+    Device(const Device&) = delete;
+    Device& operator=(const Device&) = delete;
+
+    const DeviceInfo& info() const;
+
+private:
+    friend class Layer;
+    std::shared_ptr<detail::DeviceState> state_;
+};
+
+// This card's experts' MXFP4 weights, stacked as CONTRACT §3 but for the local experts only
+// (E/C of them, local expert 0 first): w1Blocks [E/C, 2I, H/32, 16], w1Scales [E/C, 2I, H/32],
+// w2Blocks [E/C, H, I/32, 16], w2Scales [E/C, H, I/32]. Views: copied at Layer construction.
+struct LocalWeightsView {
+    std::span<const std::uint8_t> w1Blocks{}, w1Scales{}, w2Blocks{}, w2Scales{};
+};
+
+// One MoE layer's local experts in device memory. Read-only once made.
+class ZEPROBE_API Layer {
+public:
+    // Weights drawn from `seed` as ze-probe's random weights (the same for the same shape and seed).
+    static Layer random(const Device& device, const Shape& shape, std::uint64_t seed);
+    // CONTRACT §3 tensors `{prefix}gate_up_proj_blocks` ... of all E experts from a safetensors
+    // file; this card's E/C experts are kept.
+    static Layer fromSafetensors(const Device& device, const Shape& shape, const std::string& path,
+                                 const std::string& prefix = "");
+    // This card's experts from memory (sizes checked).
+    static Layer fromLocalWeights(const Device& device, const Shape& shape, const LocalWeightsView& weights);
+
+    ~Layer();
+    Layer(Layer&&) noexcept;
+    Layer& operator=(Layer&&) noexcept;
+    Layer(const Layer&) = delete;
+    Layer& operator=(const Layer&) = delete;
+
+    const Shape& shape() const;
+
+private:
+    friend class Chain;
+    explicit Layer(std::shared_ptr<detail::LayerState> state);
+    std::shared_ptr<detail::LayerState> state_;
+};
+
+struct KernelTiming {
+    std::string kernel{};  // entry point, in launch order
+    double ns = 0;         // kernel timestamp end - start
+};
+
+// One recorded chain of one variant over one Layer: buffers sized for Shape::rows rows, the
+// launches recorded once into a command list and replayed by every forward(). The first Chain
+// of a variant on a Device builds its kernel modules (seconds on a CPU OpenCL device).
+class ZEPROBE_API Chain {
+public:
+    explicit Chain(const Layer& layer, const std::string& variant = "baseline");
+    ~Chain();
+    Chain(Chain&&) noexcept;
+    Chain& operator=(Chain&&) noexcept;
+    Chain(const Chain&) = delete;
+    Chain& operator=(const Chain&) = delete;
+
+    // One decode step for m token rows, 1 <= m <= Shape::rows, m = topkIds.size() / K:
+    // hidden [m, H] BF16 bits, topkIds [m, K] physical expert ids in [0, E), topkWeights [m, K].
+    // Returns out [m, H] BF16 bits (rows without a local route are +0.0). Everything is checked
+    // before any device work; a bad input throws invalid_argument (an id outside [0, E) names
+    // (m, k) and the id) and leaves the Chain usable.
+    std::vector<std::uint16_t> forward(std::span<const std::uint16_t> hidden, std::span<const std::int32_t> topkIds,
+                                       std::span<const float> topkWeights);
+    // The same into `out` (exactly m*H values).
+    void forward(std::span<const std::uint16_t> hidden, std::span<const std::int32_t> topkIds,
+                 std::span<const float> topkWeights, std::span<std::uint16_t> out);
+
+    // Per launch of the last forward(), in launch order (empty before the first one). Runs
+    // with fewer than Shape::rows rows time the padded rows too (they are never local work
+    // when cards > 1).
+    std::vector<KernelTiming> kernelTimings() const;
+
+    const std::string& variant() const;
+    const Shape& shape() const;
+
+private:
+    std::unique_ptr<detail::ChainState> state_;
+};
+
+}  // namespace zeprobe

@@ -1,0 +1,501 @@
+// The zeprobe facade (include/zeprobe/zeprobe.hpp) over runtime/, scheduler/ and the kernel
+// package. Every internal exception is translated into zeprobe::Error at the API boundary.
+#include "zeprobe/zeprobe.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string_view>
+#include <system_error>
+
+#include "zp/oracle/chain.hpp"
+#include "zp/runtime/ze.hpp"
+#include "zp/probe/case_io.hpp"
+#include "zp/probe/cases.hpp"
+#include "zp/scheduler/chain_plan.hpp"
+#include "zp/probe/input_error.hpp"
+#include "zp/probe/variant.hpp"
+
+#ifndef ZEPROBE_VERSION
+#define ZEPROBE_VERSION "0.0.0"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace zeprobe {
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+const char* version() noexcept { return ZEPROBE_VERSION; }
+int contractVersion() noexcept { return 1; }
+
+const char* errorCodeName(ErrorCode code) noexcept {
+    switch (code) {
+        case ErrorCode::invalid_argument: return "invalid_argument";
+        case ErrorCode::not_found: return "not_found";
+        case ErrorCode::io: return "io";
+        case ErrorCode::device: return "device";
+        case ErrorCode::kernel_build: return "kernel_build";
+        case ErrorCode::unsupported: return "unsupported";
+        case ErrorCode::out_of_memory: return "out_of_memory";
+        case ErrorCode::internal: return "internal";
+    }
+    return "unknown";
+}
+
+Error::Error(ErrorCode code, const std::string& message, std::int32_t zeResult)
+    : std::runtime_error(message), code_(code), zeResult_(zeResult) {}
+
+namespace {
+
+ErrorCode codeOf(const ze::Error& e) {
+    switch (e.code()) {
+        case ZE_RESULT_ERROR_MODULE_BUILD_FAILURE:
+        case ZE_RESULT_ERROR_MODULE_LINK_FAILURE:
+        case ZE_RESULT_ERROR_INVALID_NATIVE_BINARY:
+        case ZE_RESULT_ERROR_INVALID_KERNEL_NAME: return ErrorCode::kernel_build;  // zeKernelCreate refused
+        case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE:
+        case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return ErrorCode::unsupported;
+        case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
+        case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return ErrorCode::out_of_memory;
+        case ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE: return ErrorCode::not_found;
+        default: return ErrorCode::device;
+    }
+}
+
+// Called inside a catch block: rethrows the exception in flight as zeprobe::Error, prefixed
+// with the API call. std::runtime_error (not InputError) becomes `runtimeCode`: the scheduler
+// uses it for "this device cannot run the package" (unsupported).
+[[noreturn]] void rethrowTranslated(std::string_view call, ErrorCode inputCode = ErrorCode::invalid_argument,
+                                    ErrorCode runtimeCode = ErrorCode::internal) {
+    const std::string prefix = std::string(call) + ": ";
+    try {
+        throw;
+    } catch (const Error&) {
+        throw;
+    } catch (const ze::Error& e) {
+        throw Error(codeOf(e), prefix + e.what(), static_cast<std::int32_t>(e.code()));
+    } catch (const zp::sched::InputError& e) {
+        throw Error(inputCode, prefix + e.what());
+    } catch (const std::invalid_argument& e) {
+        throw Error(ErrorCode::invalid_argument, prefix + e.what());
+    } catch (const std::bad_alloc&) {
+        throw Error(ErrorCode::out_of_memory, prefix + "out of host memory");
+    } catch (const std::runtime_error& e) {
+        throw Error(runtimeCode, prefix + e.what());
+    } catch (const std::exception& e) {
+        throw Error(ErrorCode::internal, prefix + e.what());
+    } catch (...) {
+        throw Error(ErrorCode::internal, prefix + "unknown exception");
+    }
+}
+
+// libze_zecl.so installed next to this library (cmake --install puts both in the libdir, and
+// the prefix may differ from the configured one, so the compiled-in install libdir is not enough).
+std::optional<std::string> zeclNextToThisLibrary() {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<const void*>(&zeclNextToThisLibrary), &info) == 0 || !info.dli_fname)
+        return std::nullopt;
+    std::error_code ec;
+    const fs::path candidate = fs::path(info.dli_fname).parent_path() / "libze_zecl.so";
+    if (!fs::is_regular_file(candidate, ec)) return std::nullopt;
+    const fs::path abs = fs::absolute(candidate, ec);
+    if (ec) return std::nullopt;
+    return abs.lexically_normal().string();
+}
+
+void initLevelZero(bool configureLoader, const std::string& zeclPath) {
+    ze::InitOptions options;
+    if (configureLoader) {
+        options.setAltDriversIfUnset = true;
+        if (!zeclPath.empty()) {
+            options.zeclPath = zeclPath;
+        } else if (const char* env = std::getenv("ZP_ZECL_PATH"); !env || !*env) {
+            // ZP_ZECL_PATH wins when set (findZeclLibrary reads it); else the installed neighbour.
+            options.zeclPath = zeclNextToThisLibrary();
+        }
+    }
+    ze::init(options);
+}
+
+bool isDeviceSpecSyntax(const std::string& spec) {
+    std::string s = spec;
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (s.empty() || s == "intel" || s == "zecl") return true;
+    return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+DeviceInfo describe(const ze::DeviceInfo& d) {
+    DeviceInfo info;
+    info.index = d.index;
+    info.name = d.name();
+    info.driver = ze::driverKindName(d.kind);
+    info.driverVersion = d.driverProps.driverVersion;
+    info.gpu = d.isGpu();
+    info.computeUnits = d.computeUnits();
+    info.memoryBytes = d.totalMemory();
+    info.fp32Denormals = d.supportsFp32Denorm();
+    return info;
+}
+
+zp::oracle::ChainShape toChainShape(const Shape& s) {
+    zp::oracle::ChainShape c;
+    c.hidden = s.hidden;
+    c.intermediate = s.intermediate;
+    c.experts = s.experts;
+    c.topK = s.topK;
+    c.rows = s.rows;
+    c.cards = s.cards;
+    c.card = s.card;
+    c.swigluLimit = s.swigluLimit;
+    c.swigluAlpha = s.swigluAlpha;
+    c.swigluUpBias = s.swigluUpBias;
+    c.layout = s.gateUpLayout == GateUpLayout::interleaved ? zp::oracle::GateUpLayout::Interleaved
+                                                           : zp::oracle::GateUpLayout::Split;
+    return c;
+}
+
+}  // namespace
+
+std::vector<DeviceInfo> listDevices(bool configureLoader) {
+    try {
+        initLevelZero(configureLoader, {});
+        std::vector<DeviceInfo> out;
+        for (const auto& d : ze::listDevices()) out.push_back(describe(d));
+        return out;
+    } catch (...) {
+        rethrowTranslated("zeprobe::listDevices");
+    }
+}
+
+std::vector<std::string> variants() {
+    std::vector<std::string> out;
+    for (auto v : zp::sched::kAllVariants) out.emplace_back(zp::sched::variantName(v));
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// State
+// ---------------------------------------------------------------------------------------------
+
+namespace detail {
+
+struct DeviceState {
+    // Declaration order is destruction order reversed: the context outlives the modules.
+    ze::DeviceInfo device;
+    ze::Context context;
+    DeviceInfo info;
+    // Guards `modules` (KernelModules is not thread-safe) and serialises every creation of
+    // device objects on behalf of Layers and Chains.
+    std::mutex mutex;
+    std::unique_ptr<zp::sched::KernelModules> modules;
+};
+
+struct LayerState {
+    std::shared_ptr<DeviceState> device;  // first: destroyed last
+    Shape shape;
+    zp::oracle::ChainShape chainShape;
+    std::vector<zp::oracle::bf16_t> silu;  // CONTRACT §5 table for shape.swigluAlpha
+    std::unique_ptr<zp::sched::DeviceWeights> weights;
+};
+
+struct ChainState {
+    std::shared_ptr<LayerState> layer;  // first: destroyed last
+    std::string variantName;
+    zp::sched::Variant variant{};
+    ze::CommandQueue queue;
+    std::unique_ptr<zp::sched::DeviceChain> chain;
+    zp::oracle::ChainInputs inputs;  // staging, reused between calls: [M, ·] with padded rows
+    std::int32_t paddingId = 0;      // expert id of padded routes: another card's when C > 1
+    bool ran = false;
+
+    // A forward() that failed part-way (e.g. an enqueue error) can leave earlier commands in
+    // flight: wait for them before the chain's buffers are freed.
+    ~ChainState() {
+        try {
+            if (queue) queue.synchronize();
+        } catch (...) {}
+    }
+};
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// Device
+// ---------------------------------------------------------------------------------------------
+
+Device::Device(const DeviceOptions& options) {
+    try {
+        std::optional<zp::sched::KernelTuning> tuning;
+        if (!options.kernelTuning.empty()) tuning = zp::sched::KernelTuning::parse(options.kernelTuning);
+        initLevelZero(options.configureLoader, options.zeclPath);
+        auto s = std::make_shared<detail::DeviceState>();
+        try {
+            s->device = ze::selectDevice(options.device);
+        } catch (const ze::Error& e) {
+            if (e.code() != ZE_RESULT_ERROR_INVALID_ARGUMENT) throw;
+            throw Error(isDeviceSpecSyntax(options.device) ? ErrorCode::not_found : ErrorCode::invalid_argument,
+                        std::string("zeprobe::Device: ") + e.extra(), static_cast<std::int32_t>(e.code()));
+        }
+        s->context = ze::Context(s->device);
+        s->modules = std::make_unique<zp::sched::KernelModules>(
+            s->context, s->device, zp::kernels::Package::instance(),
+            tuning.value_or(zp::sched::KernelTuning::recommendedFor(s->device)));
+        s->info = describe(s->device);
+        s->info.kernels =
+            s->modules->choice().why +
+            (s->modules->tuning().isPackaged() ? std::string() : "; tiles " + s->modules->tuning().describe());
+        state_ = std::move(s);
+    } catch (...) {
+        rethrowTranslated("zeprobe::Device", ErrorCode::invalid_argument, ErrorCode::unsupported);
+    }
+}
+
+Device::~Device() = default;
+Device::Device(Device&&) noexcept = default;
+Device& Device::operator=(Device&&) noexcept = default;
+
+const DeviceInfo& Device::info() const {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Device::info: moved-from Device");
+    return state_->info;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layer
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+std::shared_ptr<detail::LayerState> makeLayer(const std::shared_ptr<detail::DeviceState>& device, const Shape& shape,
+                                              const zp::oracle::LocalWeights& weights) {
+    auto s = std::make_shared<detail::LayerState>();
+    s->device = device;
+    s->shape = shape;
+    s->chainShape = toChainShape(shape);
+    s->silu = zp::oracle::buildSiluTable(shape.swigluAlpha);
+    std::lock_guard lock(device->mutex);
+    s->weights = std::make_unique<zp::sched::DeviceWeights>(device->context, device->device, s->chainShape);
+    s->weights->upload(weights);
+    return s;
+}
+
+}  // namespace
+
+Layer::Layer(std::shared_ptr<detail::LayerState> state) : state_(std::move(state)) {}
+Layer::~Layer() = default;
+Layer::Layer(Layer&&) noexcept = default;
+Layer& Layer::operator=(Layer&&) noexcept = default;
+
+Layer Layer::random(const Device& device, const Shape& shape, std::uint64_t seed) {
+    try {
+        if (!device.state_) throw Error(ErrorCode::invalid_argument, "moved-from Device");
+        const auto& d = device.state_;
+        const auto cs = toChainShape(shape);
+        zp::oracle::validateShape(cs);
+        return Layer(makeLayer(d, shape, zp::sched::makeRandomWeights(cs, seed)));
+    } catch (...) {
+        rethrowTranslated("zeprobe::Layer::random");
+    }
+}
+
+Layer Layer::fromSafetensors(const Device& device, const Shape& shape, const std::string& path,
+                             const std::string& prefix) {
+    try {
+        if (!device.state_) throw Error(ErrorCode::invalid_argument, "moved-from Device");
+        const auto& d = device.state_;
+        const auto cs = toChainShape(shape);
+        zp::oracle::validateShape(cs);
+        std::error_code ec;
+        if (!fs::is_regular_file(path, ec))
+            throw Error(ErrorCode::not_found, "zeprobe::Layer::fromSafetensors: weights file '" + path +
+                                                  "' does not exist or is not a regular file");
+        zp::oracle::LocalWeights w;
+        try {
+            w = zp::sched::loadWeights(path, cs, prefix);
+        } catch (const zp::sched::InputError& e) {
+            // A missing tensor is "not found"; anything else wrong with the file is I/O.
+            const std::string what = e.what();
+            throw Error(what.find("no tensor") != std::string::npos ? ErrorCode::not_found : ErrorCode::io,
+                        "zeprobe::Layer::fromSafetensors: " + what + " (prefix '" + prefix + "')");
+        }
+        return Layer(makeLayer(d, shape, w));
+    } catch (...) {
+        rethrowTranslated("zeprobe::Layer::fromSafetensors", ErrorCode::io);
+    }
+}
+
+Layer Layer::fromLocalWeights(const Device& device, const Shape& shape, const LocalWeightsView& view) {
+    try {
+        if (!device.state_) throw Error(ErrorCode::invalid_argument, "moved-from Device");
+        const auto& d = device.state_;
+        const auto cs = toChainShape(shape);
+        zp::oracle::validateShape(cs);
+        using LW = zp::oracle::LocalWeights;
+        const std::size_t e = std::size_t(cs.localExperts());
+        struct Part {
+            const char* name;
+            std::span<const std::uint8_t> bytes;
+            std::size_t expected;
+            std::vector<std::uint8_t> LW::*member;
+        };
+        const Part parts[] = {
+            {"w1Blocks", view.w1Blocks, e * LW::w1BlocksPerExpert(cs), &LW::w1Blocks},
+            {"w1Scales", view.w1Scales, e * LW::w1ScalesPerExpert(cs), &LW::w1Scales},
+            {"w2Blocks", view.w2Blocks, e * LW::w2BlocksPerExpert(cs), &LW::w2Blocks},
+            {"w2Scales", view.w2Scales, e * LW::w2ScalesPerExpert(cs), &LW::w2Scales},
+        };
+        LW w;
+        for (const auto& p : parts) {
+            if (p.bytes.size() != p.expected)
+                throw Error(ErrorCode::invalid_argument,
+                            "zeprobe::Layer::fromLocalWeights: " + std::string(p.name) + " has " +
+                                std::to_string(p.bytes.size()) + " bytes, expected " + std::to_string(p.expected) +
+                                " for E/C = " + std::to_string(e) + " local experts (CONTRACT §3 layout)");
+            (w.*p.member).assign(p.bytes.begin(), p.bytes.end());
+        }
+        return Layer(makeLayer(d, shape, w));
+    } catch (...) {
+        rethrowTranslated("zeprobe::Layer::fromLocalWeights");
+    }
+}
+
+const Shape& Layer::shape() const {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Layer::shape: moved-from Layer");
+    return state_->shape;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chain
+// ---------------------------------------------------------------------------------------------
+
+Chain::Chain(const Layer& layer, const std::string& variant) {
+    try {
+        if (!layer.state_) throw Error(ErrorCode::invalid_argument, "moved-from Layer");
+        auto s = std::make_unique<detail::ChainState>();
+        s->layer = layer.state_;
+        s->variant = zp::sched::parseVariant(variant);
+        s->variantName = std::string(zp::sched::variantName(s->variant));
+        const auto& cs = s->layer->chainShape;
+        // Padded rows route to the first expert of the next card: never local work when C > 1.
+        s->paddingId = cs.cards > 1 ? ((cs.card + 1) % cs.cards) * cs.localExperts() : cs.firstLocalExpert();
+        s->inputs.hidden.assign(std::size_t(cs.rows) * cs.hidden, 0);
+        s->inputs.topkIds.assign(std::size_t(cs.maxRoutes()), s->paddingId);
+        s->inputs.topkWeights.assign(std::size_t(cs.maxRoutes()), 0.0f);
+        detail::DeviceState& d = *s->layer->device;
+        std::lock_guard lock(d.mutex);
+        s->queue = ze::CommandQueue(d.context, d.device);
+        s->chain = std::make_unique<zp::sched::DeviceChain>(d.context, d.device, *d.modules, cs, s->variant,
+                                                            *s->layer->weights, s->layer->silu);
+        state_ = std::move(s);
+    } catch (...) {
+        rethrowTranslated("zeprobe::Chain", ErrorCode::invalid_argument, ErrorCode::unsupported);
+    }
+}
+
+Chain::~Chain() = default;
+Chain::Chain(Chain&&) noexcept = default;
+Chain& Chain::operator=(Chain&&) noexcept = default;
+
+std::vector<std::uint16_t> Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::int32_t> topkIds,
+                                          std::span<const float> topkWeights) {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: moved-from Chain");
+    const Shape& sh = state_->layer->shape;
+    const std::size_t K = std::size_t(sh.topK), H = std::size_t(sh.hidden), m = topkIds.size() / K;
+    // Sized only for a plausible row count (never a huge allocation from a bad input); the
+    // overload below checks everything and names what is wrong.
+    std::vector<std::uint16_t> out(topkIds.size() % K == 0 && m <= std::size_t(sh.rows) ? m * H : 0);
+    forward(hidden, topkIds, topkWeights, out);
+    return out;
+}
+
+void Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::int32_t> topkIds,
+                    std::span<const float> topkWeights, std::span<std::uint16_t> out) {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: moved-from Chain");
+    detail::ChainState& s = *state_;
+    const Shape& sh = s.layer->shape;
+    const std::size_t H = std::size_t(sh.hidden), K = std::size_t(sh.topK), M = std::size_t(sh.rows);
+    auto bad = [](const std::string& why) {
+        throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: " + why);
+    };
+
+    // CONTRACT §5.1: everything is checked before any device work.
+    if (topkIds.empty() || topkIds.size() % K != 0)
+        bad("topk_ids has " + std::to_string(topkIds.size()) + " values, expected rows*top_k with top_k = " +
+            std::to_string(K) + " and 1 <= rows <= " + std::to_string(M));
+    const std::size_t m = topkIds.size() / K;
+    if (m > M)
+        bad("rows = " + std::to_string(m) + " (topk_ids has " + std::to_string(topkIds.size()) +
+            " values) exceeds the chain's rows = " + std::to_string(M) + " (Shape::rows sizes the buffers)");
+    if (hidden.size() != m * H)
+        bad("hidden has " + std::to_string(hidden.size()) + " values, expected rows*hidden = " + std::to_string(m) +
+            "*" + std::to_string(H) + " = " + std::to_string(m * H));
+    if (topkWeights.size() != m * K)
+        bad("topk_weights has " + std::to_string(topkWeights.size()) +
+            " values, expected rows*top_k = " + std::to_string(m * K));
+    if (out.size() != m * H)
+        bad("out has room for " + std::to_string(out.size()) +
+            " values, expected rows*hidden = " + std::to_string(m * H));
+    for (std::size_t r = 0; r < m; ++r)
+        for (std::size_t k = 0; k < K; ++k) {
+            const std::int32_t id = topkIds[r * K + k];
+            if (id < 0 || id >= sh.experts)
+                bad("topk_ids[" + std::to_string(r) + "][" + std::to_string(k) + "] = " + std::to_string(id) +
+                    " is not an expert id in [0, " + std::to_string(sh.experts) + ")");
+        }
+
+    try {
+        // Rows m..M-1 keep the padding set at construction (zero hidden, weight 0, padding id);
+        // rows are independent in the chain (CONTRACT §5), so they never change rows < m.
+        std::copy(hidden.begin(), hidden.end(), s.inputs.hidden.begin());
+        std::copy(topkIds.begin(), topkIds.end(), s.inputs.topkIds.begin());
+        std::copy(topkWeights.begin(), topkWeights.end(), s.inputs.topkWeights.begin());
+        std::fill(s.inputs.hidden.begin() + std::ptrdiff_t(m * H), s.inputs.hidden.end(), 0);
+        std::fill(s.inputs.topkIds.begin() + std::ptrdiff_t(m * K), s.inputs.topkIds.end(), s.paddingId);
+        std::fill(s.inputs.topkWeights.begin() + std::ptrdiff_t(m * K), s.inputs.topkWeights.end(), 0.0f);
+        s.chain->setInputs(s.inputs);
+        s.chain->execute(s.queue);
+        s.ran = true;
+        const zp::sched::DeviceResults r = s.chain->results();
+        if (r.invalidIds > 0)
+            throw Error(ErrorCode::internal, "zeprobe::Chain::forward: the device flagged " +
+                                                 std::to_string(r.invalidIds) + " expert id(s) outside [0, " +
+                                                 std::to_string(sh.experts) + ") that the host accepted");
+        if (r.out.size() < m * H) throw Error(ErrorCode::internal, "zeprobe::Chain::forward: short output");
+        std::copy_n(r.out.begin(), m * H, out.begin());
+    } catch (...) {
+        rethrowTranslated("zeprobe::Chain::forward", ErrorCode::invalid_argument, ErrorCode::device);
+    }
+}
+
+std::vector<KernelTiming> Chain::kernelTimings() const {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::kernelTimings: moved-from Chain");
+    if (!state_->ran) return {};
+    try {
+        std::vector<KernelTiming> out;
+        for (const auto& t : state_->chain->kernelTimings()) out.push_back({t.kernel, t.ns});
+        return out;
+    } catch (...) {
+        rethrowTranslated("zeprobe::Chain::kernelTimings", ErrorCode::invalid_argument, ErrorCode::device);
+    }
+}
+
+const std::string& Chain::variant() const {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::variant: moved-from Chain");
+    return state_->variantName;
+}
+
+const Shape& Chain::shape() const {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::shape: moved-from Chain");
+    return state_->layer->shape;
+}
+
+}  // namespace zeprobe
