@@ -86,6 +86,9 @@ ErrorCode codeOf(const ze::Error& e) {
         throw Error(codeOf(e), prefix + e.what(), static_cast<std::int32_t>(e.code()));
     } catch (const zp::sched::InputError& e) {
         throw Error(inputCode, prefix + e.what());
+    } catch (const zp::sched::VariantNotValid& e) {
+        // one_launch on a driver without cooperative launches: the device cannot run it
+        throw Error(ErrorCode::unsupported, prefix + e.what());
     } catch (const std::invalid_argument& e) {
         throw Error(ErrorCode::invalid_argument, prefix + e.what());
     } catch (const std::bad_alloc&) {
