@@ -3,9 +3,6 @@
  * ZP_FN functions so that a persistent kernel (one_launch: A, a device-wide barrier, B) calls
  * the very same code; two_launch_a.cl / two_launch_b.cl are the two-launch wrappers.
  *
- * INCLUDE THIS HEADER FIRST in a kernel file: it raises ZP_GEMM_ROWS_PER_PASS to at least 2
- * before any tile is defined (see "compact M2 at run time" below).
- *
  * Shapes as by-value arguments, as every kernel (README "Argument conventions"); MK = M * K.
  * Work-group: ZP_LANES x ZP_GEMM_ITEMS_Y work-items (ZP_GEMM_ATTRS), items =
  * ZP_LANES * ZP_GEMM_ITEMS_Y, lid = get_local_id(1) * ZP_LANES + get_local_id(0). Every body
@@ -40,19 +37,14 @@
  *    (ceil(H / COLS), 1), one unit per work-group.
  *
  * Compact M2 at run time: an expert group with one compact row runs a 1-row specialisation of
- * the tile (nrows a literal 1: the second row's loads, fmas, lane sums and tree fold away),
- * one with two or more rows runs passes of ZP_GEMM_ROWS_PER_PASS (>= 2) rows, reading each
- * weight block once per pass. The rows_per_pass knob thus sets the widest pass here, never
- * the narrowest. */
+ * the tile (nrows a literal 1: the dead rows' loads, fmas, lane sums and tree fold away), one
+ * with more rows runs passes of up to ZP_GEMM_ROWS_PER_PASS rows, each weight block read once
+ * per pass. The build knob rows_per_pass still sets the widest pass, and with it the kernel's
+ * register allocation (one per kernel, the widest path's): on the H200's block tile a
+ * rows_per_pass=2 build runs 1-row experts at the speed of a 2-row build, not of a 1-row one
+ * (docs/perf.md, "two_launch"). */
 #ifndef ZP_TWO_LAUNCH_H
 #define ZP_TWO_LAUNCH_H
-
-#if defined(ZP_GEMM_ROWS_PER_PASS) && ZP_GEMM_ROWS_PER_PASS < 2
-#undef ZP_GEMM_ROWS_PER_PASS
-#endif
-#ifndef ZP_GEMM_ROWS_PER_PASS
-#define ZP_GEMM_ROWS_PER_PASS 2
-#endif
 
 #include "zp_platform.h"
 #include "zp_routes.h"

@@ -124,7 +124,7 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
         EXPECT_EQ(p["case"], pattern + "/v0");
         EXPECT_TRUE(p["bytes"].is_number_unsigned());
         EXPECT_TRUE(p["touched_experts"].is_number_integer());
-        ASSERT_EQ(p["variants"].size(), 6u);
+        ASSERT_EQ(p["variants"].size(), 8u);
         for (const auto& [variant, v] : p["variants"].items()) {
             SCOPED_TRACE(variant);
             EXPECT_GE(v["launches"].get<int>(), 1);
@@ -150,9 +150,16 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
     EXPECT_EQ(floor["variants"]["source_direct"]["launches_removed"], 1);
     EXPECT_TRUE(floor["variants"]["baseline"]["device_us_per_launch"].is_number());
     EXPECT_TRUE(floor["variants"]["source_direct"]["saving_device_us"].is_number());
+    // two_launch: A and B only.
+    EXPECT_EQ(floor["variants"]["two_launch"]["launches"], 2);
+    EXPECT_EQ(floor["variants"]["two_launch"]["launches_removed"], 4);
+    // one_launch: one cooperative kernel.
+    EXPECT_EQ(floor["variants"]["one_launch"]["launches"], 1);
+    EXPECT_EQ(floor["variants"]["one_launch"]["launches_removed"], 5);
 
     const json& proj = j["projections"];
-    for (const char* c : {"gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct"}) {
+    for (const char* c :
+         {"gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct", "two_launch", "one_launch"}) {
         SCOPED_TRACE(c);
         ASSERT_EQ(proj[c].size(), 7u);
         EXPECT_TRUE(proj[c]["six_local"]["device"]["ci_low_ms"].is_number());
@@ -165,7 +172,7 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
     const json& gate = j["gate"];
     EXPECT_EQ(gate["layers"], 43);
     EXPECT_EQ(gate["min_saving_ms"], 0.5);
-    ASSERT_EQ(gate["candidates"].size(), 4u);
+    ASSERT_EQ(gate["candidates"].size(), 6u);
     for (const auto& c : gate["candidates"]) {
         SCOPED_TRACE(c["candidate"].get<std::string>());
         EXPECT_TRUE(c["verdict"]["pass"].is_boolean());
@@ -194,8 +201,8 @@ TEST_F(ZeProbeTimedRun, GivenTraceOption_WhenRun_ThenTraceParsesWithOneTrackPerV
             EXPECT_TRUE(e["args"]["pattern"].is_string());
         }
     }
-    EXPECT_EQ(tracks.size(), 6u);
-    // 7 patterns x 2 rounds x (sum of launches of the 6 variants).
+    EXPECT_EQ(tracks.size(), 8u);
+    // 7 patterns x 2 rounds x (sum of launches of the 8 variants).
     const json card = readJson(dir / "card0.json");
     std::size_t launches = 0;
     for (const auto& [v, x] : card["timings"]["patterns"]["six_local"]["variants"].items())
@@ -209,7 +216,8 @@ TEST_F(ZeProbeTimedRun, GivenReportOption_WhenRun_ThenSvgIsWellFormedAndNamesEve
     ASSERT_NE(svg.find("<svg"), std::string::npos);
     EXPECT_NE(svg.rfind("</svg>"), std::string::npos);
     EXPECT_EQ(std::count(svg.begin(), svg.end(), '<'), std::count(svg.begin(), svg.end(), '>'));
-    for (const char* c : {"gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct"})
+    for (const char* c :
+         {"gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct", "two_launch", "one_launch"})
         EXPECT_NE(svg.find(c), std::string::npos) << c;
 }
 
@@ -220,7 +228,7 @@ TEST_F(ZeProbeTiming, GivenCpuDeviceAndNoRepeats_WhenRun_ThenTheCaseSetIsTimedWi
     if (j["device"]["type"] == "gpu") GTEST_SKIP() << "a GPU gets dedicated rounds by default";
     EXPECT_EQ(j["timings"]["mode"], "case_set");
     EXPECT_EQ(j["timings"]["patterns"]["six_local"]["variants"]["baseline"]["samples"]["device_ns"].size(), 11u);
-    EXPECT_EQ(j["gate"]["candidates"].size(), 4u);
+    EXPECT_EQ(j["gate"]["candidates"].size(), 5u);
     EXPECT_NE(r.output.find("the case set's executions were timed"), std::string::npos) << r.output;
 }
 
