@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages ze-probe needs. Idempotent: when everything is
-# present it only checks (no apt-get call), so it is cheap to run before every build.
+# Installs the Debian 12 packages ze-probe needs, then the Xe2-capable ocloc in a private
+# prefix (scripts/xe2-ocloc.sh; ZP_XE2_OCLOC=off skips it, =required makes its absence an
+# error). Idempotent: when everything is present it only checks (no apt-get call), so it is
+# cheap to run before every build.
 set -euo pipefail
 
 packages=(
@@ -29,8 +31,11 @@ for p in "${packages[@]}"; do
   [[ "$status" == "install ok installed" ]] || missing+=("$p")
 done
 
+xe2_ocloc() { bash "$(dirname "$0")/xe2-ocloc.sh"; }
+
 if ((${#missing[@]} == 0)); then
   echo "bootstrap: all ${#packages[@]} packages present"
+  xe2_ocloc
   exit 0
 fi
 
@@ -45,3 +50,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "bootstrap: done"
+xe2_ocloc

@@ -1,6 +1,7 @@
 #include "zp/scheduler/chain_plan.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -30,16 +31,36 @@ std::string ipText(std::uint32_t ip) {
 
 std::uint32_t ceilDiv(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
-// A native binary only counts when every kernel file has one for this device.
-const kernels::Artifact* nativeFor(const ze::DeviceInfo& device, const kernels::Package& package) {
-    if (!device.isIntel() || !device.ipVersion) return nullptr;
-    const kernels::Artifact* first = nullptr;
+std::string hex(std::uint32_t v) {
+    char b[16];
+    std::snprintf(b, sizeof b, "0x%04x", v);
+    return b;
+}
+
+// The native binaries of this device: by IP version when the driver reports one (exact, else
+// the same major.minor), else by PCI device id. Only counts when every kernel file has one.
+struct NativeMatch {
+    const kernels::Artifact* artifact = nullptr;
+    std::string how;  // "IP 20.1.4", "device id 0xe20b"
+};
+NativeMatch nativeFor(const ze::DeviceInfo& device, const kernels::Package& package) {
+    if (!device.isIntel()) return {};
+    NativeMatch m;
     for (const auto& file : package.kernelFiles()) {
-        const auto* a = package.findNative(file, *device.ipVersion);
-        if (!a) return nullptr;
-        if (!first) first = a;
+        const auto* a = device.ipVersion ? package.findNative(file, *device.ipVersion)
+                                         : package.findNativeByDeviceId(file, device.props.deviceId);
+        if (!a) return {};
+        if (!m.artifact) m.artifact = a;
     }
-    return first;
+    if (!m.artifact) return {};
+    m.how = device.ipVersion ? "IP " + ipText(*device.ipVersion) : "device id " + hex(device.props.deviceId);
+    return m;
+}
+
+std::string packageTargets(const kernels::Package& package) {
+    std::string t;
+    for (const auto& n : package.nativeTargets()) t += (t.empty() ? "" : ", ") + n;
+    return t.empty() ? std::string("none") : t;
 }
 
 struct TuningKey {
@@ -122,25 +143,22 @@ std::string KernelTuning::buildOptions() const {
 // ----------------------------------------------------------------------------- modules
 
 ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package& package) {
-    if (const auto* native = nativeFor(device, package))
-        return {Format::Native, native->target,
-                "native " + native->target + " binary for IP " + ipText(*device.ipVersion)};
-    if (device.supportsSpirv())
-        return {Format::Spirv, "spirv64",
-                "SPIR-V (device takes SPIR-V" +
-                    std::string(device.ipVersion ? ", no native binary for IP " + ipText(*device.ipVersion) : "") +
-                    ")"};
+    if (const auto native = nativeFor(device, package); native.artifact)
+        return {Format::Native, native.artifact->target,
+                "native " + native.artifact->target + " binary for " + native.how};
+    // Why no native binary, for the card: an Intel device the package has no binary for.
+    std::string noNative;
+    if (device.isIntel())
+        noNative = ", no native binary for " +
+                   (device.ipVersion ? "IP " + ipText(*device.ipVersion) : "device id " + hex(device.props.deviceId)) +
+                   " (package has: " + packageTargets(package) + ")";
+    if (device.supportsSpirv()) return {Format::Spirv, "spirv64", "SPIR-V (device takes SPIR-V" + noNative + ")"};
     if (std::memcmp(device.module.nativeKernelSupported.id, kZeclBundleUuid, sizeof kZeclBundleUuid) == 0)
         return {Format::Bundle, "zecl", "zecl source bundle (built by the OpenCL driver at module creation)"};
     std::string offers = device.ipVersion ? "IP " + ipText(*device.ipVersion) : "no IP version";
     throw std::runtime_error("device '" + device.name() + "' (" + ze::driverKindName(device.kind) +
                              " driver) cannot run the kernel package: no native binary for " + offers +
-                             " (package has: " +
-                             [&] {
-                                 std::string t;
-                                 for (const auto& n : package.nativeTargets()) t += (t.empty() ? "" : ", ") + n;
-                                 return t.empty() ? std::string("none") : t;
-                             }() +
+                             " (package has: " + packageTargets(package) +
                              "), no SPIR-V support, and its native kernel format is not zecl's source bundle");
 }
 
@@ -159,9 +177,10 @@ KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& d
 
 const ze::Module& KernelModules::module(const std::string& kernelFile) {
     if (auto it = modules_.find(kernelFile); it != modules_.end()) return it->second;
-    const kernels::Artifact* a = choice_.format == Format::Native
-                                     ? package_->findNative(kernelFile, *device_.ipVersion)
-                                     : package_->find(kernelFile, choice_.format, choice_.target);
+    const kernels::Artifact* a =
+        choice_.format != Format::Native ? package_->find(kernelFile, choice_.format, choice_.target)
+        : device_.ipVersion              ? package_->findNative(kernelFile, *device_.ipVersion)
+                                         : package_->findNativeByDeviceId(kernelFile, device_.props.deviceId);
     if (!a)
         throw std::runtime_error("kernel package (" + package_->origin() + ") has no " +
                                  std::string(kernels::formatName(choice_.format)) + " artifact of '" + kernelFile +

@@ -1,8 +1,10 @@
 #include "zp/kernels/package.hpp"
 
 #include "package_data.hpp"
+#include "zp/kernels/native_info.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -37,6 +39,7 @@ Package Package::embedded() {
         a.format = parseFormat(e.format).value_or(Format::Spirv);
         a.target = e.target;
         a.ipVersions.assign(e.ipVersions, e.ipVersions + e.ipCount);
+        a.deviceIds.assign(e.deviceIds, e.deviceIds + e.deviceIdCount);
         a.bytes = std::span<const std::byte>(reinterpret_cast<const std::byte*>(e.bytes), e.size);
         p.artifacts_.push_back(std::move(a));
     }
@@ -57,10 +60,10 @@ Package Package::fromDirectory(const std::filesystem::path& dir) {
         std::vector<std::string> f;
         std::istringstream ls(line);
         for (std::string field; std::getline(ls, field, '\t');) f.push_back(field);
-        const auto format = f.size() == 5 ? parseFormat(f[1]) : std::nullopt;
+        const auto format = f.size() == 6 ? parseFormat(f[1]) : std::nullopt;
         if (!format) throw std::runtime_error(manifestPath.string() + ": malformed line: " + line);
-        std::ifstream in(dir / f[4], std::ios::binary);
-        if (!in) throw std::runtime_error(manifestPath.string() + ": cannot read " + (dir / f[4]).string());
+        std::ifstream in(dir / f[5], std::ios::binary);
+        if (!in) throw std::runtime_error(manifestPath.string() + ": cannot read " + (dir / f[5]).string());
         auto bytes = std::make_shared<std::vector<std::byte>>();
         const std::string raw{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
         bytes->resize(raw.size());
@@ -74,6 +77,11 @@ Package Package::fromDirectory(const std::filesystem::path& dir) {
             std::istringstream ips(f[3]);
             for (std::string ip; std::getline(ips, ip, ',');)
                 a.ipVersions.push_back(static_cast<std::uint32_t>(std::stoul(ip)));
+        }
+        if (f[4] != "-") {
+            std::istringstream ids(f[4]);
+            for (std::string id; std::getline(ids, id, ',');)
+                a.deviceIds.push_back(static_cast<std::uint32_t>(std::stoul(id, nullptr, 16)));
         }
         a.bytes = std::span<const std::byte>(*bytes);
         p.storage_.push_back(std::move(bytes));
@@ -119,6 +127,40 @@ const Artifact* Package::findNative(std::string_view file, std::uint32_t ip) con
         }
     }
     return family;
+}
+
+const Artifact* Package::findNativeByDeviceId(std::string_view file, std::uint32_t deviceId) const {
+    for (const auto& a : artifacts_)
+        if (a.file == file && a.format == Format::Native &&
+            std::find(a.deviceIds.begin(), a.deviceIds.end(), deviceId) != a.deviceIds.end())
+            return &a;
+    return nullptr;
+}
+
+std::string describeNativeBinaries(const Package& package) {
+    std::ostringstream out;
+    out << "kernel package (" << package.origin() << "): native binaries, figures from each binary's own metadata\n";
+    if (package.nativeTargets().empty()) out << "  none (built without ocloc): Intel devices get SPIR-V\n";
+    char line[256];
+    for (const auto& target : package.nativeTargets()) {
+        std::snprintf(line, sizeof line, "  %-8s %-30s %-30s %5s %8s %12s %10s %10s\n", target.c_str(), "kernel file",
+                      "kernel", "SIMD", "GRF", "instructions", "spill B", "private B");
+        out << line;
+        for (const auto& a : package.artifacts()) {
+            if (a.format != Format::Native || a.target != target) continue;
+            try {
+                const auto info = inspectNativeBinary(a.bytes);
+                for (const auto& k : info.kernels) {
+                    std::snprintf(line, sizeof line, "  %-8s %-30s %-30s %5u %8u %12u %10u %10u\n", "", a.file.c_str(),
+                                  k.name.c_str(), k.simdSize, k.grfCount, k.instructions, k.spillBytes, k.privateBytes);
+                    out << line;
+                }
+            } catch (const std::exception& e) {
+                out << "           " << a.file << ": " << e.what() << "\n";
+            }
+        }
+    }
+    return out.str();
 }
 
 }  // namespace zp::kernels

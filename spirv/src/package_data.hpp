@@ -12,6 +12,8 @@ struct EmbeddedArtifact {
     const char* target;
     const std::uint32_t* ipVersions;
     std::size_t ipCount;
+    const std::uint32_t* deviceIds;
+    std::size_t deviceIdCount;
     const unsigned char* bytes;
     std::size_t size;
 };

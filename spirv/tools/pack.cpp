@@ -7,6 +7,11 @@
 //       original file and line).
 //   zp-kernel-pack embed --manifest DIR/manifest.txt --out package_data.cpp
 //       Writes the artifacts listed in the manifest as byte arrays for zp_kernel_package.
+//   zp-kernel-pack inspect --binary F.bin --file STEM --target DEV --out rows.md
+//       The kernel report's rows for one native binary: per kernel SIMD width, GRF count,
+//       instructions, spill and private bytes per thread, read from the binary's own metadata
+//       (zp/kernels/native_info.hpp). Prints "spill=N private=M" (the largest per-thread
+//       figures of its kernels) for ocloc_compile.cmake's large-GRF rule.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +25,7 @@
 #include <vector>
 
 #include "zecl/source_bundle.h"
+#include "zp/kernels/native_info.hpp"
 
 namespace fs = std::filesystem;
 
@@ -97,7 +103,8 @@ std::string cString(const std::string& s) {
 }
 
 // manifest.txt: one artifact a line, tab-separated: file, format, target, ip versions
-// (comma-separated decimal, or "-"), path relative to the manifest's directory.
+// (comma-separated decimal, or "-"), PCI device ids (comma-separated, 0x hex, or "-"), path
+// relative to the manifest's directory.
 int embed(const std::map<std::string, std::string>& args) {
     const fs::path manifest = args.at("--manifest");
     std::istringstream in(readFile(manifest));
@@ -111,8 +118,8 @@ int embed(const std::map<std::string, std::string>& args) {
         std::vector<std::string> f;
         std::istringstream ls(line);
         for (std::string field; std::getline(ls, field, '\t');) f.push_back(field);
-        if (f.size() != 5) throw std::runtime_error(manifest.string() + ": malformed line: " + line);
-        const std::string bytes = readFile(manifest.parent_path() / f[4]);
+        if (f.size() != 6) throw std::runtime_error(manifest.string() + ": malformed line: " + line);
+        const std::string bytes = readFile(manifest.parent_path() / f[5]);
         cpp << "const unsigned char a" << n << "[] = {";
         for (std::size_t i = 0; i < bytes.size(); ++i) {
             if (i % 24 == 0) cpp << "\n";
@@ -125,17 +132,46 @@ int embed(const std::map<std::string, std::string>& args) {
             for (std::string ip; std::getline(ips, ip, ',');) cpp << ip << "u,";
         }
         cpp << "0u};\n";
-        const std::size_t ipCount =
-            f[3] == "-" ? 0 : static_cast<std::size_t>(std::count(f[3].begin(), f[3].end(), ',') + 1);
+        cpp << "const std::uint32_t id" << n << "[] = {";
+        if (f[4] != "-") {
+            std::istringstream ids(f[4]);
+            for (std::string id; std::getline(ids, id, ',');) cpp << std::stoul(id, nullptr, 16) << "u,";
+        }
+        cpp << "0u};\n";
+        auto count = [](const std::string& list) {
+            return list == "-" ? 0 : static_cast<std::size_t>(std::count(list.begin(), list.end(), ',') + 1);
+        };
         table << "    {" << cString(f[0]) << ", " << cString(f[1]) << ", " << cString(f[2]) << ", ip" << n << ", "
-              << ipCount << ", a" << n << ", " << bytes.size() << "},\n";
+              << count(f[3]) << ", id" << n << ", " << count(f[4]) << ", a" << n << ", " << bytes.size() << "},\n";
         ++n;
     }
     cpp << "}  // namespace\n\nconst EmbeddedArtifact kEmbedded[] = {\n"
         << table.str()
-        << "    {nullptr, nullptr, nullptr, nullptr, 0, nullptr, 0}};\nconst std::size_t kEmbeddedCount = " << n
-        << ";\n\n}  // namespace zp::kernels::detail\n";
+        << "    {nullptr, nullptr, nullptr, nullptr, 0, nullptr, 0, nullptr, 0}};\nconst std::size_t kEmbeddedCount = "
+        << n << ";\n\n}  // namespace zp::kernels::detail\n";
     writeFile(args.at("--out"), cpp.str());
+    return 0;
+}
+
+int inspect(const std::map<std::string, std::string>& args) {
+    const std::string bytes = readFile(args.at("--binary"));
+    const auto info = zp::kernels::inspectNativeBinary(
+        std::span<const std::byte>(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
+    if (info.kernels.empty()) throw std::runtime_error(args.at("--binary") + ": no kernels in the binary");
+    std::string rows;
+    std::uint32_t spill = 0, priv = 0;
+    for (const auto& k : info.kernels) {
+        spill = std::max(spill, k.spillBytes);
+        priv = std::max(priv, k.privateBytes);
+        const auto grf =
+            k.grfCount == 0 ? std::string("?") : std::to_string(k.grfCount) + (k.grfCount > 128 ? " (large)" : "");
+        rows += "| " + args.at("--file") + " | " + args.at("--target") + " | " + k.name + " | " + info.format + " " +
+                info.version + " | " + std::to_string(bytes.size()) + " | " + std::to_string(k.simdSize) + " | " + grf +
+                " | " + std::to_string(k.instructions) + " | " + std::to_string(k.spillBytes) + " | " +
+                std::to_string(k.privateBytes) + " |\n";
+    }
+    writeFile(args.at("--out"), rows);
+    std::printf("spill=%u private=%u\n", spill, priv);
     return 0;
 }
 
@@ -143,17 +179,19 @@ int embed(const std::map<std::string, std::string>& args) {
 
 int main(int argc, char** argv) {
     try {
-        if (argc < 2) throw std::runtime_error("usage: zp-kernel-pack bundle|embed --key value ...");
+        if (argc < 2) throw std::runtime_error("usage: zp-kernel-pack bundle|embed|inspect --key value ...");
         const std::string cmd = argv[1];
         std::map<std::string, std::string> args;
         for (int i = 2; i + 1 < argc; i += 2) args[argv[i]] = argv[i + 1];
         if ((argc - 2) % 2) throw std::runtime_error(std::string("missing value after ") + argv[argc - 1]);
         if (cmd == "bundle") return bundle(args);
         if (cmd == "embed") return embed(args);
-        throw std::runtime_error("unknown command '" + cmd + "' (expected bundle or embed)");
+        if (cmd == "inspect") return inspect(args);
+        throw std::runtime_error("unknown command '" + cmd + "' (expected bundle, embed or inspect)");
     } catch (const std::out_of_range&) {
-        std::fprintf(
-            stderr, "zp-kernel-pack: a required option is missing (bundle: --source --out; embed: --manifest --out)\n");
+        std::fprintf(stderr,
+                     "zp-kernel-pack: a required option is missing (bundle: --source --out; embed: --manifest --out; "
+                     "inspect: --binary --file --target --out)\n");
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "zp-kernel-pack: %s\n", e.what());

@@ -21,10 +21,12 @@
 #include "sweep_run.hpp"
 #include "timing.hpp"
 #include "trace_json.hpp"
+#include "zp/kernels/package.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/compare.hpp"
 #include "zp/probe/input_error.hpp"
+#include "zp/scheduler/chain_plan.hpp"
 
 namespace {
 
@@ -45,6 +47,7 @@ struct Options {
     std::string outDir = "probe-out";
     std::optional<std::uint64_t> seed;
     bool listDevices = false;
+    bool kernels = false;
     // timing
     std::optional<int> repeats, warmup;
     bool noTiming = false;
@@ -348,12 +351,30 @@ std::vector<std::string> cardDevices(const Options& o, std::size_t cards) {
     return specs;
 }
 
+// --kernels: the packaged native binaries' figures, then which module each device gets and why.
+int printKernels() {
+    const auto& package = kernels::Package::instance();
+    fmt::print("{}", kernels::describeNativeBinaries(package));
+    initLevelZero();
+    for (const auto& d : ze::listDevices()) {
+        std::string why;
+        try {
+            why = sched::chooseModules(d, package).why;
+        } catch (const std::runtime_error& e) {
+            why = e.what();
+        }
+        fmt::print("device {} ({}, {}): {}\n", d.index, d.name(), ze::driverKindName(d.kind), why);
+    }
+    return kExitOk;
+}
+
 int run(const Options& o) {
     if (o.listDevices) {
         initLevelZero();
         fmt::print("{}", ze::formatDeviceList());
         return kExitOk;
     }
+    if (o.kernels) return printKernels();
     if (!o.sweepFile.empty()) {
         if (o.device == "host") throw sched::InputError("--sweep times the chain on a device: not with --device host");
         return probe::runSweep({o.sweepFile, o.device, probe::parseTuningOrInputError(o.kernelTuning), o.outDir,
@@ -472,6 +493,9 @@ int main(int argc, char** argv) {
     app.add_option("--out", o.outDir, "directory for card<N>.json");
     app.add_option("--seed", o.seed, "base seed of cases and random weights (config key: seed)");
     app.add_flag("--list-devices", o.listDevices, "list Level Zero drivers and devices (Intel GPUs, zecl) and exit");
+    app.add_flag("--kernels", o.kernels,
+                 "the packaged native binaries (SIMD, GRF, instructions, spill and private bytes per thread, per "
+                 "target and kernel) and which module each device gets and why, then exit");
     app.add_option("--repeats", o.repeats,
                    "dedicated timed rounds per pattern, each variant once a round (default: 50 on a GPU; on a CPU the "
                    "case set's own executions are timed instead, and --warmup alone gives 3)")

@@ -47,14 +47,16 @@ struct KernelTuning {
     bool operator==(const KernelTuning&) const = default;
 };
 
-// Which module format a device gets: the native binary for its IP version (Intel), else
-// SPIR-V when the device takes SPIR-V, else the zecl source bundle when the device's
+// Which module format a device gets: the native binary for its IP version (Intel; by PCI
+// device id when the driver reports no IP version), else SPIR-V when the device takes
+// SPIR-V, else the zecl source bundle when the device's
 // nativeKernelSupported UUID is zecl's; anything else throws std::runtime_error naming the
 // device and what it offers.
 struct ModuleChoice {
     kernels::Format format = kernels::Format::Spirv;
     std::string target;  // native: the ocloc target; spirv: "spirv64"; bundle: "zecl"
-    std::string why;     // one line for reports: "native dg2 binary for IP 12.55.8", ...
+    std::string why;     // one line for the card: "native bmg binary for IP 20.1.4", "SPIR-V (..., no native binary for
+                         // IP 30.0.4 (package has: ...))"
 };
 ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package& package);
 

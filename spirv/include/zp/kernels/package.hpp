@@ -33,10 +33,14 @@ constexpr std::uint32_t ipVersion(std::uint32_t major, std::uint32_t minor, std:
 struct Artifact {
     std::string file;  // kernel file stem: "gemm1_mxfp4_m2" for kernels_cl/gemm1_mxfp4_m2.cl
     Format format;
-    std::string target;  // Native: ocloc device ("dg2", "pvc", "bmg"); Spirv: "spirv64"; Bundle: "zecl"
+    std::string
+        target;  // Native: ocloc device ("dg2", "pvc", "bmg", "bmg-g31", "lnl"); Spirv: "spirv64"; Bundle: "zecl"
     // Native: the IP versions (ipVersion()) the binary was built for, from `ocloc ids`;
     // empty when ocloc could not tell.
     std::vector<std::uint32_t> ipVersions;
+    // Native: the PCI device ids of the cards the target covers (NEO's device id tables), for
+    // drivers that report no IP version; empty when the build has no table for the target.
+    std::vector<std::uint32_t> deviceIds;
     std::span<const std::byte> bytes;
 };
 
@@ -56,6 +60,8 @@ public:
     // The native binary of `file` for a device of IP version `ip`: an exact IP match, else
     // one built for the same major.minor (a binary for one stepping serves its family); nullptr if none.
     const Artifact* findNative(std::string_view file, std::uint32_t ip) const;
+    // The native binary of `file` whose target lists PCI device id `deviceId`; nullptr if none.
+    const Artifact* findNativeByDeviceId(std::string_view file, std::uint32_t deviceId) const;
     // "embedded" or the directory it was loaded from.
     const std::string& origin() const noexcept { return origin_; }
 
@@ -64,5 +70,10 @@ private:
     std::vector<std::shared_ptr<const std::vector<std::byte>>> storage_;  // bytes of a disk package
     std::string origin_;
 };
+
+// Text (never printed by the library): per native target, kernel file and kernel, the SIMD
+// width, GRF count, instructions, spill and private bytes per thread, read from each binary
+// (native_info.hpp). A binary that cannot be read gets a line saying why.
+std::string describeNativeBinaries(const Package& package);
 
 }  // namespace zp::kernels
