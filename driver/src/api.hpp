@@ -81,6 +81,10 @@ ze_result_t CommandListAppendEventReset(ze_command_list_handle_t hCommandList, z
 ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel,
                                           const ze_group_count_t* pLaunchFuncArgs, ze_event_handle_t hSignalEvent,
                                           uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
+ze_result_t CommandListAppendLaunchCooperativeKernel(ze_command_list_handle_t hCommandList, ze_kernel_handle_t hKernel,
+                                                     const ze_group_count_t* pLaunchFuncArgs,
+                                                     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                     ze_event_handle_t* phWaitEvents);
 ze_result_t FenceCreate(ze_command_queue_handle_t hCommandQueue, const ze_fence_desc_t* desc,
                         ze_fence_handle_t* phFence);
 ze_result_t FenceDestroy(ze_fence_handle_t hFence);
@@ -113,6 +117,7 @@ ze_result_t KernelSetGroupSize(ze_kernel_handle_t hKernel, uint32_t groupSizeX, 
 ze_result_t KernelSuggestGroupSize(ze_kernel_handle_t hKernel, uint32_t globalSizeX, uint32_t globalSizeY,
                                    uint32_t globalSizeZ, uint32_t* groupSizeX, uint32_t* groupSizeY,
                                    uint32_t* groupSizeZ);
+ze_result_t KernelSuggestMaxCooperativeGroupCount(ze_kernel_handle_t hKernel, uint32_t* totalGroupCount);
 ze_result_t KernelSetArgumentValue(ze_kernel_handle_t hKernel, uint32_t argIndex, size_t argSize,
                                    const void* pArgValue);
 ze_result_t KernelSetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t flags);

@@ -429,6 +429,43 @@ cl_int enqueueKernelTimestamps(cl_command_queue q, const Command& c, const WaitL
 
 }  // namespace
 
+namespace {
+
+// A cooperative launch waits for the driver's previous one (Driver::lastCooperative): on the
+// device when both share an OpenCL context, else on the host (an event cannot cross contexts).
+cl_int enqueueCooperative(cl_command_queue q, const Command& c, WaitList& wl, cl_event* evOut) {
+    Driver& drv = *c.driver;
+    std::lock_guard lock(drv.cooperativeMutex);
+    if (drv.lastCooperative && drv.lastCooperativeQueue != q) {  // an in-order queue orders its own
+        if (drv.lastCooperativeContext == c.clContext) {
+            clRetainEvent(drv.lastCooperative);
+            wl.push(drv.lastCooperative);
+        } else {
+            cl_int e = clWaitForEvents(1, &drv.lastCooperative);
+            if (e != CL_SUCCESS && e != CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) return e;
+        }
+    }
+    cl_event ev = nullptr;
+    cl_int err =
+        clEnqueueNDRangeKernel(q, c.kernel, 3, nullptr, c.global.data(), c.local.data(), wl.size(), wl.data(), &ev);
+    if (err != CL_SUCCESS) return err;
+    if (drv.lastCooperative) clReleaseEvent(drv.lastCooperative);
+    drv.lastCooperative = ev;
+    drv.lastCooperativeContext = c.clContext;
+    if (drv.lastCooperativeQueue != q) {
+        clRetainCommandQueue(q);  // held so its address cannot be reused by another queue
+        if (drv.lastCooperativeQueue) clReleaseCommandQueue(drv.lastCooperativeQueue);
+        drv.lastCooperativeQueue = q;
+    }
+    if (evOut) {
+        clRetainEvent(ev);
+        *evOut = ev;
+    }
+    return CL_SUCCESS;
+}
+
+}  // namespace
+
 ze_result_t enqueueCommand(cl_command_queue q, const Command& c, std::span<Event* const> waits) {
     WaitList wl;
     for (Event* e : waits) {
@@ -440,6 +477,10 @@ ze_result_t enqueueCommand(cl_command_queue q, const Command& c, std::span<Event
     cl_int err = CL_SUCCESS;
     switch (c.op) {
         case Op::Launch:
+            if (c.cooperative) {
+                err = enqueueCooperative(q, c, wl, evOut);
+                break;
+            }
             err = clEnqueueNDRangeKernel(q, c.kernel, 3, offsetOf(c), c.global.data(), c.local.data(), wl.size(),
                                          wl.data(), evOut);
             break;
@@ -659,7 +700,7 @@ ze_result_t CommandQueueExecuteCommandLists(ze_command_queue_handle_t hQueue, ui
         auto* l = reinterpret_cast<List*>(phLists[i]);
         for (const Command& c : l->commands) {
             ze_result_t r;
-            if (c.op == Op::Launch && c.waits.empty() && !c.signal) {
+            if (c.op == Op::Launch && !c.cooperative && c.waits.empty() && !c.signal) {
                 // The replay hot path: one enqueue of a pre-set private kernel.
                 cl_int e = clEnqueueNDRangeKernel(q->cl, c.kernel, 3, offsetOf(c), c.global.data(), c.local.data(), 0,
                                                   nullptr, nullptr);
@@ -809,11 +850,9 @@ ze_result_t attachKernel(List* l, Kernel* k, Command& c) {
     return snapshotKernel(k, c.kernel);
 }
 
-}  // namespace
-
-ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,
-                                          const ze_group_count_t* pLaunchFuncArgs, ze_event_handle_t hSignalEvent,
-                                          uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+ze_result_t appendLaunch(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,
+                         const ze_group_count_t* pLaunchFuncArgs, ze_event_handle_t hSignalEvent,
+                         uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents, bool cooperative) {
     List* l;
     Kernel* k;
     Command c;
@@ -831,9 +870,34 @@ ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_ker
         c.op = Op::Barrier;
         return submit(l, std::move(c), numWaitEvents, phWaitEvents);
     }
+    if (cooperative) {
+        // Exactly the grid asked for, and only one the device keeps resident: a larger one
+        // would spin forever in its device-wide barrier.
+        uint32_t limit = 0;
+        if ((err = cooperativeGroupLimit(*k, limit)) != ZE_RESULT_SUCCESS) return err;
+        if (uint64_t(counts[0]) * counts[1] * counts[2] > limit) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        c.cooperative = true;
+        c.driver = l->device->driver;
+        c.clContext = l->context->cl;
+    }
     c.op = Op::Launch;
     if ((err = attachKernel(l, k, c)) != ZE_RESULT_SUCCESS) return err;
     return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+}
+
+}  // namespace
+
+ze_result_t CommandListAppendLaunchKernel(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,
+                                          const ze_group_count_t* pLaunchFuncArgs, ze_event_handle_t hSignalEvent,
+                                          uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents) {
+    return appendLaunch(hList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents, false);
+}
+
+ze_result_t CommandListAppendLaunchCooperativeKernel(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,
+                                                     const ze_group_count_t* pLaunchFuncArgs,
+                                                     ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
+                                                     ze_event_handle_t* phWaitEvents) {
+    return appendLaunch(hList, hKernel, pLaunchFuncArgs, hSignalEvent, numWaitEvents, phWaitEvents, true);
 }
 
 ze_result_t CommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hList, ze_kernel_handle_t hKernel,

@@ -135,7 +135,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetCommandListProcAddrTable(ze_api_version
     t->pfnAppendEventReset = CommandListAppendEventReset;
     t->pfnAppendQueryKernelTimestamps = CommandListAppendQueryKernelTimestamps;
     t->pfnAppendLaunchKernel = CommandListAppendLaunchKernel;
-    ZECL_UNSUPPORTED(t->pfnAppendLaunchCooperativeKernel);
+    t->pfnAppendLaunchCooperativeKernel = CommandListAppendLaunchCooperativeKernel;
     t->pfnAppendLaunchKernelIndirect = CommandListAppendLaunchKernelIndirect;
     t->pfnAppendLaunchMultipleKernelsIndirect = CommandListAppendLaunchMultipleKernelsIndirect;
     if (has(version, ZE_API_VERSION_1_3)) {
@@ -216,7 +216,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetKernelProcAddrTable(ze_api_version_t ve
     t->pfnSetCacheConfig = KernelSetCacheConfig;
     t->pfnSetGroupSize = KernelSetGroupSize;
     t->pfnSuggestGroupSize = KernelSuggestGroupSize;
-    ZECL_UNSUPPORTED(t->pfnSuggestMaxCooperativeGroupCount);
+    t->pfnSuggestMaxCooperativeGroupCount = KernelSuggestMaxCooperativeGroupCount;
     t->pfnSetArgumentValue = KernelSetArgumentValue;
     t->pfnSetIndirectAccess = KernelSetIndirectAccess;
     t->pfnGetIndirectAccess = KernelGetIndirectAccess;

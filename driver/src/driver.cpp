@@ -216,6 +216,24 @@ uint32_t memoryBusWidth(cl_device_id id, cl_device_type type, const std::string&
     return bits;
 }
 
+// See Device::Residency. PoCL's pthread device (named "pthread-…" in 3.x, "cpu-…" from 4.0)
+// starts one worker per compute unit (pthread_scheduler_init) and hands a kernel's groups out
+// in chunks of ceil(remaining / workers) (get_wg_index_range): with at most `workers` groups
+// every chunk is one group and every group its own thread; the OS preempts spinning threads,
+// so a device-wide barrier among them completes. PoCL's "basic" and "tbb" devices give no
+// such promise, nor does Intel's CPU runtime (TBB tasks).
+Device::Residency residencyOf(const Driver& driver, const Device& d, const std::string& extensions) {
+    if (d.type == ZE_DEVICE_TYPE_CPU) {
+        bool pocl = driver.platformName.find("Portable Computing Language") != std::string::npos;
+        bool pooled = d.name.rfind("pthread-", 0) == 0 || d.name.rfind("cpu-", 0) == 0;
+        return pocl && pooled ? Device::Residency::ThreadPerGroup : Device::Residency::Single;
+    }
+    if (d.type != ZE_DEVICE_TYPE_GPU) return Device::Residency::Single;
+    if (d.vendorId == 0x10DE && extensions.find("cl_nv_device_attribute_query") != std::string::npos)
+        return Device::Residency::NvidiaSm;
+    return Device::Residency::GpuCu;
+}
+
 std::unique_ptr<Device> describe(Driver* driver, cl_device_id id, uint32_t ordinal) {
     auto d = std::make_unique<Device>();
     d->driver = driver;
@@ -296,6 +314,7 @@ std::unique_ptr<Device> describe(Driver* driver, cl_device_id id, uint32_t ordin
     else
         d->simdWidth = std::max<cl_uint>(1, deviceValue<cl_uint>(id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT));
     d->memoryBusWidth = memoryBusWidth(id, t, extensions);
+    d->residency = residencyOf(*driver, *d, extensions);
     d->timerResolutionNs = std::max<size_t>(1, deviceValue<size_t>(id, CL_DEVICE_PROFILING_TIMER_RESOLUTION));
     d->hostUnifiedMemory = deviceValue<cl_bool>(id, CL_DEVICE_HOST_UNIFIED_MEMORY) == CL_TRUE;
     d->ecc = deviceValue<cl_bool>(id, CL_DEVICE_ERROR_CORRECTION_SUPPORT) == CL_TRUE;
@@ -605,7 +624,10 @@ ze_result_t DeviceGetCommandQueueGroupProperties(ze_device_handle_t hDevice, uin
     *pCount = 1;
     // One group: every OpenCL queue runs kernels and copies. Queues are cheap OpenCL
     // queues, so many may be created.
-    p->flags = ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE | ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY;
+    // Cooperative kernels everywhere: zeKernelSuggestMaxCooperativeGroupCount answers what
+    // the device keeps resident (one group where zecl can promise no more).
+    p->flags = ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE | ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COPY |
+               ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS;
     p->maxMemoryFillPatternSize = 128;
     p->numQueues = 64;
     return ZE_RESULT_SUCCESS;

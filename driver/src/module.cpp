@@ -194,6 +194,34 @@ std::atomic<ze_api_version_t> loaderApiVersion{ZE_API_VERSION_FORCE_UINT32};
 
 void noteLoaderApiVersion(ze_api_version_t version) { loaderApiVersion = version; }
 
+ze_result_t cooperativeGroupLimit(const Kernel& k, uint32_t& groups) {
+    const Device& d = *k.device;
+    const uint64_t size = uint64_t(k.groupSize[0]) * k.groupSize[1] * k.groupSize[2];
+    if (size > k.maxGroupSize) return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
+    // Asked now, not at create: it includes the local arguments set since.
+    const cl_ulong local = kernelWgInfo<cl_ulong>(k.cl, d.cl, CL_KERNEL_LOCAL_MEM_SIZE);
+    if (local > d.localMemSize) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
+    switch (d.residency) {
+        case Device::Residency::Single: groups = 1; break;
+        case Device::Residency::ThreadPerGroup: groups = d.computeUnits; break;
+        case Device::Residency::GpuCu: groups = d.computeUnits; break;
+        case Device::Residency::NvidiaSm: {
+            // CL_KERNEL_WORK_GROUP_SIZE is what one SM's registers hold of this kernel, so
+            // that many threads, cut into groups of whole warps, fit an SM together. Local
+            // memory: CL_DEVICE_LOCAL_MEM_SIZE (the per-group 48 KiB) stands for the SM's
+            // larger pool. Both under-count (2048 threads, 228 KiB per SM on Hopper).
+            const uint64_t warp = std::max<uint32_t>(1, d.simdWidth);
+            const uint64_t warps = (size + warp - 1) / warp * warp;
+            uint64_t perSm = std::max<uint64_t>(1, k.maxGroupSize / warps);
+            if (local > 0) perSm = std::min<uint64_t>(perSm, d.localMemSize / local);
+            perSm = std::clamp<uint64_t>(perSm, 1, 16);  // 16: the fewest resident blocks per SM of any CUDA GPU
+            groups = uint32_t(std::min<uint64_t>(UINT32_MAX, perSm * d.computeUnits));
+            break;
+        }
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
 const void* loaderShimTable() {
     // The loader's dditable_t starts with ze_dditable_t; only the build-log entries matter.
     static const ze_dditable_t table = [] {
@@ -585,6 +613,14 @@ ze_result_t KernelSuggestGroupSize(ze_kernel_handle_t hKernel, uint32_t globalSi
     *groupSizeY = out[1];
     *groupSizeZ = out[2];
     return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t KernelSuggestMaxCooperativeGroupCount(ze_kernel_handle_t hKernel, uint32_t* totalGroupCount) {
+    ze_result_t err;
+    Kernel* k = lookup<Kernel>(hKernel, err);
+    if (!k) return err;
+    if (totalGroupCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    return cooperativeGroupLimit(*k, *totalGroupCount);
 }
 
 ze_result_t KernelSetArgumentValue(ze_kernel_handle_t hKernel, uint32_t argIndex, size_t argSize,

@@ -119,6 +119,18 @@ struct Device {
     bool hostTimer = false;  // clGetDeviceAndHostTimer works
     ze_device_uuid_t uuid{};
     std::atomic<bool> cloneWorks{true};
+
+    // What zecl can promise about work-groups of one kernel being resident at once, for
+    // zeKernelSuggestMaxCooperativeGroupCount (module.cpp, cooperativeGroupLimit):
+    //   ThreadPerGroup: PoCL's pthread/cpu device: one worker thread per compute unit, and a
+    //                   grid of at most that many groups gets one OS thread per group;
+    //   NvidiaSm:       NVIDIA GPU: groups per SM bounded by the kernel's work-group limit
+    //                   (its registers) and local memory, times the SMs;
+    //   GpuCu:          another GPU: one group per compute unit;
+    //   Single:         no promise beyond one group (Intel's CPU runtime runs groups as TBB
+    //                   tasks, which TBB runs concurrently only as threads happen to be free).
+    enum class Residency { Single, ThreadPerGroup, NvidiaSm, GpuCu };
+    Residency residency = Residency::Single;
 };
 
 struct Driver {
@@ -135,6 +147,14 @@ struct Driver {
     std::mutex sharedMutex;
     cl_context shared = nullptr;
     std::vector<struct Context*> sharing;  // live contexts on `shared`, under sharedMutex
+
+    // Cooperative launches of this driver run one at a time: two spinning grids sharing one
+    // device (or PoCL's one thread pool behind several devices) could each wait for groups
+    // the other holds. The latest cooperative launch's event; the next one waits for it.
+    std::mutex cooperativeMutex;
+    cl_event lastCooperative = nullptr;
+    cl_context lastCooperativeContext = nullptr;
+    cl_command_queue lastCooperativeQueue = nullptr;  // retained; its own launches need no wait
 };
 
 struct Allocation {
@@ -274,7 +294,10 @@ struct CopyRect {
 
 struct Command {
     Op op = Op::Barrier;
-    cl_kernel kernel = nullptr;  // owned (retained) in regular lists
+    bool cooperative = false;        // Launch: zeCommandListAppendLaunchCooperativeKernel
+    Driver* driver = nullptr;        // cooperative launches: whose launches are serialised
+    cl_context clContext = nullptr;  // cooperative launches: the list's OpenCL context
+    cl_kernel kernel = nullptr;      // owned (retained) in regular lists
     std::array<size_t, 3> global{0, 0, 0};
     std::array<size_t, 3> local{1, 1, 1};
     std::array<size_t, 3> offset{0, 0, 0};          // global offset (ZE_experimental_global_offset)
@@ -321,6 +344,9 @@ struct Fence {
 // Command execution (command.cpp), shared by regular-list replay and immediate appends.
 // `waits` is passed apart from the command so immediate appends need no allocation.
 ze_result_t enqueueCommand(cl_command_queue q, const Command& c, std::span<Event* const> waits);
+// The largest grid (total groups) of `k` at its current group size and local arguments that
+// the device keeps resident at once (Device::Residency); an error where `k` cannot launch.
+ze_result_t cooperativeGroupLimit(const Kernel& k, uint32_t& groups);
 void releaseCommand(Command& c);
 
 }  // namespace zecl

@@ -7,7 +7,8 @@
 namespace zp::sched {
 namespace {
 constexpr std::array<std::string_view, kAllVariants.size()> kNames = {
-    "baseline", "gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct", "m1_oracle", "two_launch",
+    "baseline",      "gemm2_loader_fused", "source_direct", "paired_epilogue",
+    "paired_direct", "m1_oracle",          "two_launch",    "one_launch",
 };
 }  // namespace
 
@@ -30,8 +31,11 @@ Materialised materialised(Variant v) {
         case Variant::PairedDirect: return {false, true, true};
         case Variant::M1Oracle: return {false, false, false};
         case Variant::TwoLaunch: return {false, true, false};
+        case Variant::OneLaunch: return {false, true, false};
     }
     return {};
 }
+
+bool cooperative(Variant v) { return v == Variant::OneLaunch; }
 
 }  // namespace zp::sched

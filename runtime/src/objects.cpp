@@ -285,6 +285,15 @@ GroupSize Kernel::suggestGroupSize(uint32_t gx, uint32_t gy, uint32_t gz) const 
     return g;
 }
 
+uint32_t Kernel::suggestMaxCooperativeGroupCount() const {
+    uint32_t groups = 0;
+    ze_result_t r = zeKernelSuggestMaxCooperativeGroupCount(handle(), &groups);
+    if (r != ZE_RESULT_SUCCESS)
+        detail::throwError(r, "zeKernelSuggestMaxCooperativeGroupCount(kernel, &groups)", __FILE__, __LINE__,
+                           "kernel '" + name() + "'");
+    return groups;
+}
+
 ze_kernel_properties_t Kernel::properties() const {
     ze_kernel_properties_t p{};
     p.stype = ZE_STRUCTURE_TYPE_KERNEL_PROPERTIES;
@@ -371,17 +380,36 @@ void CommandListBase::destroy() noexcept {
 }
 ze_command_list_handle_t CommandListBase::handle() const { return ZP_REQUIRE(handle_, "ze::CommandList::handle"); }
 
-void CommandListBase::launch(const Kernel& kernel, GroupCount groups, Event* signal, Waits waits) {
-    ze_command_list_handle_t l = handle();
+namespace {
+
+using AppendLaunchFn = ze_result_t (*)(ze_command_list_handle_t, ze_kernel_handle_t, const ze_group_count_t*,
+                                       ze_event_handle_t, uint32_t, ze_event_handle_t*);
+
+// One launch append (plain or cooperative); the error names the call, the kernel and the grid.
+void appendLaunch(AppendLaunchFn append, const char* call, ze_command_list_handle_t l, const Kernel& kernel,
+                  GroupCount groups, ze_event_handle_t signal, Waits waits) {
     ze_kernel_handle_t k = kernel.handle();
     WaitHandles w(waits);
     ze_group_count_t gc{groups.x, groups.y, groups.z};
-    ze_result_t r = zeCommandListAppendLaunchKernel(l, k, &gc, signalHandle(signal), w.count(), w.data());
+    ze_result_t r = append(l, k, &gc, signal, w.count(), w.data());
     if (r != ZE_RESULT_SUCCESS)
-        detail::throwError(r, "zeCommandListAppendLaunchKernel(list, kernel, &groups, signal, n, waits)", __FILE__,
-                           __LINE__,
+        detail::throwError(r, call, __FILE__, __LINE__,
                            "kernel '" + kernel.name() + "' groups " + std::to_string(groups.x) + "x" +
                                std::to_string(groups.y) + "x" + std::to_string(groups.z));
+}
+
+}  // namespace
+
+void CommandListBase::launch(const Kernel& kernel, GroupCount groups, Event* signal, Waits waits) {
+    appendLaunch(zeCommandListAppendLaunchKernel,
+                 "zeCommandListAppendLaunchKernel(list, kernel, &groups, signal, n, waits)", handle(), kernel, groups,
+                 signalHandle(signal), waits);
+}
+
+void CommandListBase::launchCooperative(const Kernel& kernel, GroupCount groups, Event* signal, Waits waits) {
+    appendLaunch(zeCommandListAppendLaunchCooperativeKernel,
+                 "zeCommandListAppendLaunchCooperativeKernel(list, kernel, &groups, signal, n, waits)", handle(),
+                 kernel, groups, signalHandle(signal), waits);
 }
 
 void CommandListBase::barrier(Event* signal, Waits waits) {

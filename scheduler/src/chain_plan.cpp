@@ -326,6 +326,43 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
                  ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * cols}});
             break;
         }
+        case Variant::OneLaunch: {
+            // kernels_cl/one_launch.cl: two_launch's A and B in one cooperative kernel. The grid
+            // asked for is the wider of A's (pair tile, expert group) units and B's column
+            // tiles; DeviceChain caps it at the suggested cooperative count.
+            const ze::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
+            const std::uint32_t most = std::max(ceilDiv(I, pairs) * groupSlots, ceilDiv(H, cols));
+            add("one_launch", "one_launch", gemm, {most, 1, 1},
+                {b.topkIds,
+                 b.topkWeights,
+                 b.hidden,
+                 b.w1Blocks,
+                 b.w1Scales,
+                 b.silu,
+                 b.act,
+                 b.w2Blocks,
+                 b.w2Scales,
+                 b.out,
+                 b.routeInfo,
+                 b.compactRows,
+                 b.routeRow,
+                 b.groups,
+                 b.gridBarrier,
+                 m,
+                 k,
+                 e,
+                 c,
+                 card,
+                 h,
+                 i,
+                 L,
+                 beta,
+                 layout,
+                 routeTable,
+                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * cols}});
+            p.launches.back().cooperative = true;
+            break;
+        }
         case Variant::M1Oracle: {
             // One route per work-group row: y = M*K regardless of the experts (no dedup).
             const std::string f = "m1_oracle_mxfp4";
@@ -372,6 +409,8 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     routeRow_ = i32(routes);
     groups_ = i32(routes * ZP_GROUP_WORDS);
     topkWeights_ = ze::DeviceBuffer<float>(context, device, routes);
+    gridBarrier_ = ze::DeviceBuffer<std::uint32_t>(context, device, 2);
+    gridBarrier_.fill(copies_, 0u);  // once: the barrier leaves its state reusable
     silu_.upload(copies_, siluTable);
 
     ChainBuffers b;
@@ -392,6 +431,7 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     b.act = act_.data();
     b.y = y_.data();
     b.out = out_.data();
+    b.gridBarrier = gridBarrier_.data();
     plan_ = planChain(variant, shape, b, modules.tuning());
 
     for (const auto& l : plan_.launches) {
@@ -399,6 +439,27 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
         for (std::uint32_t a = 0; a < l.args.size(); ++a)
             std::visit([&](const auto& v) { kernel.setArg(a, v); }, l.args[a]);
         kernel.setGroupSize(l.group);
+        ze::GroupCount grid = l.groups;
+        if (l.cooperative) {
+            // Asked with the group size and local arguments set: they decide what stays resident.
+            std::uint32_t suggested = 0;
+            try {
+                suggested = kernel.suggestMaxCooperativeGroupCount();
+            } catch (const ze::Error& err) {
+                const ze_result_t why = err.code();
+                if (why != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE && why != ZE_RESULT_ERROR_UNSUPPORTED_SIZE &&
+                    why != ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)
+                    throw;
+                throw VariantNotValid(std::string(variantName(variant)) + " is not valid on this device (" +
+                                      device.name() + "): the driver promises no co-resident grid (" + err.codeName() +
+                                      " from zeKernelSuggestMaxCooperativeGroupCount)");
+            }
+            if (suggested == 0)
+                throw VariantNotValid(std::string(variantName(variant)) + " is not valid on this device (" +
+                                      device.name() + "): zeKernelSuggestMaxCooperativeGroupCount is 0");
+            grid = {std::min(l.groups.x, suggested), 1, 1};
+        }
+        grids_.push_back(grid);
         kernels_.push_back(std::move(kernel));
     }
     timestampPool_ = ze::EventPool(context, device, static_cast<std::uint32_t>(plan_.launches.size()),
@@ -414,7 +475,11 @@ void DeviceChain::record(ze::CommandListBase& list, bool timestamps) {
         // Every launch reads what the previous one wrote: Level Zero orders nothing inside a
         // list without a barrier.
         if (n > 0) list.barrier();
-        list.launch(kernels_[n], plan_.launches[n].groups, timestamps ? &events_[n] : nullptr);
+        ze::Event* signal = timestamps ? &events_[n] : nullptr;
+        if (plan_.launches[n].cooperative)
+            list.launchCooperative(kernels_[n], grids_[n], signal);
+        else
+            list.launch(kernels_[n], grids_[n], signal);
     }
 }
 

@@ -5,6 +5,8 @@
 #include <ze_api.h>
 #include <zecl/source_bundle.h>
 
+#include "grid_barrier_source.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <array>
@@ -983,8 +985,6 @@ TEST_F(ZeclTest, GivenUnimplementedEntries_WhenCalled_ThenUnsupportedFeature) {
     ze_image_desc_t imageDesc{ZE_STRUCTURE_TYPE_IMAGE_DESC};
     ze_image_handle_t image = nullptr;
     EXPECT_EQ(zeImageCreate(z->context, dev, &imageDesc, &image), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
-    uint32_t groups = 0;
-    EXPECT_EQ(zeKernelSuggestMaxCooperativeGroupCount(k, &groups), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     size_t pageSize = 0;
     EXPECT_EQ(zeVirtualMemQueryPageSize(z->context, dev, 4096, &pageSize), ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
     ZE_OK(zeMemFree(z->context, counts));
@@ -1670,3 +1670,214 @@ TEST_F(ZeclTest, GivenSpecPreconditionsBroken_WhenCalled_ThenZeclRefusesOrRunsAs
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Cooperative launches: the device-wide barrier of kernels_cl/common/zp_grid_barrier.h
+
+namespace {
+
+// Each round every item writes its slot, the grid meets, every item reads the slot of the
+// same item one group on (written by another group) and counts a wrong value, and the grid
+// meets again before the next round overwrites the slots.
+// After kGridBarrierHeader (kernels_cl/common/zp_grid_barrier.h, embedded at build time).
+const char* kGridKernels = R"CL(
+kernel void grid_rounds(global uint *slots, global uint *wrong, volatile global uint *state, uint rounds) {
+    const uint n = (uint)get_global_size(0);
+    const uint gid = (uint)get_global_id(0);
+    ZP_GRID_SHARED uint *shared = slots;
+    for (uint r = 1; r <= rounds; ++r) {
+        shared[gid] = r * 65536u + gid;
+        zp_grid_barrier(state);
+        const uint other = (gid + (uint)get_local_size(0)) % n;
+        if (shared[other] != r * 65536u + other) atomic_inc(wrong);
+        zp_grid_barrier(state);
+    }
+}
+)CL";
+
+// What zecl promises per OpenCL device (driver/src/driver.cpp, residencyOf).
+uint32_t expectedCooperativeGroups(cl_device_id d) {
+    char platformName[256] = {}, deviceName[256] = {};
+    cl_platform_id p = clInfo<cl_platform_id>(d, CL_DEVICE_PLATFORM);
+    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof(platformName) - 1, platformName, nullptr);
+    clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof(deviceName) - 1, deviceName, nullptr);
+    std::string plat(platformName), name(deviceName);
+    bool pooled = name.rfind("pthread-", 0) == 0 || name.rfind("cpu-", 0) == 0;
+    if (plat.find("Portable Computing Language") != std::string::npos && pooled)
+        return clInfo<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS);
+    return 1;  // Intel's CPU runtime and any other CPU: one group
+}
+
+class ZeclCooperativeTest : public ZeclTest {
+protected:
+    void SetUp() override {
+        ZeclTest::SetUp();
+        if (HasFatalFailure()) return;
+        auto b = zecl::makeSourceBundle("-cl-std=CL1.2", std::string(kGridBarrierHeader) + kGridKernels);
+        ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
+        md.format = ZE_MODULE_FORMAT_NATIVE;
+        md.inputSize = b.size();
+        md.pInputModule = b.data();
+        ze_module_build_log_handle_t log = nullptr;
+        ze_result_t r = zeModuleCreate(z->context, dev, &md, &module, &log);
+        if (r != ZE_RESULT_SUCCESS) {
+            size_t n = 0;
+            zeModuleBuildLogGetString(log, &n, nullptr);
+            std::string text(n, '\0');
+            zeModuleBuildLogGetString(log, &n, text.data());
+            FAIL() << "grid barrier module: " << text;
+        }
+        zeModuleBuildLogDestroy(log);
+        ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC};
+        kd.pKernelName = "grid_rounds";
+        ZE_OK(zeKernelCreate(module, &kd, &k));
+        ZE_OK(zeKernelSetGroupSize(k, kItems, 1, 1));
+    }
+    void TearDown() override {
+        if (k) zeKernelDestroy(k);
+        if (module) zeModuleDestroy(module);
+    }
+
+    // Runs grid_rounds cooperatively over `groups` groups, `launches` times in one regular
+    // list; the queue wait is bounded so a grid that does not make progress fails instead of
+    // hanging the suite (the process then exits: its spinning groups cannot be stopped).
+    // One cooperative grid_rounds setup: its own buffers, `launches` launches in a regular
+    // list, its own queue.
+    struct Run {
+        uint32_t groups = 0, rounds = 0, launches = 0;
+        void *slots = nullptr, *wrong = nullptr, *state = nullptr;
+        ze_command_list_handle_t list = nullptr;
+        ze_command_queue_handle_t queue = nullptr;
+    };
+
+    Run prepare(uint32_t groups, uint32_t rounds, uint32_t launches) {
+        Run r{groups, rounds, launches};
+        const size_t n = size_t(groups) * kItems;
+        r.slots = deviceAlloc(n * sizeof(uint32_t));
+        r.wrong = deviceAlloc(sizeof(uint32_t));
+        r.state = deviceAlloc(2 * sizeof(uint32_t));
+        upload(r.wrong, std::vector<uint32_t>{0});
+        upload(r.state, std::vector<uint32_t>{0, 0});
+        EXPECT_EQ(ZE_RESULT_SUCCESS, zeKernelSetArgumentValue(k, 0, sizeof(void*), &r.slots));
+        EXPECT_EQ(ZE_RESULT_SUCCESS, zeKernelSetArgumentValue(k, 1, sizeof(void*), &r.wrong));
+        EXPECT_EQ(ZE_RESULT_SUCCESS, zeKernelSetArgumentValue(k, 2, sizeof(void*), &r.state));
+        EXPECT_EQ(ZE_RESULT_SUCCESS, zeKernelSetArgumentValue(k, 3, sizeof(rounds), &rounds));
+        ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
+        EXPECT_EQ(ZE_RESULT_SUCCESS, zeCommandListCreate(z->context, dev, &ld, &r.list));
+        ze_group_count_t g{groups, 1, 1};
+        for (uint32_t i = 0; i < launches; ++i)
+            EXPECT_EQ(ZE_RESULT_SUCCESS,
+                      zeCommandListAppendLaunchCooperativeKernel(r.list, k, &g, nullptr, 0, nullptr));
+        EXPECT_EQ(ZE_RESULT_SUCCESS, zeCommandListClose(r.list));
+        ze_command_queue_desc_t qd{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC};
+        EXPECT_EQ(ZE_RESULT_SUCCESS, zeCommandQueueCreate(z->context, dev, &qd, &r.queue));
+        return r;
+    }
+
+    void execute(Run& r) { ZE_OK(zeCommandQueueExecuteCommandLists(r.queue, 1, &r.list, nullptr)); }
+
+    // The queue wait is bounded so a grid that does not make progress fails instead of
+    // hanging the suite (the process then exits: its spinning groups cannot be stopped).
+    void finish(Run& r) {
+        ze_result_t res = zeCommandQueueSynchronize(r.queue, kTimeoutNs);
+        if (res == ZE_RESULT_NOT_READY) {
+            std::fprintf(stderr, "cooperative grid of %u groups did not finish in %llu s: not co-resident\n", r.groups,
+                         static_cast<unsigned long long>(kTimeoutNs / 1000000000ull));
+            std::fflush(stderr);
+            std::_Exit(1);
+        }
+        ZE_OK(res);
+        EXPECT_EQ(download<uint32_t>(r.wrong, 1)[0], 0u) << "stale reads across the grid barrier";
+        // Both barrier words: arrivals back at zero, generation advanced twice per round.
+        auto st = download<uint32_t>(r.state, 2);
+        EXPECT_EQ(st[0], 0u);
+        EXPECT_EQ(st[1], 2u * r.rounds * r.launches);
+        const size_t n = size_t(r.groups) * kItems;
+        auto out = download<uint32_t>(r.slots, n);
+        for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], r.rounds * 65536u + uint32_t(i)) << "slot " << i;
+        ZE_OK(zeCommandQueueDestroy(r.queue));
+        ZE_OK(zeCommandListDestroy(r.list));
+        ZE_OK(zeMemFree(z->context, r.slots));
+        ZE_OK(zeMemFree(z->context, r.wrong));
+        ZE_OK(zeMemFree(z->context, r.state));
+    }
+
+    void runRounds(uint32_t groups, uint32_t rounds, uint32_t launches) {
+        Run r = prepare(groups, rounds, launches);
+        execute(r);
+        finish(r);
+    }
+
+    static constexpr uint32_t kItems = 4;
+    static constexpr uint64_t kTimeoutNs = 60ull * 1000000000ull;
+    ze_module_handle_t module = nullptr;
+    ze_kernel_handle_t k = nullptr;
+};
+
+}  // namespace
+
+TEST_F(ZeclCooperativeTest, GivenDevice_WhenCooperativeCountSuggested_ThenItIsWhatTheDeviceKeepsResident) {
+    uint32_t groups = 0;
+    ZE_OK(zeKernelSuggestMaxCooperativeGroupCount(k, &groups));
+    auto cl = clDevices();
+    ASSERT_FALSE(cl.empty());
+    EXPECT_EQ(groups, expectedCooperativeGroups(cl[0]));
+    EXPECT_EQ(zeKernelSuggestMaxCooperativeGroupCount(k, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeKernelSuggestMaxCooperativeGroupCount(nullptr, &groups), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    // The queue group says it takes cooperative kernels.
+    uint32_t count = 1;
+    ze_command_queue_group_properties_t qg{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES};
+    ZE_OK(zeDeviceGetCommandQueueGroupProperties(dev, &count, &qg));
+    EXPECT_NE(qg.flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COOPERATIVE_KERNELS, 0u);
+}
+
+TEST_F(ZeclCooperativeTest, GivenSuggestedGrid_WhenLaunchedCooperatively_ThenTheGridBarrierCompletesWithoutStaleReads) {
+    uint32_t groups = 0;
+    ZE_OK(zeKernelSuggestMaxCooperativeGroupCount(k, &groups));
+    ASSERT_GE(groups, 1u);
+    runRounds(groups, 50, 3);
+}
+
+TEST_F(ZeclCooperativeTest, GivenSmallerGrid_WhenLaunchedCooperatively_ThenItCompletes) { runRounds(1, 10, 2); }
+
+TEST_F(ZeclCooperativeTest, GivenGridAboveTheSuggestedCount_WhenAppended_ThenItIsRefusedAndNothingRuns) {
+    uint32_t groups = 0;
+    ZE_OK(zeKernelSuggestMaxCooperativeGroupCount(k, &groups));
+    void* buf = deviceAlloc(64);
+    uint32_t rounds = 1;
+    for (uint32_t i = 0; i < 3; ++i) ZE_OK(zeKernelSetArgumentValue(k, i, sizeof(void*), &buf));
+    ZE_OK(zeKernelSetArgumentValue(k, 3, sizeof(rounds), &rounds));
+    auto imm = immediate();
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
+    ze_command_list_handle_t list = nullptr;
+    ZE_OK(zeCommandListCreate(z->context, dev, &ld, &list));
+    for (ze_group_count_t g : {ze_group_count_t{groups + 1, 1, 1}, ze_group_count_t{groups, 2, 1},
+                               ze_group_count_t{1, 1, groups + 1}, ze_group_count_t{UINT32_MAX, UINT32_MAX, 2}}) {
+        EXPECT_EQ(zeCommandListAppendLaunchCooperativeKernel(imm, k, &g, nullptr, 0, nullptr),
+                  ZE_RESULT_ERROR_INVALID_ARGUMENT)
+            << g.groupCountX << "x" << g.groupCountY << "x" << g.groupCountZ << " over " << groups;
+        EXPECT_EQ(zeCommandListAppendLaunchCooperativeKernel(list, k, &g, nullptr, 0, nullptr),
+                  ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    }
+    EXPECT_EQ(zeCommandListAppendLaunchCooperativeKernel(list, k, nullptr, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    ZE_OK(zeCommandListClose(list));  // nothing recorded: an empty list
+    ZE_OK(zeCommandListDestroy(list));
+    ZE_OK(zeCommandListDestroy(imm));
+    ZE_OK(zeMemFree(z->context, buf));
+}
+
+TEST_F(ZeclCooperativeTest, GivenTwoQueues_WhenBothLaunchFullCooperativeGrids_ThenBothComplete) {
+    // Each grid alone fills the device; run at once they would wait for each other's groups.
+    // zecl orders cooperative launches of one driver (Driver::lastCooperative). PoCL 3.1 also
+    // deals a kernel's groups out before the next kernel's, so there this passes either way;
+    // on a GPU whose dispatcher interleaves the two grids it is the ordering that saves it.
+    uint32_t groups = 0;
+    ZE_OK(zeKernelSuggestMaxCooperativeGroupCount(k, &groups));
+    Run a = prepare(groups, 20, 2);
+    Run b = prepare(groups, 20, 2);
+    execute(a);
+    execute(b);
+    finish(b);
+    finish(a);
+}

@@ -2,6 +2,7 @@
 // ZE_ENABLE_ALT_DRIVERS to libze_zecl.so and turns the validation layer on).
 #include "zp/runtime/ze.hpp"
 
+#include "grid_barrier_source.h"
 #include "runtime_test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -396,4 +397,60 @@ TEST_F(ZeclDevice, GivenTheValidationLayerRequested_WhenInitialised_ThenTheLoade
     EXPECT_NE(text.find("libze_validation_layer"), std::string::npos);
     const char* param = std::getenv("ZE_ENABLE_PARAMETER_VALIDATION");
     EXPECT_TRUE(param && std::string(param) == "1") << "parameter validation is off";
+}
+
+// ------------------------------------------------------------------------- cooperative launches
+
+namespace {
+
+// One grid barrier between a write and a read of another group's slot (after kGridBarrierHeader,
+// kernels_cl/common/zp_grid_barrier.h embedded at build time).
+constexpr const char* kGridKernel = R"CL(
+kernel void grid_swap(global uint *slots, global uint *out, volatile global uint *state) {
+    const uint n = (uint)get_global_size(0), gid = (uint)get_global_id(0);
+    ZP_GRID_SHARED uint *shared = slots;
+    shared[gid] = gid + 1u;
+    zp_grid_barrier(state);
+    out[gid] = shared[(gid + (uint)get_local_size(0)) % n];
+}
+)CL";
+
+}  // namespace
+
+TEST_F(ZeclDevice, GivenAGridBarrierKernel_WhenLaunchedCooperativelyAtTheSuggestedCount_ThenEveryGroupSeesTheOthers) {
+    ze::Module m = ze::Module::fromSourceBundle(ctx(), dev(), bundle(std::string(kGridBarrierHeader) + kGridKernel));
+    ze::Kernel k(m, "grid_swap");
+    constexpr uint32_t items = 8;
+    k.setGroupSize(items);
+    const uint32_t groups = k.suggestMaxCooperativeGroupCount();
+    ASSERT_GE(groups, 1u);
+    const size_t n = size_t(groups) * items;
+    ze::DeviceBuffer<uint32_t> slots(ctx(), dev(), n), out(ctx(), dev(), n), state(ctx(), dev(), 2);
+    state.fill(imm(), 0u);
+    k.setArg(0, slots);
+    k.setArg(1, out);
+    k.setArg(2, state);
+    imm().launchCooperative(k, {groups});
+    ASSERT_TRUE(imm().synchronize(60ull * 1000000000ull)) << groups << " groups did not finish: not co-resident";
+    auto got = out.download(imm());
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], uint32_t((i + items) % n + 1)) << "item " << i;
+}
+
+TEST_F(ZeclDevice, GivenAGridAboveTheSuggestedCount_WhenLaunchedCooperatively_ThenErrorNamesTheCallAndTheGrid) {
+    ze::Module m = ze::Module::fromSourceBundle(ctx(), dev(), bundle(std::string(kGridBarrierHeader) + kGridKernel));
+    ze::Kernel k(m, "grid_swap");
+    k.setGroupSize(8);
+    ze::DeviceBuffer<uint32_t> buf(ctx(), dev(), 8);
+    for (uint32_t i = 0; i < 3; ++i) k.setArg(i, buf);
+    const uint32_t over = k.suggestMaxCooperativeGroupCount() + 1;
+    try {
+        imm().launchCooperative(k, {over});
+        FAIL() << "no throw";
+    } catch (const ze::Error& e) {
+        EXPECT_EQ(e.code(), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+        std::string what = e.what();
+        EXPECT_NE(what.find("zeCommandListAppendLaunchCooperativeKernel"), std::string::npos) << what;
+        EXPECT_NE(what.find("grid_swap"), std::string::npos) << what;
+        EXPECT_NE(what.find(std::to_string(over) + "x1x1"), std::string::npos) << what;
+    }
 }

@@ -273,6 +273,28 @@ TEST(DeviceChainPlan, GivenEachVariant_WhenPlanned_ThenItLaunchesTheKernelsOfDes
               (V{"route_compact", "gemm1_mxfp4_m2_paired_direct", "gemm2_mxfp4_m2", "gather_bf16"}));
     EXPECT_EQ(names(Variant::M1Oracle), (V{"m1_gemm1", "m1_swiglu", "m1_gemm2", "m1_gather"}));
     EXPECT_EQ(names(Variant::TwoLaunch), (V{"two_launch_a", "two_launch_b"}));
+    EXPECT_EQ(names(Variant::OneLaunch), (V{"one_launch"}));
+}
+
+TEST(DeviceChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAskingForTheWiderOfItsTwoPhases) {
+    const auto s = reducedShape();
+    const auto plan = zp::sched::planChain(Variant::OneLaunch, s, {});
+    ASSERT_EQ(plan.launches.size(), 1u);
+    const auto& l = plan.launches[0];
+    EXPECT_TRUE(l.cooperative);
+    EXPECT_TRUE(zp::sched::cooperative(Variant::OneLaunch));
+    for (Variant v : zp::sched::kAllVariants)
+        if (v != Variant::OneLaunch)
+            for (const auto& other : zp::sched::planChain(v, s, {}).launches) EXPECT_FALSE(other.cooperative);
+    // A: ceil(I / pairs) pair tiles x min(M*K, E/C) expert groups; B: ceil(H / cols) column tiles.
+    const zp::sched::KernelTuning t;
+    const std::uint32_t pairs = std::uint32_t(t.colsPerWorkGroup) / 2, cols = std::uint32_t(t.colsPerWorkGroup);
+    const std::uint32_t a =
+        (s.intermediate + pairs - 1) / pairs * std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
+    const std::uint32_t b = (s.hidden + cols - 1) / cols;
+    EXPECT_EQ(l.groups.x, std::max(a, b));
+    EXPECT_EQ(l.groups.y, 1u);
+    EXPECT_EQ(l.groups.z, 1u);
 }
 
 TEST(DeviceChainPlan, GivenThePairedEpilogue_WhenPlanned_ThenItKeepsTheBaselineGemm1WorkGroupCount) {
@@ -433,11 +455,14 @@ TEST_P(TwoLaunchShapes, GivenAnotherShape_WhenTwoLaunchRuns_ThenEveryMaterialise
         if (zp::sched::patternInvalidReason(s, pattern)) continue;
         for (int v : {0, 3, 5, 10}) {
             auto [c, want] = rig->prepare(pattern, v);
-            auto& chain = rig->chain(Variant::TwoLaunch);
-            chain.setInputs(c.inputs);
-            chain.execute(rig->queue());
-            const auto err = compare(s, Variant::TwoLaunch, chain.results(), want);
-            EXPECT_TRUE(err.empty()) << p.name << " " << c.name() << ":" << err;
+            // one_launch runs the same bodies in one cooperative kernel: same shapes.
+            for (Variant variant : {Variant::TwoLaunch, Variant::OneLaunch}) {
+                auto& chain = rig->chain(variant);
+                chain.setInputs(c.inputs);
+                chain.execute(rig->queue());
+                const auto err = compare(s, variant, chain.results(), want);
+                EXPECT_TRUE(err.empty()) << p.name << " " << c.name() << ":" << err;
+            }
             ++ran;
         }
     }

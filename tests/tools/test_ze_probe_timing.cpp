@@ -144,7 +144,7 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
         if (fastest >= 200 * tick * 1.25) {
             EXPECT_EQ(batch, 1);
         }
-        ASSERT_EQ(p["variants"].size(), 7u);
+        ASSERT_EQ(p["variants"].size(), 8u);
         for (const auto& [variant, v] : p["variants"].items()) {
             SCOPED_TRACE(variant);
             EXPECT_GE(v["launches"].get<int>(), 1);
@@ -173,9 +173,13 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
     // two_launch: A and B only.
     EXPECT_EQ(floor["variants"]["two_launch"]["launches"], 2);
     EXPECT_EQ(floor["variants"]["two_launch"]["launches_removed"], 4);
+    // one_launch: one cooperative kernel.
+    EXPECT_EQ(floor["variants"]["one_launch"]["launches"], 1);
+    EXPECT_EQ(floor["variants"]["one_launch"]["launches_removed"], 5);
 
     const json& proj = j["projections"];
-    for (const char* c : {"gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct", "two_launch"}) {
+    for (const char* c :
+         {"gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct", "two_launch", "one_launch"}) {
         SCOPED_TRACE(c);
         ASSERT_EQ(proj[c].size(), 7u);
         EXPECT_TRUE(proj[c]["six_local"]["device"]["ci_low_ms"].is_number());
@@ -189,7 +193,7 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
     const json& gate = j["gate"];
     EXPECT_EQ(gate["layers"], 43);
     EXPECT_EQ(gate["min_saving_ms"], 0.5);
-    ASSERT_EQ(gate["candidates"].size(), 5u);
+    ASSERT_EQ(gate["candidates"].size(), 6u);
     for (const auto& c : gate["candidates"]) {
         SCOPED_TRACE(c["candidate"].get<std::string>());
         EXPECT_TRUE(c["verdict"]["pass"].is_boolean());
@@ -226,8 +230,8 @@ TEST_F(ZeProbeTimedRun, GivenTraceOption_WhenRun_ThenTraceParsesWithOneTrackPerV
     // Every block is there: the chains were rebuilt 5 times per pattern and timed each time
     // (and the case set's 84 cases passed on the chains the last block left, see above).
     EXPECT_EQ(blocks, (std::set<int>{0, 1, 2, 3, 4}));
-    EXPECT_EQ(tracks.size(), 7u);
-    // 7 patterns x 5 blocks x 1 round x (sum of launches of the 7 variants).
+    EXPECT_EQ(tracks.size(), 8u);
+    // 7 patterns x 5 blocks x 1 round x (sum of launches of the 8 variants).
     const json card = readCard((dir / "card0.json").string());
     std::size_t launches = 0;
     for (const auto& [v, x] : card["timings"]["patterns"]["six_local"]["variants"].items())
@@ -241,7 +245,8 @@ TEST_F(ZeProbeTimedRun, GivenReportOption_WhenRun_ThenSvgIsWellFormedAndNamesEve
     ASSERT_NE(svg.find("<svg"), std::string::npos);
     EXPECT_NE(svg.rfind("</svg>"), std::string::npos);
     EXPECT_EQ(std::count(svg.begin(), svg.end(), '<'), std::count(svg.begin(), svg.end(), '>'));
-    for (const char* c : {"gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct", "two_launch"})
+    for (const char* c :
+         {"gemm2_loader_fused", "source_direct", "paired_epilogue", "paired_direct", "two_launch", "one_launch"})
         EXPECT_NE(svg.find(c), std::string::npos) << c;
 }
 
@@ -252,7 +257,7 @@ TEST_F(ZeProbeTiming, GivenCpuDeviceAndNoRepeats_WhenRun_ThenTheCaseSetIsTimedWi
     if (j["device"]["type"] == "gpu") GTEST_SKIP() << "a GPU gets dedicated rounds by default";
     EXPECT_EQ(j["timings"]["mode"], "case_set");
     EXPECT_EQ(j["timings"]["patterns"]["six_local"]["variants"]["baseline"]["samples"]["device_ns"].size(), 11u);
-    EXPECT_EQ(j["gate"]["candidates"].size(), 5u);
+    EXPECT_EQ(j["gate"]["candidates"].size(), 6u);
     EXPECT_NE(r.output.find("the case set's executions were timed"), std::string::npos) << r.output;
 }
 

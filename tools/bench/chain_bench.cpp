@@ -77,6 +77,8 @@ double kernelBytes(const std::string& name, const ChainShape& s, int R, int G) {
     // and W2 and writes out (y stays in local memory).
     if (name == "two_launch_a") return M * K * 4 + G * w1Bytes(s) + M * H * 2 + R * I * 2;
     if (name == "two_launch_b") return M * K * 8 + G * w2Bytes(s) + R * I * 2 + M * H * 2;
+    // one_launch: both, in one kernel (act still goes through global memory across the barrier).
+    if (name == "one_launch") return M * K * 12 + G * (w1Bytes(s) + w2Bytes(s)) + M * H * 2 + 2 * R * I * 2 + M * H * 2;
     return 0;
 }
 
@@ -197,6 +199,10 @@ int main(int argc, char** argv) {
                     zp::sched::DeviceChain* made = nullptr;
                     try {
                         made = &chainOf(int(ti), v);
+                    } catch (const zp::sched::VariantNotValid& e) {
+                        // this variant only (one_launch without cooperative launches); the tiling stays usable
+                        fmt::print("NOT VALID [{}]: {}\n", tname, e.what());
+                        continue;
                     } catch (const std::exception& e) {
                         // e.g. a work-group larger than this kernel allows on this device
                         fmt::print("SKIP [{}]: {} cannot run here: {}\n", tname, zp::sched::variantName(v), e.what());
@@ -233,6 +239,12 @@ int main(int argc, char** argv) {
                     fmt::print("{:<18} [{}] {:<20} chain {:8.1f} us  {:5.2f}x roofline  {}\n", pname, tname, m.variant,
                                m.chainUs, rooflineUs[pname] > 0 ? m.chainUs / rooflineUs[pname] : 0.0,
                                m.correct ? "out bit-exact" : "WRONG");
+                    for (std::size_t k = 0; k < chain.plan().launches.size(); ++k)
+                        if (chain.plan().launches[k].cooperative)
+                            fmt::print(
+                                "    {}: cooperative grid {} groups (asked for {}, capped by "
+                                "zeKernelSuggestMaxCooperativeGroupCount)\n",
+                                chain.plan().launches[k].kernel, chain.grids()[k].x, chain.plan().launches[k].groups.x);
                     if (!quiet) {
                         fmt::print("    {:<30} {:>10} {:>9} {:>9} {:>7}\n", "kernel", "MB", "us", "GB/s", "of bw");
                         for (const auto& [k, us] : m.kernelUs) {

@@ -50,6 +50,7 @@ struct DeviceSession::State {
     ze::CommandQueue queue;
     std::unique_ptr<sched::DeviceLayer> layer;
     std::vector<std::pair<sched::Variant, std::unique_ptr<sched::DeviceChain>>> chains;
+    std::vector<std::pair<sched::Variant, std::string>> notValid;
     ExecutionSink sink;
     oracle::ChainShape shape;
 
@@ -69,8 +70,11 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
     sched::checkFitsMemory(shape, device_.totalMemory(), "the memory of device " + device_.name());
     s.layer = std::make_unique<sched::DeviceLayer>(*s.setup, shape);
     s.shape = shape;
-    for (sched::Variant v : variants) s.chains.emplace_back(v, nullptr);
-    s.buildChains();
+    for (sched::Variant v : variants) try {
+            s.chains.emplace_back(v, s.layer->makeChain(v));
+        } catch (const sched::VariantNotValid& e) {
+            s.notValid.emplace_back(v, e.what());  // never run at the risk of a hang
+        }
 }
 
 void DeviceSession::rebuild(const oracle::LocalWeights& weights, std::span<const int> localExperts) {
@@ -84,6 +88,8 @@ void DeviceSession::rebuild(const oracle::LocalWeights& weights, std::span<const
     s.layer->weights().upload(weights, localExperts);
     s.buildChains();
 }
+
+const std::vector<std::pair<sched::Variant, std::string>>& DeviceSession::notValid() const { return state_->notValid; }
 
 DeviceSession::~DeviceSession() {
     // A run that failed part-way (an enqueue error, say) can leave earlier commands in flight:

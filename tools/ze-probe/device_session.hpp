@@ -50,8 +50,11 @@ public:
     sched::DeviceChain& chain(sched::Variant);
     ze::CommandQueue& queue();
     ze::Context& context();
-    std::vector<sched::Variant> variants() const;  // in construction order
-    nlohmann::json describe() const;               // device and driver for card JSON
+    std::vector<sched::Variant> variants() const;  // in construction order, the valid ones
+    // Variants asked for that this device cannot run safely (one_launch without cooperative
+    // launches), with the reason: left out of variants() and executors(), reported instead.
+    const std::vector<std::pair<sched::Variant, std::string>>& notValid() const;
+    nlohmann::json describe() const;  // device and driver for card JSON
 
 private:
     struct State;

@@ -253,6 +253,8 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
             };
         text += fmt::format("device: {} [{}], {}\n", session->device().name(),
                             ze::driverKindName(session->device().kind), session->kernelsText());
+        for (const auto& [v, why] : session->notValid())
+            text += fmt::format("variant {}: {}\n", sched::variantName(v), why);
     }
     probe::TimingSettings ts;
     const bool defaults = !o.repeats && !o.warmup && !o.blocks;
@@ -290,10 +292,19 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     // Nothing checked is no pass: "0 passed, 0 failed" must not read as success.
     out.nothingChecked = c.passed + c.failed == 0;
 
+    // Variants this device cannot run (one_launch without cooperative launches), with why.
+    auto withNotValid = [&](nlohmann::json card) {
+        if (session && !session->notValid().empty()) {
+            nlohmann::json nv = nlohmann::json::object();
+            for (const auto& [v, why] : session->notValid()) nv[std::string(sched::variantName(v))] = why;
+            card["variants_not_valid"] = nv;
+        }
+        return card;
+    };
     if (!timing) {
         const std::string why = o.device == "host" ? "the host oracle has no device timestamps" : "--no-timing";
         text += fmt::format("timing: skipped ({}); no gate verdicts\n", why);
-        out.json = probe::cardJson(cfg, deviceJson, c, nullptr, why);
+        out.json = withNotValid(probe::cardJson(cfg, deviceJson, c, nullptr, why));
         return out;
     }
 
@@ -381,7 +392,7 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     text += "(a failing gate verdict is a measurement, not an error: the exit code reports correctness only)\n";
 
     const probe::CardTiming cardTiming{timings, ts, bw, out.gates, o.gateBudgetS};
-    out.json = probe::cardJson(cfg, deviceJson, c, &cardTiming);
+    out.json = withNotValid(probe::cardJson(cfg, deviceJson, c, &cardTiming));
     return out;
 }
 
@@ -623,7 +634,7 @@ int main(int argc, char** argv) {
     app.add_option("--dump", o.dumpFile, "write the case's inputs and tensors to this safetensors file");
     app.add_option("--variant", o.variant,
                    "chain variant: baseline, gemm2_loader_fused, source_direct, paired_epilogue, paired_direct, "
-                   "m1_oracle, two_launch (default: all; with --inputs: baseline)");
+                   "m1_oracle, two_launch, one_launch (default: all; with --inputs: baseline)");
     app.add_option("--device", o.device,
                    "host (the host oracle), intel, zecl, or an index from --list-devices (default: first Intel GPU, "
                    "else first zecl device)");

@@ -94,6 +94,9 @@ ErrorCode codeOf(const ze::Error& e) {
     } catch (const zp::sched::InputError& e) {
         throw Error(e.kind() == zp::sched::InputErrorKind::not_found ? ErrorCode::not_found : inputCode,
                     prefix + e.what());
+    } catch (const zp::sched::VariantNotValid& e) {
+        // one_launch on a driver without cooperative launches: the device cannot run it
+        throw Error(ErrorCode::unsupported, prefix + e.what());
     } catch (const std::invalid_argument& e) {
         throw Error(ErrorCode::invalid_argument, prefix + e.what());
     } catch (const std::bad_alloc&) {

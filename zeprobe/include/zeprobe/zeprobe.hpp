@@ -59,7 +59,8 @@ enum class ErrorCode {
     io,                // a weights file that cannot be read or is not the expected safetensors
     device,            // a Level Zero call failed (zeResult() tells which result)
     kernel_build,   // a kernel module or kernel did not build for this device (the message has the log or the result)
-    unsupported,    // the device cannot run the kernel package, or not with these options
+    unsupported,    // the device cannot run the kernel package, or not with these options, or the
+                    // variant (one_launch where the driver promises no co-resident grid)
     out_of_memory,  // host or device memory exhausted
     internal,       // a bug: anything else
 };
@@ -137,7 +138,7 @@ struct DeviceInfo {
 ZEPROBE_API std::vector<DeviceInfo> listDevices(bool configureLoader = true);
 
 // The chain variants (DESIGN.md "Chain variants"): "baseline", "gemm2_loader_fused",
-// "source_direct", "paired_epilogue", "paired_direct", "m1_oracle", "two_launch".
+// "source_direct", "paired_epilogue", "paired_direct", "m1_oracle", "two_launch", "one_launch".
 ZEPROBE_API std::vector<std::string> variants();
 
 // ---------------------------------------------------------------------------------------------

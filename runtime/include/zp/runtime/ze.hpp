@@ -405,6 +405,11 @@ public:
     void setGroupSize(uint32_t x, uint32_t y = 1, uint32_t z = 1) { setGroupSize(GroupSize{x, y, z}); }
     GroupSize groupSize() const noexcept { return groupSize_; }
     GroupSize suggestGroupSize(uint32_t globalX, uint32_t globalY = 1, uint32_t globalZ = 1) const;
+    // zeKernelSuggestMaxCooperativeGroupCount at the group size and local arguments set now:
+    // the most groups (x*y*z) the device keeps resident at once, hence the largest grid a
+    // launchCooperative of this kernel may use. Throws where the driver has no cooperative
+    // launches (ZE_RESULT_ERROR_UNSUPPORTED_FEATURE).
+    uint32_t suggestMaxCooperativeGroupCount() const;
     ze_kernel_properties_t properties() const;
 
 private:
@@ -510,6 +515,9 @@ public:
 
     // Uses the group size last set on the kernel (arguments are captured at append time).
     void launch(const Kernel& kernel, GroupCount groups, Event* signal = nullptr, Waits waits = {});
+    // zeCommandListAppendLaunchCooperativeKernel: all groups resident at once, so the kernel may
+    // synchronise across groups. groups.x*y*z must not exceed suggestMaxCooperativeGroupCount().
+    void launchCooperative(const Kernel& kernel, GroupCount groups, Event* signal = nullptr, Waits waits = {});
     void barrier(Event* signal = nullptr, Waits waits = {});
     void memoryCopy(void* dst, const void* src, size_t bytes, Event* signal = nullptr, Waits waits = {});
     void memoryFill(void* dst, const void* pattern, size_t patternSize, size_t bytes, Event* signal = nullptr,

@@ -133,8 +133,12 @@ struct PlannedLaunch {
     std::string file;    // kernel file stem in the package, e.g. "gemm1_mxfp4_m2"
     std::string kernel;  // entry point
     ze::GroupSize group;
-    ze::GroupCount groups;
+    ze::GroupCount groups;  // cooperative: the most groups the kernel can use (groups.x; y = z = 1)
     std::vector<KernelArg> args;
+    // A cooperative launch (zeCommandListAppendLaunchCooperativeKernel) over min(groups.x, the
+    // kernel's zeKernelSuggestMaxCooperativeGroupCount) groups: the grid is the device's to
+    // choose, and the kernel loops over its work with whatever grid it gets.
+    bool cooperative = false;
 };
 struct ChainPlan {
     std::vector<PlannedLaunch> launches;
@@ -159,6 +163,16 @@ struct ChainBuffers {
     void* act = nullptr;          // bf16 [M*K, I]
     void* y = nullptr;            // bf16 [M*K, H]
     void* out = nullptr;          // bf16 [M, H]
+    void* gridBarrier = nullptr;  // u32 [2], zeroed once: a cooperative kernel's device-wide barrier
+};
+
+// A variant this device cannot run safely: one_launch where the driver does not answer
+// zeKernelSuggestMaxCooperativeGroupCount (no promise that its groups are resident at once;
+// running it anyway could hang). what() is the reason, "one_launch is not valid on this
+// device: ...".
+class VariantNotValid : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
 };
 
 // The launches of `variant` (DESIGN.md "Chain variants") for kernels built with `tuning`.
@@ -227,6 +241,9 @@ public:
 
     Variant variant() const noexcept { return variant_; }
     const ChainPlan& plan() const noexcept { return plan_; }
+    // The grid each launch runs with: the plan's, or for a cooperative launch min(the plan's,
+    // the suggested cooperative count).
+    const std::vector<ze::GroupCount>& grids() const noexcept { return grids_; }
 
 private:
     void record(ze::CommandListBase& list, bool timestamps);
@@ -239,8 +256,10 @@ private:
     ze::DeviceBuffer<std::uint16_t> hidden_, silu_, a_, gateUp_, act_, y_, out_;
     ze::DeviceBuffer<std::int32_t> topkIds_, routeInfo_, compactRows_, routeRow_, groups_;
     ze::DeviceBuffer<float> topkWeights_;
+    ze::DeviceBuffer<std::uint32_t> gridBarrier_;
     ChainPlan plan_;
-    std::vector<ze::Kernel> kernels_;  // one per launch
+    std::vector<ze::Kernel> kernels_;    // one per launch
+    std::vector<ze::GroupCount> grids_;  // one per launch
     ze::EventPool timestampPool_;
     std::vector<ze::Event> events_;  // one per launch
     ze::CommandList list_;

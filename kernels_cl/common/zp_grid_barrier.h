@@ -1,0 +1,50 @@
+/* A device-wide barrier for a cooperative launch (zeCommandListAppendLaunchCooperativeKernel with
+ * at most zeKernelSuggestMaxCooperativeGroupCount groups): OpenCL C 1.2 atomics only, so PoCL,
+ * Intel's CPU runtime and NVIDIA's OpenCL (1.2 only) all build it.
+ *
+ * `state` is two uints in global memory, zeroed once when allocated: [0] groups arrived,
+ * [1] generation. The barrier leaves [0] at zero again, so the same words serve every barrier
+ * of every later launch without a reset. It is only safe when every group of the grid is
+ * resident at once: a group that never starts leaves the others spinning forever.
+ *
+ * Visibility: before arriving, each group's barrier(CLK_GLOBAL_MEM_FENCE) and mem_fence order
+ * its global stores before its atomic; after the release the same fences order the spin's
+ * atomic before later loads. That does not stop a plain load from hitting a stale line in a
+ * cache that is not coherent across compute units (NVIDIA's L1): read what another group wrote
+ * before the barrier through ZP_GRID_SHARED pointers (volatile: the load goes to the coherent
+ * level) or with atomics. */
+#ifndef ZP_GRID_BARRIER_H
+#define ZP_GRID_BARRIER_H
+
+/* Self-contained (the zecl tests embed this file alone): ZP_FN as zp_platform.h defines it. */
+#ifndef ZP_FN
+#define ZP_FN static inline __attribute__((always_inline))
+#endif
+
+/* Qualifier for pointers to data that crosses a grid barrier (written by one group before it,
+ * read by another after it). */
+#define ZP_GRID_SHARED volatile __global
+
+ZP_FN uint zp_grid_groups(void) { return (uint)(get_num_groups(0) * get_num_groups(1) * get_num_groups(2)); }
+
+ZP_FN void zp_grid_barrier(volatile __global uint* state) {
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) {
+        const uint groups = zp_grid_groups();
+        /* The generation is read before arriving: it can only advance once every group,
+         * this one included, has arrived. */
+        const uint generation = atomic_add(&state[1], 0u);
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        if (atomic_inc(&state[0]) == groups - 1u) {
+            atomic_xchg(&state[0], 0u); /* reset before release: nobody arrives again before it */
+            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            atomic_inc(&state[1]);
+        } else {
+            while (atomic_add(&state[1], 0u) == generation) {}
+        }
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+}
+
+#endif

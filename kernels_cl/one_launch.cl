@@ -1,0 +1,62 @@
+/* one_launch (issue 12): two_launch's A and B (common/zp_two_launch.h, the very same bodies) in
+ * one persistent kernel with one device-wide barrier between them, for a cooperative launch
+ * (zeCommandListAppendLaunchCooperativeKernel) of at most zeKernelSuggestMaxCooperativeGroupCount
+ * work-groups. The grid is whatever that count allows, not A's or B's grid, so every work-group
+ * loops over the units of work: A's (pair tile, expert group) units u = wg, wg + n, ... < tiles
+ * * G, then the barrier, then B's column tiles the same way. Any grid of at least one group gives
+ * the same bits (a unit's result does not depend on which group computes it).
+ *
+ * Every work-group derives the route table itself; group 0 stores it for the host.
+ * Data crossing the barrier: only act (written by A units, read by B units). No group reads act
+ * before the barrier, and a launch starts with no cached line of it, so no cache can hold a
+ * stale copy; the barrier's fences order A's stores before the release and B's loads after
+ * the acquire (zp_grid_barrier.h).
+ *
+ * grid_state: 2 uints, zeroed once when allocated (the barrier leaves them reusable).
+ * Grid: (n, 1, 1) with 1 <= n <= the suggested count; n beyond max(tiles_a * min(M*K, E/C),
+ * tiles_b) only idles. routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)];
+ * y_tile: local ushort[M*K * ZP_GEMM_COLS_PER_WG]. */
+#include "common/zp_two_launch.h"
+#include "common/zp_grid_barrier.h"
+
+kernel ZP_GEMM_ATTRS void one_launch(global const int* topk_ids, global const float* topk_weights, /* [M, K] */
+                                     global const ushort* hidden_x,                                /* [M, H] */
+                                     global const uchar* w1_blocks, global const uchar* w1_scales,
+                                     global const ushort* silu, global ushort* act, /* [M*K, I] */
+                                     global const uchar* w2_blocks, global const uchar* w2_scales,
+                                     global ushort* out, /* [M, H] */
+                                     global int* route_info, global int* compact_rows, global int* route_row,
+                                     global int* groups, volatile global uint* grid_state, int rows, int top_k,
+                                     int experts, int cards, int card, int hidden, int intermediate, float limit,
+                                     float up_bias, int layout, local int* routes, local ushort* y_tile) {
+    local float red[ZP_GEMM_RED_FLOATS];
+    const int wg = (int)get_group_id(0), n = (int)get_num_groups(0);
+    const int mk = rows * top_k;
+    zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
+    if (wg == 0)
+        zp_tl_store_routes(routes, topk_ids, rows, top_k, experts, route_info, compact_rows, route_row, groups);
+
+    const int tiles_a = (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG;
+    const int units_a = tiles_a * ZP_RT_COUNT_G(routes, mk);
+    /* (tile, g) of unit u = g * tiles_a + tile, stepped without a division in the loop (clang 14
+     * then emits `freeze`, which llvm-spirv 14 cannot translate). */
+    int g = wg / tiles_a, tile = wg - g * tiles_a;
+    const int step_g = n / tiles_a, step_tile = n - step_g * tiles_a;
+    for (int u = wg; u < units_a; u += n) {
+        zp_tl_gemm1_tile(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden, intermediate,
+                         limit, up_bias, layout, red);
+        g += step_g;
+        tile += step_tile;
+        if (tile >= tiles_a) {
+            tile -= tiles_a;
+            ++g;
+        }
+    }
+
+    zp_grid_barrier(grid_state);
+
+    const int tiles_b = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
+    for (int u = wg; u < tiles_b; u += n)
+        zp_tl_gemm2_gather_tile(routes, rows, top_k, u, act, w2_blocks, w2_scales, topk_weights, out, hidden,
+                                intermediate, y_tile, red);
+}
