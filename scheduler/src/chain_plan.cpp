@@ -525,7 +525,12 @@ double DeviceChain::executeBatch(ze::CommandQueue& queue, int times) {
             for (std::size_t n = 0; n < kernels_.size(); ++n) {
                 if (t > 0 || n > 0) batchList_.barrier();
                 ze::Event* ev = t == 0 && n == 0 ? &batchStart_.front() : t == times - 1 ? &events_[n] : nullptr;
-                batchList_.launch(kernels_[n], plan_.launches[n].groups, ev);
+                // The grid record() launches: a cooperative launch keeps its co-resident grid (the
+                // plan's fixed grid would spin forever in the device-wide barrier).
+                if (plan_.launches[n].cooperative)
+                    batchList_.launchCooperative(kernels_[n], grids_[n], ev);
+                else
+                    batchList_.launch(kernels_[n], grids_[n], ev);
             }
         batchList_.close();
         batchTimes_ = times;

@@ -253,6 +253,22 @@ TEST(DeviceChainReducedRoutes, GivenAnExecutedChain_WhenAskingForTimings_ThenEve
     }
 }
 
+// The gate's sample (B back-to-back executions in one list) launches what record() launches: a
+// cooperative kernel at its co-resident grid (at the plan's fixed grid one_launch would spin
+// forever in its device-wide barrier: seen on the H200, where B > 1), and computes the same bits.
+TEST(DeviceChainReducedRoutes, GivenEveryVariant_WhenExecutedThreeTimesBackToBack_ThenItEndsAndMatchesTheOracle) {
+    auto& rig = reducedRig();
+    auto [c, want] = rig.prepare(RoutePattern::SixLocal, 0);
+    for (Variant v : zp::sched::kAllVariants) {
+        auto& chain = rig.chain(v);
+        chain.setInputs(c.inputs);
+        const double ns = chain.executeBatch(rig.queue(), 3);
+        EXPECT_GT(ns, 0.0) << zp::sched::variantName(v);
+        const auto err = compare(rig.shape(), v, chain.results(), want);
+        EXPECT_TRUE(err.empty()) << zp::sched::variantName(v) << ": " << err;
+    }
+}
+
 TEST(DeviceChainPlan, GivenEachVariant_WhenPlanned_ThenItLaunchesTheKernelsOfDesignMd) {
     const auto s = reducedShape();
     auto names = [&](Variant v) {

@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
         {"moe-server --config configs/deepseek-v4-flash.yaml --port 8080",
          "moe-server --set hidden=128 --set intermediate=64 --set experts=48 --port 0 --port-file p",
          "moe-server --weights layer.safetensors --prefix model.layers.3.mlp.experts. --threads 4"});
-    app.add_option("--config", o.config, "model shape YAML (configs/*.yaml)")->check(CLI::ExistingFile);
+    app.add_option("--config", o.config, "model shape YAML (configs/*.yaml)");
     app.add_option("--set", o.sets, "override one config key, e.g. --set hidden=128 (repeatable)");
     app.add_option("--seed", o.seedText, "random weights from this seed (default: the config's seed)");
     app.add_option("--weights", o.weights, "weights safetensors file (CONTRACT §3); default: random weights");
