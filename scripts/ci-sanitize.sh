@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 build=${ZP_ASAN_BUILD_DIR:-build-asan}
 jobs=${ZP_JOBS:-$(nproc)}
-labels='oracle|probe'
+labels='^(oracle|probe)$'  # exact labels: a bare regex 'probe' also matches 'zeprobe'
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZP_BUILD_TESTS=ON -DZP_SANITIZE=ON "$@" >/dev/null
 
