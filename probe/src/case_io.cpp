@@ -4,7 +4,7 @@
 
 #include "zp/probe/input_error.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 using oracle::ChainShape;
 
 std::string expertIdProblem(std::int64_t id, std::size_t m, std::size_t k, int experts) {
@@ -133,4 +133,4 @@ TensorMap dumpTensors(const ChainShape& s, const oracle::ChainInputs& in, const 
     return t;
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

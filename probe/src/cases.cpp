@@ -7,7 +7,7 @@
 #include "zp/probe/input_error.hpp"
 #include "zp/probe/random.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 
 using oracle::bf16_t;
@@ -329,4 +329,4 @@ oracle::LocalWeights makeRandomWeights(const ChainShape& s, std::uint64_t seed) 
     return w;
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace zp::sched {
+namespace zp::probe {
 
 std::string Mismatch::describe(std::size_t total) const {
     auto value = [](oracle::bf16_t b) { return fmt::format("{:#06x} ({:g})", b, oracle::f32FromBf16(b)); };
@@ -31,4 +31,4 @@ std::optional<Mismatch> firstMismatch(const std::string& tensor, std::span<const
     return first;
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

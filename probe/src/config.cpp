@@ -25,7 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 
 // Where errors point: the file (with line:column from the node) or "--set" (no positions).
@@ -446,4 +446,4 @@ nlohmann::json toJson(const Config& cfg) {
     };
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <system_error>
 
-namespace zp::sched {
+namespace zp::probe {
 namespace fs = std::filesystem;
 
 namespace {
@@ -184,4 +184,4 @@ OutputLock::~OutputLock() {
     if (fd_ >= 0) ::close(fd_);  // closing releases the flock
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

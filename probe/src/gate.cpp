@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 
 bool finite(const Projection& p) {
@@ -243,4 +243,4 @@ nlohmann::json gateJson(const CandidateGate& g) {
     return j;
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

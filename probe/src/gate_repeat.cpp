@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 
 double number(const nlohmann::json& j, const char* key) {
@@ -160,4 +160,4 @@ nlohmann::json repeatJson(const RepeatSummary& s) {
     return j;
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

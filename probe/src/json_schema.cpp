@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 
 using json = nlohmann::json;
@@ -96,4 +96,4 @@ std::vector<std::string> schemaProblems(const nlohmann::json& schema, const nloh
     return problems;
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

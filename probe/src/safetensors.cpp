@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 
 constexpr std::array<std::pair<DType, std::string_view>, 13> kDTypes{{
@@ -392,4 +392,4 @@ const Tensor& findTensor(const TensorMap& tensors, const std::string& name, cons
                      InputErrorKind::not_found);
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -24,7 +24,7 @@
 
 #include "zp/probe/input_error.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 
 // ---------------------------------------------------------------- parsing
@@ -894,4 +894,4 @@ void writeSweepFiles(const std::filesystem::path& jsonl, const std::filesystem::
     fsyncDir(jsonl);
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -7,7 +7,7 @@
 
 #include "zp/probe/random.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 
 void requireFinite(std::span<const double> xs, const char* what) {
@@ -261,4 +261,4 @@ ProjectedSaving projectSaving(const BlockedSaving& s, int layers) {
     return {s.median * k, s.ciLow * k, s.ciHigh * k};
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -4,7 +4,7 @@
 
 #include "zp/probe/input_error.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 constexpr std::array<std::string_view, kAllVariants.size()> kNames = {
     "baseline",      "gemm2_loader_fused", "source_direct", "paired_epilogue",
@@ -38,4 +38,4 @@ Materialised materialised(Variant v) {
 
 bool cooperative(Variant v) { return v == Variant::OneLaunch; }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -9,7 +9,7 @@
 
 #include "zp/probe/input_error.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 
 // yaml-cpp 0.7 (Debian 12) YAML::LoadAll loops forever, allocating a null document per turn,
@@ -86,4 +86,4 @@ std::string nodeKindName(const YAML::Node& node) {
     }
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

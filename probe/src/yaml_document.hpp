@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace zp::sched {
+namespace zp::probe {
 
 // The single document of `yamlText`; a null node when the text holds none. Throws InputError
 // "<name>:<line>:<col>: malformed YAML: …" or "<name>: holds N YAML documents, expected one".
@@ -32,4 +32,4 @@ inline bool isQuotedScalar(const YAML::Node& node) {
     return !(t == "?" || t.empty() || t == "tag:yaml.org,2002:int" || t == "tag:yaml.org,2002:float");
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

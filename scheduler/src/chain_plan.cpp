@@ -238,7 +238,7 @@ void DeviceWeights::upload(const oracle::LocalWeights& w, std::span<const int> l
 
 // ----------------------------------------------------------------------------- the plan
 
-ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuffers& b, const KernelTuning& t) {
+ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const ChainBuffers& b, const KernelTuning& t) {
     oracle::validateShape(s);
     const std::uint32_t H = s.hidden, I = s.intermediate, M = s.rows, K = s.topK;
     const std::uint32_t routes = M * K;
@@ -287,34 +287,34 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
     };
 
     switch (variant) {
-        case Variant::Baseline: routeCompact(), remap(), gemm1(), swiglu(), gemm2(), gather(); break;
-        case Variant::Gemm2LoaderFused:
+        case probe::Variant::Baseline: routeCompact(), remap(), gemm1(), swiglu(), gemm2(), gather(); break;
+        case probe::Variant::Gemm2LoaderFused:
             routeCompact(), remap(), gemm1();
             add("gemm2_mxfp4_m2_loader_fused", "gemm2_mxfp4_m2_loader_fused", gemm, gemm2Grid,
                 {b.gateUp, b.silu, b.w2Blocks, b.w2Scales, b.routeInfo, b.groups, b.y, h, i, L, beta, layout,
                  ze::LocalMem{sizeof(std::uint16_t) * std::size_t(t.rowsPerPass) * I}});
             gather();
             break;
-        case Variant::SourceDirect:
+        case probe::Variant::SourceDirect:
             routeCompact();
             add("gemm1_mxfp4_m2_source_direct", "gemm1_mxfp4_m2_source_direct", gemm, gemm1Grid,
                 {b.hidden, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.compactRows, b.gateUp, h, i});
             swiglu(), gemm2(), gather();
             break;
-        case Variant::PairedEpilogue:
+        case probe::Variant::PairedEpilogue:
             routeCompact(), remap();
             add("gemm1_mxfp4_m2_paired", "gemm1_mxfp4_m2_paired", gemm, pairedGrid,
                 {b.a, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.silu, b.act, h, i, L, beta, layout});
             gemm2(), gather();
             break;
-        case Variant::PairedDirect:
+        case probe::Variant::PairedDirect:
             routeCompact();
             add("gemm1_mxfp4_m2_paired_direct", "gemm1_mxfp4_m2_paired_direct", gemm, pairedGrid,
                 {b.hidden, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.compactRows, b.silu, b.act, h, i, L, beta,
                  layout});
             gemm2(), gather();
             break;
-        case Variant::TwoLaunch: {
+        case probe::Variant::TwoLaunch: {
             // kernels_cl/common/zp_two_launch.h: every work-group derives the routes itself.
             const ze::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
             add("two_launch_a", "two_launch_a", gemm, pairedGrid,
@@ -326,7 +326,7 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
                  ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * cols}});
             break;
         }
-        case Variant::OneLaunch: {
+        case probe::Variant::OneLaunch: {
             // kernels_cl/one_launch.cl: two_launch's A and B in one cooperative kernel. The grid
             // asked for is the wider of A's (pair tile, expert group) units and B's column
             // tiles; DeviceChain caps it at the suggested cooperative count.
@@ -363,7 +363,7 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
             p.launches.back().cooperative = true;
             break;
         }
-        case Variant::M1Oracle: {
+        case probe::Variant::M1Oracle: {
             // One route per work-group row: y = M*K regardless of the experts (no dedup).
             const std::string f = "m1_oracle_mxfp4";
             add(f, "m1_gemm1", gemm, {ceilDiv(2 * I, cols), routes, 1},
@@ -383,7 +383,7 @@ ChainPlan planChain(Variant variant, const oracle::ChainShape& s, const ChainBuf
 // ----------------------------------------------------------------------------- the chain
 
 DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& device, KernelModules& modules,
-                         const oracle::ChainShape& shape, Variant variant, const DeviceWeights& weights,
+                         const oracle::ChainShape& shape, probe::Variant variant, const DeviceWeights& weights,
                          std::span<const oracle::bf16_t> siluTable)
     : context_(&context), device_(device), shape_(shape), variant_(variant), copies_(context, device) {
     oracle::validateShape(shape);
@@ -450,12 +450,12 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
                 if (why != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE && why != ZE_RESULT_ERROR_UNSUPPORTED_SIZE &&
                     why != ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)
                     throw;
-                throw VariantNotValid(std::string(variantName(variant)) + " is not valid on this device (" +
+                throw VariantNotValid(std::string(probe::variantName(variant)) + " is not valid on this device (" +
                                       device.name() + "): the driver promises no co-resident grid (" + err.codeName() +
                                       " from zeKernelSuggestMaxCooperativeGroupCount)");
             }
             if (suggested == 0)
-                throw VariantNotValid(std::string(variantName(variant)) + " is not valid on this device (" +
+                throw VariantNotValid(std::string(probe::variantName(variant)) + " is not valid on this device (" +
                                       device.name() + "): zeKernelSuggestMaxCooperativeGroupCount is 0");
             grid = {std::min(l.groups.x, suggested), 1, 1};
         }
@@ -550,7 +550,7 @@ DeviceResults DeviceChain::results() {
     r.invalidIds = info[ZP_INFO_INVALID];
     r.firstInvalidRoute = info[ZP_INFO_FIRST_INVALID];
     r.out = out_.download(copies_);
-    if (variant_ == Variant::M1Oracle) {
+    if (variant_ == probe::Variant::M1Oracle) {
         r.routes = -1;
         r.routeGateUp = gateUp_.download(copies_);
         r.routeAct = act_.download(copies_);
@@ -580,7 +580,7 @@ DeviceResults DeviceChain::results() {
         buf.download(copies_, std::span<std::uint16_t>(v));
         return v;
     };
-    const Materialised mat = materialised(variant_);
+    const probe::Materialised mat = probe::materialised(variant_);
     if (mat.gateUp) r.gateUp = head(gateUp_, 2 * I);
     if (mat.act) r.act = head(act_, I);
     if (mat.y) r.y = head(y_, H);

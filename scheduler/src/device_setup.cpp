@@ -25,9 +25,11 @@ DeviceLayer::DeviceLayer(DeviceSetup& setup, const oracle::ChainShape& shape)
       weights_(setup.context(), setup.device(), shape),
       silu_(oracle::buildSiluTable(shape.swigluAlpha)) {}
 
-std::unique_ptr<DeviceChain> DeviceLayer::makeChain(Variant variant) { return makeChain(variant, setup_->modules()); }
+std::unique_ptr<DeviceChain> DeviceLayer::makeChain(probe::Variant variant) {
+    return makeChain(variant, setup_->modules());
+}
 
-std::unique_ptr<DeviceChain> DeviceLayer::makeChain(Variant variant, KernelModules& modules) {
+std::unique_ptr<DeviceChain> DeviceLayer::makeChain(probe::Variant variant, KernelModules& modules) {
     return std::make_unique<DeviceChain>(setup_->context(), setup_->device(), modules, weights_.shape(), variant,
                                          weights_, silu_);
 }

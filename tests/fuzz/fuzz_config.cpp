@@ -1,4 +1,4 @@
-// Fuzz target: the YAML config loader (zp::sched::parseConfig), bytes = the file's text.
+// Fuzz target: the YAML config loader (zp::probe::parseConfig), bytes = the file's text.
 //
 // Properties: only InputError escapes (a yaml-cpp exception or std::invalid_argument
 // escaping is a bug); every message starts with the file name; a config that validates
@@ -12,7 +12,7 @@
 #include "fuzz_support.hpp"
 #include "zp/probe/config.hpp"
 
-using namespace zp::sched;
+using namespace zp::probe;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);

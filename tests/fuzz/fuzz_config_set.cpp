@@ -1,4 +1,4 @@
-// Fuzz target: `--set key=value` overrides (zp::sched::applySet), bytes = one override per
+// Fuzz target: `--set key=value` overrides (zp::probe::applySet), bytes = one override per
 // line, applied in order on top of the defaults, then validate() as ze-probe does after the
 // last --set.
 //
@@ -12,7 +12,7 @@
 #include "fuzz_support.hpp"
 #include "zp/probe/config.hpp"
 
-using namespace zp::sched;
+using namespace zp::probe;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view rest(reinterpret_cast<const char*>(data), size);

@@ -20,7 +20,7 @@
 #include "zp/probe/safetensors.hpp"
 
 using namespace zp;
-using namespace zp::sched;
+using namespace zp::probe;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 4) return 0;

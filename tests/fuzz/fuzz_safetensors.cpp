@@ -1,4 +1,4 @@
-// Fuzz target: the safetensors reader (zp::sched::parseSafetensors, readSafetensors).
+// Fuzz target: the safetensors reader (zp::probe::parseSafetensors, readSafetensors).
 //
 // Properties, for any bytes: both readers either throw InputError or return a TensorMap
 // (anything else escaping is a bug, and ends the run through std::terminate); both agree;
@@ -13,7 +13,7 @@
 #include "fuzz_support.hpp"
 #include "zp/probe/safetensors.hpp"
 
-using namespace zp::sched;
+using namespace zp::probe;
 
 namespace {
 

@@ -1,4 +1,4 @@
-// Fuzz target: sweep files (zp::sched::parseSweep + expandSweep), bytes = the file's text.
+// Fuzz target: sweep files (zp::probe::parseSweep + expandSweep), bytes = the file's text.
 // base_config resolves against a scratch directory holding one valid config, base.yaml.
 //
 // Properties: only InputError escapes; a plan has one point per element of the cross
@@ -16,7 +16,7 @@
 #include "fuzz_support.hpp"
 #include "zp/probe/sweep.hpp"
 
-using namespace zp::sched;
+using namespace zp::probe;
 
 namespace {
 

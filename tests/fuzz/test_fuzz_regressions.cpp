@@ -16,7 +16,7 @@
 #include "zp/probe/safetensors.hpp"
 
 namespace fs = std::filesystem;
-using namespace zp::sched;
+using namespace zp::probe;
 
 namespace {
 

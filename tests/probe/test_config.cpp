@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 
 // The InputError message of parsing `yaml` as config.yaml, or "" when it parsed.
@@ -262,4 +262,4 @@ TEST(ConfigBad, GivenACrossKeyViolationAfterSets_WhenValidated_ThenRejected) {
 }
 
 }  // namespace
-}  // namespace zp::sched
+}  // namespace zp::probe

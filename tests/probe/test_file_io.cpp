@@ -15,7 +15,7 @@
 #include "zp/probe/option_values.hpp"
 
 namespace fs = std::filesystem;
-using namespace zp::sched;
+using namespace zp::probe;
 
 namespace {
 

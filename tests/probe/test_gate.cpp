@@ -8,7 +8,7 @@
 #include "zp/probe/gate.hpp"
 #include "zp/probe/random.hpp"
 
-using namespace zp::sched;
+using namespace zp::probe;
 
 namespace {
 
@@ -178,7 +178,7 @@ struct Synthetic {
 
 Synthetic synthetic(double savingNs, int blocks, int rounds, int B, std::uint64_t seed, double blockShiftNs = 300,
                     double pairNoiseNs = 400) {
-    zp::sched::SplitMix64 rng(seed);
+    zp::probe::SplitMix64 rng(seed);
     auto unit = [&] { return double(rng.below(1u << 20)) / double(1u << 20) - 0.5; };  // in [-0.5, 0.5)
     auto quantise = [&](double perExecNs) { return std::floor(perExecNs * B / 1000.0) * 1000.0 / B; };
     Synthetic s;

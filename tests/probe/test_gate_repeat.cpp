@@ -4,7 +4,7 @@
 #include "zp/probe/gate_repeat.hpp"
 
 using nlohmann::json;
-using namespace zp::sched;
+using namespace zp::probe;
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include "zp/probe/json_schema.hpp"
 
 using nlohmann::json;
-using zp::sched::schemaProblems;
+using zp::probe::schemaProblems;
 
 namespace {
 

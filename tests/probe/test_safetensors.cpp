@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace zp::sched {
+namespace zp::probe {
 namespace {
 
 using Bytes = std::vector<std::uint8_t>;
@@ -387,4 +387,4 @@ TEST(SafetensorsBad, GivenEveryTruncationAndByteFlipOfAValidFile_WhenParsed_Then
 }
 
 }  // namespace
-}  // namespace zp::sched
+}  // namespace zp::probe

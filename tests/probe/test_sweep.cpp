@@ -13,7 +13,7 @@
 #include "zp/probe/sweep.hpp"
 
 namespace fs = std::filesystem;
-using namespace zp::sched;
+using namespace zp::probe;
 
 namespace {
 

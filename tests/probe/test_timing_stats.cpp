@@ -10,7 +10,7 @@
 #include "zp/probe/sampling.hpp"
 #include "zp/probe/timing_stats.hpp"
 
-using namespace zp::sched;
+using namespace zp::probe;
 
 TEST(Quantile, GivenKnownVector_WhenType7_ThenInterpolatesBetweenOrderStatistics) {
     const std::vector<double> x = {40, 10, 30, 20};  // sorted: 10 20 30 40, h = 3q
@@ -213,7 +213,7 @@ TEST(BlockedSaving, GivenBadBlocks_ThenThrows) {
 // 95%; the hierarchical bootstrap (blocks, then pairs) covers it less often; and the
 // within-run paired bootstrap of the old gate far less.
 TEST(BlockedSaving, GivenTwoLevelSyntheticRuns_ThenTheTIntervalCoversTheTruthAtItsNominalRate) {
-    zp::sched::SplitMix64 rng(42);
+    zp::probe::SplitMix64 rng(42);
     auto normal = [&] {  // Irwin–Hall: the sum of 12 uniforms − 6, sd 1
         double s = 0;
         for (int i = 0; i < 12; ++i) s += double(rng.below(1u << 24)) / double(1u << 24);

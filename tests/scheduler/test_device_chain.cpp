@@ -28,8 +28,8 @@ namespace {
 
 using zp::oracle::bf16_t;
 using zp::oracle::ChainShape;
-using zp::sched::RoutePattern;
-using zp::sched::Variant;
+using zp::probe::RoutePattern;
+using zp::probe::Variant;
 
 constexpr std::uint64_t kBaseSeed = 20240611;
 
@@ -78,11 +78,11 @@ public:
     // time), uploads those experts and runs the oracle once per case: every variant's test
     // reuses it.
     struct Prepared {
-        zp::sched::Case c;
+        zp::probe::Case c;
         const zp::oracle::ChainOutputs& want;
     };
     Prepared prepare(RoutePattern p, int v) {
-        auto c = zp::sched::makeCase(shape_, p, v, kBaseSeed, &hostWeights_);
+        auto c = zp::probe::makeCase(shape_, p, v, kBaseSeed, &hostWeights_);
         layer_.weights().upload(hostWeights_, c.touchedLocalExperts);
         auto& want = oracle_[{static_cast<int>(p), v}];
         if (!want) want = zp::oracle::runChain(shape_, hostWeights_, c.inputs, layer_.silu());
@@ -104,14 +104,14 @@ private:
     zp::sched::DeviceLayer layer_;
     ze::CommandQueue queue_;
     zp::oracle::LocalWeights hostWeights_;
-    std::unique_ptr<zp::sched::DeviceChain> chains_[zp::sched::kAllVariants.size()];
+    std::unique_ptr<zp::sched::DeviceChain> chains_[zp::probe::kAllVariants.size()];
     std::map<std::pair<int, int>, std::optional<zp::oracle::ChainOutputs>> oracle_;
 };
 
 // "" when equal, else "tensor[row][col]: got .., want ..; n of N elements differ".
 std::string diff(const std::string& tensor, const std::vector<bf16_t>& got, const std::vector<bf16_t>& want,
                  std::size_t cols) {
-    const auto m = zp::sched::firstMismatch(tensor, got, want, cols);
+    const auto m = zp::probe::firstMismatch(tensor, got, want, cols);
     return m ? m->describe(want.size()) : std::string();
 }
 
@@ -145,7 +145,7 @@ std::string compare(const ChainShape& s, Variant v, const zp::sched::DeviceResul
         else if (got.compactRows != want.routes.rows)
             err << "\n  compact_rows differ";
         if (got.routeRow != want.routes.routeRow) err << "\n  route_row (cr(m, k)) differs";
-        const auto mat = zp::sched::materialised(v);
+        const auto mat = zp::probe::materialised(v);
         if (mat.gateUp) check(diff("gate_up", got.gateUp, want.gateUp, 2 * I));
         if (mat.act) check(diff("act", got.act, want.act, I));
         if (mat.y) check(diff("y", got.y, want.y, H));
@@ -172,30 +172,30 @@ class DeviceChainReduced : public ::testing::TestWithParam<ChainParam> {};
 TEST_P(DeviceChainReduced, GivenEveryInputVariant_WhenTheChainRuns_ThenEveryTensorMatchesTheOracleBitForBit) {
     auto& rig = reducedRig();
     const auto [variant, pattern] = GetParam();
-    if (auto why = zp::sched::patternInvalidReason(rig.shape(), pattern)) GTEST_SKIP() << *why;
+    if (auto why = zp::probe::patternInvalidReason(rig.shape(), pattern)) GTEST_SKIP() << *why;
     auto& chain = rig.chain(variant);
-    for (int v = 0; v < zp::sched::kInputVariants; ++v) {
+    for (int v = 0; v < zp::probe::kInputVariants; ++v) {
         auto [c, want] = rig.prepare(pattern, v);
         chain.setInputs(c.inputs);
         chain.execute(rig.queue());
         const auto got = chain.results();
         const auto err = compare(rig.shape(), variant, got, want);
-        EXPECT_TRUE(err.empty()) << zp::sched::variantName(variant) << " " << c.name() << " (seed " << c.seed
+        EXPECT_TRUE(err.empty()) << zp::probe::variantName(variant) << " " << c.name() << " (seed " << c.seed
                                  << "):" << err;
     }
 }
 
 std::vector<ChainParam> allParams() {
     std::vector<ChainParam> p;
-    for (Variant v : zp::sched::kAllVariants)
-        for (RoutePattern r : zp::sched::kAllRoutePatterns) p.push_back({v, r});
+    for (Variant v : zp::probe::kAllVariants)
+        for (RoutePattern r : zp::probe::kAllRoutePatterns) p.push_back({v, r});
     return p;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariantsAndPatterns, DeviceChainReduced, ::testing::ValuesIn(allParams()),
                          [](const ::testing::TestParamInfo<ChainParam>& i) {
-                             return std::string(zp::sched::variantName(i.param.variant)) + "_" +
-                                    std::string(zp::sched::patternName(i.param.pattern));
+                             return std::string(zp::probe::variantName(i.param.variant)) + "_" +
+                                    std::string(zp::probe::patternName(i.param.pattern));
                          });
 
 TEST(DeviceChainReducedRoutes, GivenIdsOutsideTheExpertRange_WhenTheChainRuns_ThenTheyAreNotLocalAndTheFlagIsRaised) {
@@ -212,16 +212,16 @@ TEST(DeviceChainReducedRoutes, GivenIdsOutsideTheExpertRange_WhenTheChainRuns_Th
     reference.topkIds[1] = remote;
     reference.topkIds[K + 4] = remote;
     const auto want = zp::oracle::runChain(rig.shape(), rig.hostWeights(), reference, rig.silu());
-    for (Variant v : zp::sched::kAllVariants) {
+    for (Variant v : zp::probe::kAllVariants) {
         auto& chain = rig.chain(v);
         chain.setInputs(inputs);
         chain.execute(rig.queue());
         auto got = chain.results();
-        EXPECT_EQ(got.invalidIds, 2) << zp::sched::variantName(v);
-        EXPECT_EQ(got.firstInvalidRoute, 1) << zp::sched::variantName(v);
+        EXPECT_EQ(got.invalidIds, 2) << zp::probe::variantName(v);
+        EXPECT_EQ(got.firstInvalidRoute, 1) << zp::probe::variantName(v);
         got.invalidIds = 0;
         const auto err = compare(rig.shape(), v, got, want);
-        EXPECT_TRUE(err.empty()) << zp::sched::variantName(v) << ":" << err;
+        EXPECT_TRUE(err.empty()) << zp::probe::variantName(v) << ":" << err;
     }
 }
 
@@ -240,12 +240,12 @@ TEST(DeviceChainReducedRoutes, GivenARecordedChain_WhenAppendedToAnImmediateList
 TEST(DeviceChainReducedRoutes, GivenAnExecutedChain_WhenAskingForTimings_ThenEveryLaunchHasANonNegativeDuration) {
     auto& rig = reducedRig();
     auto [c, want] = rig.prepare(RoutePattern::SameTypical, 0);
-    for (Variant v : zp::sched::kAllVariants) {
+    for (Variant v : zp::probe::kAllVariants) {
         auto& chain = rig.chain(v);
         chain.setInputs(c.inputs);
         chain.execute(rig.queue());
         const auto t = chain.kernelTimings();
-        ASSERT_EQ(t.size(), chain.plan().launches.size()) << zp::sched::variantName(v);
+        ASSERT_EQ(t.size(), chain.plan().launches.size()) << zp::probe::variantName(v);
         for (std::size_t n = 0; n < t.size(); ++n) {
             EXPECT_EQ(t[n].kernel, chain.plan().launches[n].kernel);
             EXPECT_GE(t[n].ns, 0.0) << t[n].kernel;
@@ -259,13 +259,13 @@ TEST(DeviceChainReducedRoutes, GivenAnExecutedChain_WhenAskingForTimings_ThenEve
 TEST(DeviceChainReducedRoutes, GivenEveryVariant_WhenExecutedThreeTimesBackToBack_ThenItEndsAndMatchesTheOracle) {
     auto& rig = reducedRig();
     auto [c, want] = rig.prepare(RoutePattern::SixLocal, 0);
-    for (Variant v : zp::sched::kAllVariants) {
+    for (Variant v : zp::probe::kAllVariants) {
         auto& chain = rig.chain(v);
         chain.setInputs(c.inputs);
         const double ns = chain.executeBatch(rig.queue(), 3);
-        EXPECT_GT(ns, 0.0) << zp::sched::variantName(v);
+        EXPECT_GT(ns, 0.0) << zp::probe::variantName(v);
         const auto err = compare(rig.shape(), v, chain.results(), want);
-        EXPECT_TRUE(err.empty()) << zp::sched::variantName(v) << ": " << err;
+        EXPECT_TRUE(err.empty()) << zp::probe::variantName(v) << ": " << err;
     }
 }
 
@@ -298,8 +298,8 @@ TEST(DeviceChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAsk
     ASSERT_EQ(plan.launches.size(), 1u);
     const auto& l = plan.launches[0];
     EXPECT_TRUE(l.cooperative);
-    EXPECT_TRUE(zp::sched::cooperative(Variant::OneLaunch));
-    for (Variant v : zp::sched::kAllVariants)
+    EXPECT_TRUE(zp::probe::cooperative(Variant::OneLaunch));
+    for (Variant v : zp::probe::kAllVariants)
         if (v != Variant::OneLaunch)
             for (const auto& other : zp::sched::planChain(v, s, {}).launches) EXPECT_FALSE(other.cooperative);
     // A: ceil(I / pairs) pair tiles x min(M*K, E/C) expert groups; B: ceil(H / cols) column tiles.
@@ -394,16 +394,16 @@ TEST_P(DeviceChainTuned, GivenThreeRowsAndOtherTiles_WhenEveryVariantRuns_ThenOu
     }
     std::optional<ChainRig> rig;
     rig.emplace(s, zp::sched::KernelTuning::parse(GetParam().tuning));
-    for (RoutePattern p : zp::sched::kAllRoutePatterns) {
-        if (zp::sched::patternInvalidReason(s, p)) continue;
+    for (RoutePattern p : zp::probe::kAllRoutePatterns) {
+        if (zp::probe::patternInvalidReason(s, p)) continue;
         for (int v : GetParam().inputVariants) {
             auto [c, want] = rig->prepare(p, v);
-            for (Variant variant : zp::sched::kAllVariants) {
+            for (Variant variant : zp::probe::kAllVariants) {
                 auto& chain = rig->chain(variant);
                 chain.setInputs(c.inputs);
                 chain.execute(rig->queue());
                 const auto err = compare(s, variant, chain.results(), want);
-                EXPECT_TRUE(err.empty()) << zp::sched::variantName(variant) << " " << c.name() << ":" << err;
+                EXPECT_TRUE(err.empty()) << zp::probe::variantName(variant) << " " << c.name() << ":" << err;
             }
         }
     }
@@ -467,8 +467,8 @@ TEST_P(TwoLaunchShapes, GivenAnotherShape_WhenTwoLaunchRuns_ThenEveryMaterialise
         GTEST_SKIP() << e.what();  // a device without the source bundle runs the packaged tiles only
     }
     int ran = 0;
-    for (RoutePattern pattern : zp::sched::kAllRoutePatterns) {
-        if (zp::sched::patternInvalidReason(s, pattern)) continue;
+    for (RoutePattern pattern : zp::probe::kAllRoutePatterns) {
+        if (zp::probe::patternInvalidReason(s, pattern)) continue;
         for (int v : {0, 3, 5, 10}) {
             auto [c, want] = rig->prepare(pattern, v);
             // one_launch runs the same bodies in one cooperative kernel: same shapes.
@@ -512,12 +512,12 @@ TEST(DeviceChainDefaultShape, GivenSixLocalCases_WhenEveryVariantRuns_ThenOutput
     // ordinary, subnormal, range (Inf/NaN sums), cancellation (order-sensitive)
     for (int v : {0, 2, 5, 10}) {
         auto [c, want] = rig.prepare(RoutePattern::SixLocal, v);
-        for (Variant variant : zp::sched::kAllVariants) {
+        for (Variant variant : zp::probe::kAllVariants) {
             auto& chain = rig.chain(variant);
             chain.setInputs(c.inputs);
             chain.execute(rig.queue());
             const auto err = compare(rig.shape(), variant, chain.results(), want);
-            EXPECT_TRUE(err.empty()) << zp::sched::variantName(variant) << " " << c.name() << ":" << err;
+            EXPECT_TRUE(err.empty()) << zp::probe::variantName(variant) << " " << c.name() << ":" << err;
             // Figures for whoever tunes the kernels (no assertion: STYLE.md, benchmarks are programs).
             std::string line;
             double total = 0;
@@ -526,7 +526,7 @@ TEST(DeviceChainDefaultShape, GivenSixLocalCases_WhenEveryVariantRuns_ThenOutput
                 total += t.ns;
             }
             std::printf("[ timing  ] %-18s %-13s total %8.1f us:%s\n",
-                        std::string(zp::sched::variantName(variant)).c_str(), c.name().c_str(), total / 1000,
+                        std::string(zp::probe::variantName(variant)).c_str(), c.name().c_str(), total / 1000,
                         line.c_str());
         }
     }

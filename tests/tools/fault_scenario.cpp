@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
         if (!stage("layer", [&] { layer.emplace(zeprobe::Layer::random(*device, kShape, kSeed)); })) return 4;
         if (!stage("chain", [&] { chain.emplace(*layer, variant); })) return 4;
 
-        const auto weights = zp::sched::makeRandomWeights(oracleShape(), kSeed);
+        const auto weights = zp::probe::makeRandomWeights(oracleShape(), kSeed);
         const auto silu = zp::oracle::buildSiluTable(1.0);
         int wrong = 0;
         for (std::uint64_t i = 0; i < 3; ++i) {

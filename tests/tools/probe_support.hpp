@@ -54,7 +54,7 @@ inline nlohmann::json readCard(const std::string& path) {
     const nlohmann::json card = nlohmann::json::parse(f);
     std::ifstream s(ZP_CARD_SCHEMA);
     const nlohmann::json schema = nlohmann::json::parse(s);
-    for (const auto& p : zp::sched::schemaProblems(schema, card)) ADD_FAILURE() << path << ": " << p;
+    for (const auto& p : zp::probe::schemaProblems(schema, card)) ADD_FAILURE() << path << ": " << p;
     return card;
 }
 #endif

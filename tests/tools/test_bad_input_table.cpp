@@ -53,25 +53,25 @@ struct Split {
     Bytes data;
     Bytes write() const { return rawSafetensors(header.dump(), data); }
 };
-Split split(const sched::TensorMap& t) {
-    const Bytes f = sched::serializeSafetensors(t);
+Split split(const probe::TensorMap& t) {
+    const Bytes f = probe::serializeSafetensors(t);
     std::uint64_t n = 0;
     std::memcpy(&n, f.data(), 8);
     return {nlohmann::json::parse(f.begin() + 8, f.begin() + 8 + std::ptrdiff_t(n)),
             Bytes(f.begin() + 8 + std::ptrdiff_t(n), f.end())};
 }
 
-sched::Case validCase() { return sched::makeCase(reducedShape(), sched::RoutePattern::SixLocal, 0, 1, nullptr); }
-Split validInputs() { return split(sched::inputTensors(reducedShape(), validCase().inputs)); }
+probe::Case validCase() { return probe::makeCase(reducedShape(), probe::RoutePattern::SixLocal, 0, 1, nullptr); }
+Split validInputs() { return split(probe::inputTensors(reducedShape(), validCase().inputs)); }
 Split validWeights() {
     const auto s = reducedShape();
-    return split(sched::weightsTensors(s, sched::makeRandomWeights(s, 3), ""));
+    return split(probe::weightsTensors(s, probe::makeRandomWeights(s, 3), ""));
 }
 // Inputs with one change to the routes.
 Bytes inputsWith(const std::function<void(oracle::ChainInputs&)>& edit, oracle::ChainShape s = reducedShape()) {
     auto c = validCase();
     edit(c.inputs);
-    return sched::serializeSafetensors(sched::inputTensors(s, c.inputs));
+    return probe::serializeSafetensors(probe::inputTensors(s, c.inputs));
 }
 
 struct Row {
@@ -424,9 +424,9 @@ std::vector<Row> rows() {
          {{"in.safetensors",
            [] {
                auto c = validCase();
-               auto t = sched::inputTensors(reducedShape(), c.inputs);
+               auto t = probe::inputTensors(reducedShape(), c.inputs);
                t.erase("topk_weights");
-               return sched::serializeSafetensors(t);
+               return probe::serializeSafetensors(t);
            }}},
          kShape + "--inputs @/in.safetensors",
          2,
@@ -466,10 +466,10 @@ std::vector<Row> rows() {
         {"RouteTopkShapesDisagree",
          {{"in.safetensors",
            [] {
-               auto t = sched::inputTensors(reducedShape(), validCase().inputs);
+               auto t = probe::inputTensors(reducedShape(), validCase().inputs);
                std::vector<float> w(2 * 5, 0.5f);
-               t["topk_weights"] = sched::makeTensor(sched::DType::F32, {2, 5}, w);
-               return sched::serializeSafetensors(t);
+               t["topk_weights"] = probe::makeTensor(probe::DType::F32, {2, 5}, w);
+               return probe::serializeSafetensors(t);
            }}},
          kShape + "--inputs @/in.safetensors",
          2,
@@ -479,8 +479,8 @@ std::vector<Row> rows() {
            [] {
                auto s = reducedShape();
                s.rows = 3;
-               auto c = sched::makeCase(s, sched::RoutePattern::AllDuplicate, 0, 1, nullptr);
-               return sched::serializeSafetensors(sched::inputTensors(s, c.inputs));
+               auto c = probe::makeCase(s, probe::RoutePattern::AllDuplicate, 0, 1, nullptr);
+               return probe::serializeSafetensors(probe::inputTensors(s, c.inputs));
            }}},
          kShape + "--inputs @/in.safetensors",
          2,
@@ -488,10 +488,10 @@ std::vector<Row> rows() {
         {"RouteIdsAsI64",
          {{"in.safetensors",
            [] {
-               auto t = sched::inputTensors(reducedShape(), validCase().inputs);
+               auto t = probe::inputTensors(reducedShape(), validCase().inputs);
                std::vector<std::int64_t> ids(12, 1);
-               t["topk_ids"] = sched::makeTensor(sched::DType::I64, {2, 6}, ids);
-               return sched::serializeSafetensors(t);
+               t["topk_ids"] = probe::makeTensor(probe::DType::I64, {2, 6}, ids);
+               return probe::serializeSafetensors(t);
            }}},
          kShape + "--inputs @/in.safetensors",
          2,
@@ -540,7 +540,7 @@ TEST(ZeProbeSweepLock, GivenTheSweepOutputLocked_WhenASecondSweepStarts_ThenExit
     fs::create_directories(dir / "o");
     std::ofstream(dir / "s.yaml") << kSweepHead << "  axes: {variant: [baseline]}\n";
     {
-        const sched::OutputLock held(dir / "o" / "bad.jsonl.lock", "test");
+        const probe::OutputLock held(dir / "o" / "bad.jsonl.lock", "test");
         for (const char* extra : {"", " --resume"}) {
             const Result r =
                 runProbe("--sweep " + (dir / "s.yaml").string() + " --out " + (dir / "o").string() + extra, dir);

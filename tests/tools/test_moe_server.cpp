@@ -195,7 +195,7 @@ json rowsJson(const auto& flat, int rows, int cols) {
 }
 
 std::string safetensorsBody(const Inputs& r, const zp::oracle::ChainShape& s) {
-    using namespace zp::sched;
+    using namespace zp::probe;
     TensorMap t;
     t["hidden"] = makeTensor(DType::BF16, {r.rows, s.hidden}, r.in.hidden);
     t["topk_ids"] = makeTensor(DType::I32, {r.rows, s.topK}, r.in.topkIds);
@@ -251,7 +251,7 @@ std::vector<BadCase> badCases(const zp::oracle::ChainShape& s) {
 TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOracleBitsOr400AndCleanStop) {
     const auto started = Clock::now();
     const zp::oracle::ChainShape shape = serverShape();
-    const zp::oracle::LocalWeights weights = zp::sched::makeRandomWeights(shape, kSeed);
+    const zp::oracle::LocalWeights weights = zp::probe::makeRandomWeights(shape, kSeed);
     const std::vector<zp::oracle::bf16_t> silu = zp::oracle::buildSiluTable(shape.swigluAlpha);
     const std::vector<BadCase> bad = badCases(shape);
 
@@ -306,13 +306,13 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
                         continue;
                     }
                     try {
-                        const auto t = zp::sched::parseSafetensors(
+                        const auto t = zp::probe::parseSafetensors(
                             std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(res->body.data()),
                                                           res->body.size()),
                             "answer");
                         const std::int64_t mh[] = {rows, shape.hidden};
-                        got = zp::sched::tensorValues<std::uint16_t>(zp::sched::findTensor(t, "out", "answer"),
-                                                                     zp::sched::DType::BF16, mh, "out");
+                        got = zp::probe::tensorValues<std::uint16_t>(zp::probe::findTensor(t, "out", "answer"),
+                                                                     zp::probe::DType::BF16, mh, "out");
                     } catch (const std::exception& e) {
                         fail(where + ": bad safetensors answer: " + e.what());
                         continue;

@@ -107,10 +107,10 @@ std::string xmlProblem(const std::string& x) {
     return "";
 }
 
-std::vector<probe::LoadedCard> keptCards() {
+std::vector<app::LoadedCard> keptCards() {
     const std::string data = ZP_TOOLS_TEST_DATA;
-    return {probe::loadCard(data + "/card0_pocl_fixture.json"), probe::loadCard(data + "/card0_h200_no_timing.json"),
-            probe::loadCard(data + "/card1_future_verdicts.json")};
+    return {app::loadCard(data + "/card0_pocl_fixture.json"), app::loadCard(data + "/card0_h200_no_timing.json"),
+            app::loadCard(data + "/card1_future_verdicts.json")};
 }
 
 }  // namespace
@@ -125,7 +125,7 @@ TEST(XmlCheck, GivenBrokenXml_ThenTheCheckerSaysSo) {  // the checker itself mus
 
 TEST(ReportCards, GivenTheKeptCards_ThenSvgWellFormed_OnePanelPerPatternAndCandidate) {
     const auto cards = keptCards();
-    const std::string svg = probe::cardsReportSvg(cards);
+    const std::string svg = app::cardsReportSvg(cards);
     EXPECT_EQ(xmlProblem(svg), "");
     EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
     // Two candidates x 7 patterns in each of the two cards with timing (the H200 card has none).
@@ -134,7 +134,7 @@ TEST(ReportCards, GivenTheKeptCards_ThenSvgWellFormed_OnePanelPerPatternAndCandi
 }
 
 TEST(ReportCards, GivenBooleanAndStringVerdicts_ThenCellsColouredPassFailOrOnTheBar) {
-    const std::string html = probe::cardsReportHtml(keptCards());
+    const std::string html = app::cardsReportHtml(keptCards());
     EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
     EXPECT_EQ(html.find("<pre"), std::string::npos);
     // Schema 2 (verdict.pass false) reads "fail"; the future card's strings are taken as given.
@@ -150,28 +150,28 @@ TEST(ReportCards, GivenBooleanAndStringVerdicts_ThenCellsColouredPassFailOrOnThe
 TEST(ReportCards, GivenHostileNames_ThenEscaped_AndBadInputRejected) {
     auto cards = keptCards();
     cards[0].label = "<test & \"quotes\">";
-    const std::string html = probe::cardsReportHtml({cards[0]});
+    const std::string html = app::cardsReportHtml({cards[0]});
     EXPECT_NE(html.find("&lt;test &amp; &quot;quotes&quot;&gt;"), std::string::npos);
-    EXPECT_EQ(xmlProblem(probe::cardsReportSvg({cards[0]})), "");
-    EXPECT_EQ(xmlProblem(probe::cardsReportSvg({})), "");  // no cards: still a picture
+    EXPECT_EQ(xmlProblem(app::cardsReportSvg({cards[0]})), "");
+    EXPECT_EQ(xmlProblem(app::cardsReportSvg({})), "");  // no cards: still a picture
 
-    EXPECT_EQ(probe::reportFormatOf("r.html"), probe::ReportFormat::html);
-    EXPECT_EQ(probe::reportFormatOf("r.svg"), probe::ReportFormat::svg);
-    EXPECT_THROW(probe::reportFormatOf("r.png"), sched::InputError);
-    EXPECT_THROW(probe::reportFormatOf("report"), sched::InputError);
+    EXPECT_EQ(app::reportFormatOf("r.html"), app::ReportFormat::html);
+    EXPECT_EQ(app::reportFormatOf("r.svg"), app::ReportFormat::svg);
+    EXPECT_THROW(app::reportFormatOf("r.png"), probe::InputError);
+    EXPECT_THROW(app::reportFormatOf("report"), probe::InputError);
 
     const fs::path dir = fs::temp_directory_path() / ("zp-report-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     std::ofstream(dir / "old.json") << R"({"schema": 1, "card": 0})";
     std::ofstream(dir / "junk.json") << "{not json";
-    EXPECT_THROW(probe::loadCard(dir / "old.json"), sched::InputError);
-    EXPECT_THROW(probe::loadCard(dir / "junk.json"), sched::InputError);
-    EXPECT_THROW(probe::loadCard(dir / "missing.json"), sched::InputError);
+    EXPECT_THROW(app::loadCard(dir / "old.json"), probe::InputError);
+    EXPECT_THROW(app::loadCard(dir / "junk.json"), probe::InputError);
+    EXPECT_THROW(app::loadCard(dir / "missing.json"), probe::InputError);
     fs::remove_all(dir);
 }
 
 TEST(TraceJson, GivenSpansOfTwoVariants_ThenOneNamedTrackEach_AndCompleteEventsInMicroseconds) {
-    std::vector<probe::TraceSpan> spans;
+    std::vector<app::TraceSpan> spans;
     const std::uint64_t t0 = 1'700'000'000'000'000'123ull;  // absolute device ticks: ts must stay exact
     const char* kernels[] = {"route_compact", "gemm1", "gemm2"};
     for (int rep = 0; rep < 2; ++rep)
@@ -185,7 +185,7 @@ TEST(TraceJson, GivenSpansOfTwoVariants_ThenOneNamedTrackEach_AndCompleteEventsI
                                  s + 1234 + std::uint64_t(k),
                                  {{"case", "six_local/v0"}, {"pattern", "six_local"}}});
             }
-    const nlohmann::json j = nlohmann::json::parse(probe::traceJson(spans).dump());
+    const nlohmann::json j = nlohmann::json::parse(app::traceJson(spans).dump());
     EXPECT_EQ(j["displayTimeUnit"], "ns");
     std::map<int, std::string> threadNames;
     int complete = 0;
@@ -218,7 +218,7 @@ TEST(TraceJson, GivenSpansOfTwoVariants_ThenOneNamedTrackEach_AndCompleteEventsI
 }
 
 TEST(TraceJson, GivenASpanEndingBeforeItStarts_ThenThrows) {
-    EXPECT_THROW(probe::traceJson({{"baseline", "gemm1", 100, 50, {}}}), std::invalid_argument);
-    const auto empty = probe::traceJson({});
+    EXPECT_THROW(app::traceJson({{"baseline", "gemm1", 100, 50, {}}}), std::invalid_argument);
+    const auto empty = app::traceJson({});
     EXPECT_EQ(empty["traceEvents"].size(), 1u);  // the process name only
 }

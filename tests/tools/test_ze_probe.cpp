@@ -37,22 +37,22 @@ protected:
 
 TEST_F(ZeProbe, GivenInputsAndWeights_WhenDumped_ThenDumpEqualsTheOracleBitForBit) {
     const auto s = reducedShape();
-    auto weights = sched::makeRandomWeights(s, 3);
-    const auto c = sched::makeCase(s, sched::RoutePattern::CrossRowOverlap, 10, 77, &weights);
-    sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
-    sched::writeSafetensors(path("w.safetensors"), sched::weightsTensors(s, weights, "layer."));
+    auto weights = probe::makeRandomWeights(s, 3);
+    const auto c = probe::makeCase(s, probe::RoutePattern::CrossRowOverlap, 10, 77, &weights);
+    probe::writeSafetensors(path("in.safetensors"), probe::inputTensors(s, c.inputs));
+    probe::writeSafetensors(path("w.safetensors"), probe::weightsTensors(s, weights, "layer."));
 
     const ProbeRun r =
         runProbe(std::string(kReducedShapeArgs) + " --device host --set weights.prefix=layer. --weights " +
                  path("w.safetensors") + " --inputs " + path("in.safetensors") + " --dump " + path("dump.safetensors"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
 
-    const auto dump = sched::readSafetensors(path("dump.safetensors"));
+    const auto dump = probe::readSafetensors(path("dump.safetensors"));
     const auto want = oracle::runChain(s, weights, c.inputs, oracle::buildSiluTable(1.0));
     const std::int64_t R = std::int64_t(want.routes.rows.size());
     EXPECT_EQ(R, 4);
     auto bf16 = [&](const char* name, std::vector<std::int64_t> shape) {
-        return sched::tensorValues<oracle::bf16_t>(sched::findTensor(dump, name, "dump"), sched::DType::BF16, shape,
+        return probe::tensorValues<oracle::bf16_t>(probe::findTensor(dump, name, "dump"), probe::DType::BF16, shape,
                                                    name);
     };
     EXPECT_EQ(bf16("gate_up", {R, 128}), want.gateUp);
@@ -60,8 +60,8 @@ TEST_F(ZeProbe, GivenInputsAndWeights_WhenDumped_ThenDumpEqualsTheOracleBitForBi
     EXPECT_EQ(bf16("y", {R, 128}), want.y);
     EXPECT_EQ(bf16("out", {2, 128}), want.out);
     EXPECT_EQ(bf16("hidden", {2, 128}), c.inputs.hidden);
-    const auto rows = sched::tensorValues<std::int32_t>(sched::findTensor(dump, "compact_rows", "dump"),
-                                                        sched::DType::I32, {R, 2}, "compact_rows");
+    const auto rows = probe::tensorValues<std::int32_t>(probe::findTensor(dump, "compact_rows", "dump"),
+                                                        probe::DType::I32, {R, 2}, "compact_rows");
     for (std::int64_t r = 0; r < R; ++r) {
         EXPECT_EQ(rows[2 * r], want.routes.rows[r].localExpert);
         EXPECT_EQ(rows[2 * r + 1], want.routes.rows[r].tokenRow);
@@ -70,12 +70,12 @@ TEST_F(ZeProbe, GivenInputsAndWeights_WhenDumped_ThenDumpEqualsTheOracleBitForBi
 
 TEST_F(ZeProbe, GivenPairedVariant_WhenDumped_ThenGateUpIsNotMaterialised) {
     const auto s = reducedShape();
-    const auto c = sched::makeCase(s, sched::RoutePattern::SixLocal, 0, 1, nullptr);
-    sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
+    const auto c = probe::makeCase(s, probe::RoutePattern::SixLocal, 0, 1, nullptr);
+    probe::writeSafetensors(path("in.safetensors"), probe::inputTensors(s, c.inputs));
     const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --variant paired_epilogue --inputs " +
                                 path("in.safetensors") + " --dump " + path("d.safetensors"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    const auto dump = sched::readSafetensors(path("d.safetensors"));
+    const auto dump = probe::readSafetensors(path("d.safetensors"));
     EXPECT_EQ(dump.count("gate_up"), 0u);
     EXPECT_EQ(dump.count("act"), 1u);
     EXPECT_EQ(dump.at("compact_rows").shape, (std::vector<std::int64_t>{12, 2}));
@@ -239,9 +239,9 @@ TEST_F(ZeProbe, GivenBlockTiles_WhenRunOnZecl_ThenEveryVariantPassesAndTheCardNa
 
 TEST_F(ZeProbe, GivenOutOfRangeExpertId_WhenRun_ThenRejectedNamingTheRoute) {
     const auto s = reducedShape();
-    auto c = sched::makeCase(s, sched::RoutePattern::SixLocal, 0, 1, nullptr);
+    auto c = probe::makeCase(s, probe::RoutePattern::SixLocal, 0, 1, nullptr);
     c.inputs.topkIds[1 * 6 + 4] = 48;  // E = 48: ids are 0..47
-    sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
+    probe::writeSafetensors(path("in.safetensors"), probe::inputTensors(s, c.inputs));
     const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --inputs " + path("in.safetensors"));
     EXPECT_EQ(r.exitCode, 2) << r.output;
     EXPECT_NE(r.output.find("topk_ids[1][4] = 48"), std::string::npos) << r.output;
@@ -249,8 +249,8 @@ TEST_F(ZeProbe, GivenOutOfRangeExpertId_WhenRun_ThenRejectedNamingTheRoute) {
 
 TEST_F(ZeProbe, GivenInputsOfAnotherShape_WhenRun_ThenRejectedNamingTheTensor) {
     const auto s = reducedShape();
-    const auto c = sched::makeCase(s, sched::RoutePattern::SixLocal, 0, 1, nullptr);
-    sched::writeSafetensors(path("in.safetensors"), sched::inputTensors(s, c.inputs));
+    const auto c = probe::makeCase(s, probe::RoutePattern::SixLocal, 0, 1, nullptr);
+    probe::writeSafetensors(path("in.safetensors"), probe::inputTensors(s, c.inputs));
     const ProbeRun r = runProbe("--set hidden=256 --set intermediate=64 --set experts=48 --device host --inputs " +
                                 path("in.safetensors"));
     EXPECT_EQ(r.exitCode, 2) << r.output;

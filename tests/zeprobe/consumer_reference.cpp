@@ -12,7 +12,7 @@ int main() {
     shape.hidden = 128;
     shape.intermediate = 64;
     shape.experts = 48;
-    const auto weights = zp::sched::makeRandomWeights(shape, 7);
+    const auto weights = zp::probe::makeRandomWeights(shape, 7);
 
     zp::oracle::ChainInputs in;
     in.hidden.resize(2 * 128);

@@ -127,8 +127,8 @@ TEST_F(ZeprobeApi, GivenBadShapeOrWeights_WhenLoadingLayer_ThenCodedErrors) {
     EXPECT_EQ(garbage.code(), zeprobe::ErrorCode::io) << garbage.what();
 
     const auto cs = oracleShape(smallShape(), 2);
-    const auto w = zp::sched::makeRandomWeights(cs, 99);
-    zp::sched::writeSafetensors(dir / "w.safetensors", zp::sched::weightsTensors(cs, w, "model.layers.3.mlp.experts."));
+    const auto w = zp::probe::makeRandomWeights(cs, 99);
+    zp::probe::writeSafetensors(dir / "w.safetensors", zp::probe::weightsTensors(cs, w, "model.layers.3.mlp.experts."));
     auto prefix = errorOf(
         [&] { zeprobe::Layer::fromSafetensors(*device_, smallShape(), (dir / "w.safetensors").string(), "wrong."); });
     EXPECT_EQ(prefix.code(), zeprobe::ErrorCode::not_found) << prefix.what();
@@ -190,7 +190,7 @@ TEST_F(ZeprobeApi, GivenBadInputs_WhenForward_ThenInvalidArgumentBeforeDeviceWor
     EXPECT_NE(std::string(out.what()).find("out has room for 10 values"), std::string::npos) << out.what();
     EXPECT_TRUE(chain.kernelTimings().empty()) << "a rejected input must not reach the device";
 
-    const auto w = zp::sched::makeRandomWeights(oracleShape(s, 2), 3);
+    const auto w = zp::probe::makeRandomWeights(oracleShape(s, 2), 3);
     EXPECT_EQ(chain.forward(st.hidden, st.ids, st.weights), oracle(s, w, st));
     const auto timings = chain.kernelTimings();
     ASSERT_EQ(timings.size(), 6u);
@@ -205,7 +205,7 @@ TEST_F(ZeprobeApi, GivenOneLayer_WhenChainsMadeAndRunOnSixThreads_ThenEveryAnswe
          {smallShape(), zeprobe::Shape{.hidden = 64, .intermediate = 32, .experts = 8, .cards = 1}}) {
         SCOPED_TRACE("experts " + std::to_string(s.experts) + " cards " + std::to_string(s.cards));
         const zeprobe::Layer layer = zeprobe::Layer::random(*device_, s, 21);
-        const auto w = zp::sched::makeRandomWeights(oracleShape(s, 2), 21);
+        const auto w = zp::probe::makeRandomWeights(oracleShape(s, 2), 21);
         const std::vector<std::string> variants = {"baseline",  "paired_direct", "source_direct",
                                                    "m1_oracle", "two_launch",    "one_launch"};
         std::vector<std::string> failures(variants.size());
@@ -242,5 +242,5 @@ TEST_F(ZeprobeApi, GivenDeviceDestroyedFirst_WhenChainRuns_ThenItStillWorks) {
     std::mt19937_64 rng(9);
     const Step st = randomStep(rng, s, 2);
     EXPECT_EQ(chain->forward(st.hidden, st.ids, st.weights),
-              oracle(s, zp::sched::makeRandomWeights(oracleShape(s, 2), 8), st));
+              oracle(s, zp::probe::makeRandomWeights(oracleShape(s, 2), 8), st));
 }

@@ -5,7 +5,7 @@
 //   1. copy bandwidth: a device->device memoryCopy of --copy-mib MiB through the runtime,
 //      timed with event timestamps (median of 5); bandwidth = 2 x bytes / time (read + write);
 //   2. per route pattern (six_local, same_typical, disjoint_typical, all_remote at the default
-//      shape: zp::sched::makeCase, input variant 0) and per --tuning: every variant's chain
+//      shape: zp::probe::makeCase, input variant 0) and per --tuning: every variant's chain
 //      is run once and its `out` checked bit for bit against the host oracle (a mismatch
 //      fails the run, exit 2), then replayed --replays times; the median chain time (first
 //      kernel start -> last kernel end) and the median of each kernel are printed with the
@@ -40,9 +40,9 @@
 namespace {
 
 using zp::oracle::ChainShape;
+using zp::probe::RoutePattern;
+using zp::probe::Variant;
 using zp::sched::KernelTuning;
-using zp::sched::RoutePattern;
-using zp::sched::Variant;
 
 constexpr std::uint64_t kBaseSeed = 20240611;
 
@@ -115,8 +115,8 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
     if (tunings.empty()) tunings.push_back("");
     std::vector<Variant> vs;
-    for (const auto& v : variants) vs.push_back(zp::sched::parseVariant(v));
-    if (vs.empty()) vs.assign(zp::sched::kAllVariants.begin(), zp::sched::kAllVariants.end());
+    for (const auto& v : variants) vs.push_back(zp::probe::parseVariant(v));
+    if (vs.empty()) vs.assign(zp::probe::kAllVariants.begin(), zp::probe::kAllVariants.end());
 
     try {
         zp::oracle::validateShape(shape);
@@ -179,12 +179,12 @@ int main(int argc, char** argv) {
         std::string remoteLaunchTuning;
         std::map<std::size_t, std::string> unusable;  // tunings this device cannot launch, and why
         for (const auto& pname : patterns) {
-            const RoutePattern p = zp::sched::parsePattern(pname);
-            if (auto why = zp::sched::patternInvalidReason(shape, p)) {
+            const RoutePattern p = zp::probe::parsePattern(pname);
+            if (auto why = zp::probe::patternInvalidReason(shape, p)) {
                 fmt::print("\n== {}: not valid for this shape ({})\n", pname, *why);
                 continue;
             }
-            auto c = zp::sched::makeCase(shape, p, 0, kBaseSeed, &hostWeights);
+            auto c = zp::probe::makeCase(shape, p, 0, kBaseSeed, &hostWeights);
             weights.upload(hostWeights, c.touchedLocalExperts);
             const auto want = zp::oracle::runChain(shape, hostWeights, c.inputs, silu);
             const int R = int(want.routes.rows.size()), G = int(c.touchedLocalExperts.size());
@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
                         continue;
                     } catch (const std::exception& e) {
                         // e.g. a work-group larger than this kernel allows on this device
-                        fmt::print("SKIP [{}]: {} cannot run here: {}\n", tname, zp::sched::variantName(v), e.what());
+                        fmt::print("SKIP [{}]: {} cannot run here: {}\n", tname, zp::probe::variantName(v), e.what());
                         unusable[ti] = e.what();
                         break;
                     }
@@ -216,8 +216,8 @@ int main(int argc, char** argv) {
                     Measured m;
                     m.pattern = pname;
                     m.tuning = tname;
-                    m.variant = std::string(zp::sched::variantName(v));
-                    const auto mm = zp::sched::firstMismatch("out", got.out, want.out, shape.hidden);
+                    m.variant = std::string(zp::probe::variantName(v));
+                    const auto mm = zp::probe::firstMismatch("out", got.out, want.out, shape.hidden);
                     m.correct = !mm && got.invalidIds == 0;
                     if (!m.correct) {
                         ++failures;

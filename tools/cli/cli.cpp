@@ -64,7 +64,7 @@ public:
 
 std::string versionText() {
     return std::string(ZP_PROJECT_VERSION) + " (git " + ZP_GIT_DESCRIBE + "), contract " +
-           std::to_string(sched::Config{}.contract);
+           std::to_string(probe::Config{}.contract);
 }
 
 void configureApp(CLI::App& app, const std::string& tool, const std::vector<std::string>& examples) {

@@ -175,23 +175,23 @@ int main(int argc, char** argv) {
     app.add_flag("--enable-shutdown", o.enableShutdown, "serve POST /shutdown (for tests)");
     if (const int rc = zp::tools::parse(app, "moe-server", argc, argv); rc >= 0) return rc;
     try {
-        if (o.seedText) o.seed = zp::sched::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
-        o.window = std::size_t(zp::sched::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
-        o.maxBody = std::size_t(zp::sched::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
-        if (o.seed && !o.weights.empty()) throw zp::sched::InputError("give --seed or --weights, not both");
+        if (o.seedText) o.seed = zp::probe::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+        o.window = std::size_t(zp::probe::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
+        o.maxBody = std::size_t(zp::probe::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
+        if (o.seed && !o.weights.empty()) throw zp::probe::InputError("give --seed or --weights, not both");
         if (o.prefix && o.weights.empty())
-            throw zp::sched::InputError("--prefix names tensors in --weights: not without --weights");
+            throw zp::probe::InputError("--prefix names tensors in --weights: not without --weights");
         if (!o.portFile.empty()) {
-            zp::sched::checkOutputFile(o.portFile, "--port-file");
+            zp::probe::checkOutputFile(o.portFile, "--port-file");
             // Unlike ze-probe's --out, a port file's directory is not created: a typo fails here.
             const std::filesystem::path dir = std::filesystem::path(o.portFile).parent_path();
             if (!dir.empty() && !std::filesystem::is_directory(dir))
-                throw zp::sched::InputError("--port-file " + o.portFile + ": directory " + dir.string() +
+                throw zp::probe::InputError("--port-file " + o.portFile + ": directory " + dir.string() +
                                             " does not exist");
         }
         if (!o.portFile.empty() && o.port != 0)
             std::cerr << "moe-server: note: --port-file with a fixed --port " << o.port << "\n";
-    } catch (const zp::sched::InputError& e) {
+    } catch (const zp::probe::InputError& e) {
         std::cerr << "moe-server: error: " << e.what() << "\n";
         return kExitBadInput;
     }
@@ -206,12 +206,12 @@ int main(int argc, char** argv) {
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
     signal(SIGPIPE, SIG_IGN);
 
-    zp::sched::Config cfg;
+    zp::probe::Config cfg;
     try {
-        if (!o.config.empty()) cfg = zp::sched::loadConfig(o.config);
-        for (const auto& s : o.sets) zp::sched::applySet(cfg, s);
-        zp::sched::validate(cfg);
-    } catch (const zp::sched::InputError& e) {
+        if (!o.config.empty()) cfg = zp::probe::loadConfig(o.config);
+        for (const auto& s : o.sets) zp::probe::applySet(cfg, s);
+        zp::probe::validate(cfg);
+    } catch (const zp::probe::InputError& e) {
         std::cerr << "moe-server: error: " << e.what() << "\n";
         return kExitBadInput;
     }
@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
         device = std::make_unique<zeprobe::Device>(zeprobe::DeviceOptions{
             .device = o.device, .configureLoader = true, .zeclPath = {}, .kernelTuning = o.kernelTuning});
         // A shape the device cannot hold is the user's to fix, named before any allocation.
-        zp::sched::checkFitsMemory(cfg.shape, device->info().memoryBytes,
+        zp::probe::checkFitsMemory(cfg.shape, device->info().memoryBytes,
                                    "the memory of device " + device->info().name);
         layer = std::make_unique<zeprobe::Layer>(
             o.weights.empty()
@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
     } catch (const zeprobe::Error& e) {
         std::cerr << "moe-server: error: " << e.what() << " [" << zeprobe::errorCodeName(e.code()) << "]\n";
         return exitCodeOf(e.code());
-    } catch (const zp::sched::InputError& e) {
+    } catch (const zp::probe::InputError& e) {
         std::cerr << "moe-server: error: " << e.what() << "\n";
         return kExitBadInput;
     }
@@ -406,8 +406,8 @@ int main(int argc, char** argv) {
     if (!o.portFile.empty()) {
         try {
             // Renamed into place: a reader never sees a partial port number.
-            zp::sched::writeFileAtomically(o.portFile, std::to_string(port) + "\n", "--port-file");
-        } catch (const zp::sched::InputError& e) {
+            zp::probe::writeFileAtomically(o.portFile, std::to_string(port) + "\n", "--port-file");
+        } catch (const zp::probe::InputError& e) {
             std::cerr << "moe-server: " << e.what() << "\n";
             server.stop();
             listening = false;

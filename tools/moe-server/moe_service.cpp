@@ -81,7 +81,7 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
                                         : x.get<std::int64_t>();
             // An id that does not even fit an int32 gets the facade's §5.1 message here.
             if (id < INT32_MIN || id > INT32_MAX)
-                throw BadRequest(zp::sched::expertIdProblem(id, std::size_t(m), std::size_t(k), shape.experts));
+                throw BadRequest(zp::probe::expertIdProblem(id, std::size_t(m), std::size_t(k), shape.experts));
             return std::int32_t(id);
         });
     r.topkWeights = rowsOf<float>(root, "topk_weights", shape.topK, "top_k", shape.rows, r.rows,
@@ -142,7 +142,7 @@ std::string jsonResponse(const MoeRequest& request, const zeprobe::Shape& shape,
 MoeRequest parseSafetensorsRequest(std::string_view body, const zeprobe::Shape& shape) {
     const std::string name = "request body (safetensors)";
     try {
-        const sched::TensorMap t = sched::parseSafetensors(
+        const probe::TensorMap t = probe::parseSafetensors(
             std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()), name);
         for (const auto& [key, value] : t)
             if (key != "hidden" && key != "topk_ids" && key != "topk_weights")
@@ -151,11 +151,11 @@ MoeRequest parseSafetensorsRequest(std::string_view body, const zeprobe::Shape& 
         const std::int64_t H = shape.hidden, K = shape.topK;
         const std::int64_t anyH[] = {-1, H}, anyK[] = {-1, K};
         MoeRequest r;
-        r.topkIds = sched::tensorValues<std::int32_t>(sched::findTensor(t, "topk_ids", name), sched::DType::I32, anyK,
+        r.topkIds = probe::tensorValues<std::int32_t>(probe::findTensor(t, "topk_ids", name), probe::DType::I32, anyK,
                                                       "topk_ids");
-        r.topkWeights = sched::tensorValues<float>(sched::findTensor(t, "topk_weights", name), sched::DType::F32, anyK,
+        r.topkWeights = probe::tensorValues<float>(probe::findTensor(t, "topk_weights", name), probe::DType::F32, anyK,
                                                    "topk_weights");
-        r.hidden = sched::tensorValues<std::uint16_t>(sched::findTensor(t, "hidden", name), sched::DType::BF16, anyH,
+        r.hidden = probe::tensorValues<std::uint16_t>(probe::findTensor(t, "hidden", name), probe::DType::BF16, anyH,
                                                       "hidden");
         const std::int64_t m = t.at("topk_ids").shape[0];
         if (m < 1 || m > shape.rows)
@@ -167,16 +167,16 @@ MoeRequest parseSafetensorsRequest(std::string_view body, const zeprobe::Shape& 
                             t.at("hidden").shape[0], m, t.at("topk_weights").shape[0]));
         r.rows = int(m);
         return r;
-    } catch (const sched::InputError& e) {
+    } catch (const probe::InputError& e) {
         throw BadRequest(e.what());
     }
 }
 
 std::string safetensorsResponse(const MoeRequest& request, const zeprobe::Shape& shape,
                                 std::span<const std::uint16_t> out) {
-    sched::TensorMap t;
-    t["out"] = sched::makeTensor(sched::DType::BF16, {request.rows, shape.hidden}, out);
-    const std::vector<std::uint8_t> bytes = sched::serializeSafetensors(t);
+    probe::TensorMap t;
+    t["out"] = probe::makeTensor(probe::DType::BF16, {request.rows, shape.hidden}, out);
+    const std::vector<std::uint8_t> bytes = probe::serializeSafetensors(t);
     return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 

@@ -6,7 +6,7 @@
 #include "zp/probe/input_error.hpp"
 #include "zp/probe/json_schema.hpp"
 
-namespace zp::probe {
+namespace zp::app {
 
 extern const char* const kCardSchemaText;  // card_schema.cpp, generated from docs/card.schema.json
 
@@ -14,12 +14,12 @@ const char* const kGateCiMethod =
     "Student t over the block medians of the paired differences (each block on chains rebuilt as a fresh process "
     "builds them): mean +- t(0.975, blocks - 1) * sd / sqrt(blocks), never narrower than one sample's timer step";
 
-nlohmann::json cardJson(const sched::Config& cfg, const nlohmann::json& device, const Correctness& c,
+nlohmann::json cardJson(const probe::Config& cfg, const nlohmann::json& device, const Correctness& c,
                         const CardTiming* t, const std::string& timingSkipped) {
     nlohmann::json j = {
         {"schema", kCardSchemaVersion}, {"contract", cfg.contract},
         {"card", cfg.shape.card},       {"device", device},
-        {"config", sched::toJson(cfg)}, {"correctness", correctnessJson(c)},
+        {"config", probe::toJson(cfg)}, {"correctness", correctnessJson(c)},
         {"timings", nullptr},           {"projections", nullptr},
         {"launch_floor", nullptr},      {"gate", nullptr},
     };
@@ -31,7 +31,7 @@ nlohmann::json cardJson(const sched::Config& cfg, const nlohmann::json& device, 
     j["projections"] = projectionsJson(t->timings, cfg);
     j["launch_floor"] = launchFloorJson(t->timings);
     nlohmann::json gates = nlohmann::json::array();
-    for (const auto& g : t->gates) gates.push_back(sched::gateJson(g));
+    for (const auto& g : t->gates) gates.push_back(probe::gateJson(g));
     j["gate"] = {{"min_saving_ms", cfg.gateMinSavingMs},
                  {"layers", cfg.layers},
                  {"time", "device"},
@@ -50,7 +50,7 @@ const nlohmann::json& cardSchema() {
 }
 
 void writeCard(const std::filesystem::path& file, const nlohmann::json& card) {
-    const auto problems = sched::schemaProblems(cardSchema(), card);
+    const auto problems = probe::schemaProblems(cardSchema(), card);
     if (!problems.empty()) {
         std::string all;
         for (const auto& p : problems) all += "\n  " + p;
@@ -61,11 +61,11 @@ void writeCard(const std::filesystem::path& file, const nlohmann::json& card) {
     const fs::path tmp = file.string() + ".tmp";
     {
         std::ofstream f(tmp);
-        if (!f) throw sched::InputError("cannot write " + tmp.string() + ": check --out");
+        if (!f) throw probe::InputError("cannot write " + tmp.string() + ": check --out");
         f << card.dump(2) << '\n';
-        if (!f) throw sched::InputError("cannot write " + tmp.string() + ": disk full?");
+        if (!f) throw probe::InputError("cannot write " + tmp.string() + ": disk full?");
     }
     fs::rename(tmp, file);
 }
 
-}  // namespace zp::probe
+}  // namespace zp::app

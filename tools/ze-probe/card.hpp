@@ -16,7 +16,7 @@
 #include "zp/probe/config.hpp"
 #include "zp/probe/gate.hpp"
 
-namespace zp::probe {
+namespace zp::app {
 
 inline constexpr int kCardSchemaVersion = 3;  // 3: blocks, B per sample, three verdicts
 extern const char* const kGateCiMethod;       // the interval's method, one sentence
@@ -25,15 +25,15 @@ struct CardTiming {
     const std::vector<PatternTiming>& timings;
     const TimingSettings& settings;
     const Bandwidth& bandwidth;
-    const std::vector<sched::CandidateGate>& gates;
+    const std::vector<probe::CandidateGate>& gates;
     double budgetS = 0;
 };
 
 // `timing` null: the card of a run without timing, `timingSkipped` says why.
-nlohmann::json cardJson(const sched::Config&, const nlohmann::json& device, const Correctness&,
+nlohmann::json cardJson(const probe::Config&, const nlohmann::json& device, const Correctness&,
                         const CardTiming* timing, const std::string& timingSkipped = "");
 
 const nlohmann::json& cardSchema();
 void writeCard(const std::filesystem::path&, const nlohmann::json& card);
 
-}  // namespace zp::probe
+}  // namespace zp::app

@@ -8,14 +8,14 @@
 #include <chrono>
 #include <map>
 
-namespace zp::probe {
+namespace zp::app {
 
 ze::DeviceInfo selectDeviceOrInputError(const std::string& spec) {
     try {
         return ze::selectDevice(spec);
     } catch (const ze::Error& e) {
         // A --device value that names no device is bad input (exit 2), not a device fault.
-        if (e.code() == ZE_RESULT_ERROR_INVALID_ARGUMENT) throw sched::InputError(std::string("--device: ") + e.what());
+        if (e.code() == ZE_RESULT_ERROR_INVALID_ARGUMENT) throw probe::InputError(std::string("--device: ") + e.what());
         throw;
     }
 }
@@ -25,7 +25,7 @@ std::optional<sched::KernelTuning> parseTuningOrInputError(const std::string& te
     try {
         return sched::KernelTuning::parse(text);
     } catch (const std::invalid_argument& e) {
-        throw sched::InputError(std::string("--kernel-tuning: ") + e.what());
+        throw probe::InputError(std::string("--kernel-tuning: ") + e.what());
     }
 }
 
@@ -38,7 +38,7 @@ std::unique_ptr<sched::DeviceSetup> makeSetup(const ze::DeviceInfo& device,
     } catch (const sched::UnsupportedDevice& e) {
         // Only a tuning asked for is the user's to fix; a device that cannot run the package is not.
         if (!requested || requested->isPackaged()) throw;
-        throw sched::InputError(std::string("--kernel-tuning: ") + e.what());
+        throw probe::InputError(std::string("--kernel-tuning: ") + e.what());
     }
 }
 
@@ -49,8 +49,8 @@ struct DeviceSession::State {
     std::unique_ptr<sched::DeviceSetup> setup;
     ze::CommandQueue queue;
     std::unique_ptr<sched::DeviceLayer> layer;
-    std::vector<std::pair<sched::Variant, std::unique_ptr<sched::DeviceChain>>> chains;
-    std::vector<std::pair<sched::Variant, std::string>> notValid;
+    std::vector<std::pair<probe::Variant, std::unique_ptr<sched::DeviceChain>>> chains;
+    std::vector<std::pair<probe::Variant, std::string>> notValid;
     ExecutionSink sink;
     oracle::ChainShape shape;
 
@@ -60,17 +60,17 @@ struct DeviceSession::State {
 };
 
 DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& shape,
-                             const std::vector<sched::Variant>& variants,
+                             const std::vector<probe::Variant>& variants,
                              const std::optional<sched::KernelTuning>& requested)
     : device_(selectDeviceOrInputError(spec)), state_(std::make_unique<State>()) {
     State& s = *state_;
     s.setup = makeSetup(device_, requested);
     s.queue = s.setup->makeQueue();
     // A shape too large for this device is the user's to fix (exit 2), named before allocating.
-    sched::checkFitsMemory(shape, device_.totalMemory(), "the memory of device " + device_.name());
+    probe::checkFitsMemory(shape, device_.totalMemory(), "the memory of device " + device_.name());
     s.layer = std::make_unique<sched::DeviceLayer>(*s.setup, shape);
     s.shape = shape;
-    for (sched::Variant v : variants) try {
+    for (probe::Variant v : variants) try {
             s.chains.emplace_back(v, s.layer->makeChain(v));
         } catch (const sched::VariantNotValid& e) {
             s.notValid.emplace_back(v, e.what());  // never run at the risk of a hang
@@ -89,7 +89,7 @@ void DeviceSession::rebuild(const oracle::LocalWeights& weights, std::span<const
     s.buildChains();
 }
 
-const std::vector<std::pair<sched::Variant, std::string>>& DeviceSession::notValid() const { return state_->notValid; }
+const std::vector<std::pair<probe::Variant, std::string>>& DeviceSession::notValid() const { return state_->notValid; }
 
 DeviceSession::~DeviceSession() {
     // A run that failed part-way (an enqueue error, say) can leave earlier commands in flight:
@@ -107,10 +107,10 @@ void DeviceSession::uploadWeights(const oracle::LocalWeights& weights, std::span
     state_->layer->weights().upload(weights, localExperts);
 }
 
-sched::DeviceChain& DeviceSession::chain(sched::Variant v) {
+sched::DeviceChain& DeviceSession::chain(probe::Variant v) {
     for (auto& [variant, chain] : state_->chains)
         if (variant == v) return *chain;
-    throw std::logic_error(fmt::format("no chain for variant {}", sched::variantName(v)));
+    throw std::logic_error(fmt::format("no chain for variant {}", probe::variantName(v)));
 }
 
 ze::CommandQueue& DeviceSession::queue() { return state_->queue; }
@@ -118,8 +118,8 @@ ze::Context& DeviceSession::context() { return state_->setup->context(); }
 
 void DeviceSession::setExecutionSink(ExecutionSink sink) { state_->sink = std::move(sink); }
 
-std::vector<sched::Variant> DeviceSession::variants() const {
-    std::vector<sched::Variant> out;
+std::vector<probe::Variant> DeviceSession::variants() const {
+    std::vector<probe::Variant> out;
     for (const auto& c : state_->chains) out.push_back(c.first);
     return out;
 }
@@ -127,9 +127,9 @@ std::vector<sched::Variant> DeviceSession::variants() const {
 std::vector<Executor> DeviceSession::executors() {
     std::vector<Executor> out;
     for (auto& [variant, chain] : state_->chains) {
-        const sched::Variant v = variant;
+        const probe::Variant v = variant;
         // The chain is looked up at each call: rebuild() replaces it.
-        out.push_back({std::string(sched::variantName(v)), [this, v](const CaseRun& run) {
+        out.push_back({std::string(probe::variantName(v)), [this, v](const CaseRun& run) {
                            sched::DeviceChain* c = &this->chain(v);
                            c->setInputs(run.inputs);
                            const auto t0 = std::chrono::steady_clock::now();
@@ -158,9 +158,9 @@ nlohmann::json DeviceSession::describe() const {
             {"kernel_tuning", state_->setup->modules().tuning().describe()}};
 }
 
-ExecutorResult toExecutorResult(const oracle::ChainShape& s, sched::Variant v, const sched::DeviceResults& d) {
+ExecutorResult toExecutorResult(const oracle::ChainShape& s, probe::Variant v, const sched::DeviceResults& d) {
     ExecutorResult r;
-    r.materialised = sched::materialised(v);
+    r.materialised = probe::materialised(v);
     r.outputs.routes.rows = d.compactRows;
     r.outputs.routes.routeRow = d.routeRow;
     r.outputs.gateUp = d.gateUp;
@@ -174,4 +174,4 @@ ExecutorResult toExecutorResult(const oracle::ChainShape& s, sched::Variant v, c
     return r;
 }
 
-}  // namespace zp::probe
+}  // namespace zp::app

@@ -1,5 +1,5 @@
 // ze-probe's device side: one Level Zero device (sched::DeviceSetup) with the chain of each
-// variant recorded once, turned into probe::Executors. Owns every device object.
+// variant recorded once, turned into app::Executors. Owns every device object.
 #pragma once
 
 #include <functional>
@@ -13,7 +13,7 @@
 #include "zp/scheduler/chain_plan.hpp"
 #include "zp/scheduler/device_setup.hpp"
 
-namespace zp::probe {
+namespace zp::app {
 
 class DeviceSession {
 public:
@@ -21,7 +21,7 @@ public:
     // `tuning`: none = KernelTuning::recommendedFor(the device). A non-packaged one needs a device
     // that builds the zecl source bundle (InputError otherwise).
     DeviceSession(const std::string& deviceSpec, const oracle::ChainShape& shape,
-                  const std::vector<sched::Variant>& variants,
+                  const std::vector<probe::Variant>& variants,
                   const std::optional<sched::KernelTuning>& tuning = std::nullopt);
     ~DeviceSession();
     DeviceSession(const DeviceSession&) = delete;
@@ -45,15 +45,15 @@ public:
     // Called after every execute of an executor with the wall time of execute + synchronize
     // and the launches' kernel timestamps, e.g. to time the case set's own executions.
     using ExecutionSink =
-        std::function<void(sched::Variant, const CaseRun&, double hostNs, const std::vector<sched::KernelSpan>&)>;
+        std::function<void(probe::Variant, const CaseRun&, double hostNs, const std::vector<sched::KernelSpan>&)>;
     void setExecutionSink(ExecutionSink);
-    sched::DeviceChain& chain(sched::Variant);
+    sched::DeviceChain& chain(probe::Variant);
     ze::CommandQueue& queue();
     ze::Context& context();
-    std::vector<sched::Variant> variants() const;  // in construction order, the valid ones
+    std::vector<probe::Variant> variants() const;  // in construction order, the valid ones
     // Variants asked for that this device cannot run safely (one_launch without cooperative
     // launches), with the reason: left out of variants() and executors(), reported instead.
-    const std::vector<std::pair<sched::Variant, std::string>>& notValid() const;
+    const std::vector<std::pair<probe::Variant, std::string>>& notValid() const;
     nlohmann::json describe() const;  // device and driver for card JSON
 
 private:
@@ -69,6 +69,6 @@ ze::DeviceInfo selectDeviceOrInputError(const std::string& spec);
 std::optional<sched::KernelTuning> parseTuningOrInputError(const std::string& text);
 
 // A device's results as the executor result the comparison reads.
-ExecutorResult toExecutorResult(const oracle::ChainShape&, sched::Variant, const sched::DeviceResults&);
+ExecutorResult toExecutorResult(const oracle::ChainShape&, probe::Variant, const sched::DeviceResults&);
 
-}  // namespace zp::probe
+}  // namespace zp::app

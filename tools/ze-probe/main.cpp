@@ -78,93 +78,93 @@ struct Options {
 // has not set ZE_ENABLE_ALT_DRIVERS, so a fresh machine finds zecl without any setup.
 void initLevelZero() { ze::init(ze::InitOptions{.flags = 0, .setAltDriversIfUnset = true, .zeclPath = std::nullopt}); }
 
-sched::Config loadSettings(const Options& o) {
-    sched::Config cfg = o.configFile.empty() ? sched::Config{} : sched::loadConfig(o.configFile);
-    for (const auto& s : o.sets) sched::applySet(cfg, s);
+probe::Config loadSettings(const Options& o) {
+    probe::Config cfg = o.configFile.empty() ? probe::Config{} : probe::loadConfig(o.configFile);
+    for (const auto& s : o.sets) probe::applySet(cfg, s);
     if (o.seed) cfg.seed = *o.seed;
-    sched::validate(cfg);
+    probe::validate(cfg);
     return cfg;
 }
 
-std::vector<sched::RoutePattern> choosePatterns(const std::string& name) {
-    if (name == "all") return {sched::kAllRoutePatterns.begin(), sched::kAllRoutePatterns.end()};
-    return {sched::parsePattern(name)};
+std::vector<probe::RoutePattern> choosePatterns(const std::string& name) {
+    if (name == "all") return {probe::kAllRoutePatterns.begin(), probe::kAllRoutePatterns.end()};
+    return {probe::parsePattern(name)};
 }
 
 void writeJson(const fs::path& file, const nlohmann::json& j) {
-    sched::writeFileAtomically(file, j.dump(2) + "\n", "--out");
+    probe::writeFileAtomically(file, j.dump(2) + "\n", "--out");
 }
 
 // The values CLI11 would read loosely (a seed of -1 or 2^64 saturated, "0,,1" read as two
 // cards), read strictly: out of range or malformed is bad input.
 void strictValues(Options& o) {
-    if (o.seedText) o.seed = sched::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+    if (o.seedText) o.seed = probe::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
     for (const auto& list : o.cardLists)
-        for (std::uint64_t card : sched::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
+        for (std::uint64_t card : probe::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
 }
 
 // Flags that cannot both hold, and output paths that cannot be written: refused before any
 // config is read or any device opened, so a run never ends in a write error after the work.
 void checkBeforeWork(const Options& o) {
     if (o.resume && o.overwrite)
-        throw sched::InputError("--resume and --overwrite contradict each other: continue the sweep or start afresh");
+        throw probe::InputError("--resume and --overwrite contradict each other: continue the sweep or start afresh");
     const bool noTiming = o.noTiming || o.device == "host";
     if (noTiming && (o.repeats || o.warmup))
-        throw sched::InputError(std::string(o.repeats ? "--repeats" : "--warmup") +
+        throw probe::InputError(std::string(o.repeats ? "--repeats" : "--warmup") +
                                 " sets the timing: not with --no-timing or --device host");
     if (o.listDevices || o.kernels) return;
-    sched::checkOutputDir(o.outDir, "--out");
-    if (!o.traceFile.empty()) sched::checkOutputFile(o.traceFile, "--trace");
-    if (!o.reportFile.empty()) sched::checkOutputFile(o.reportFile, "--report");
-    if (!o.dumpFile.empty()) sched::checkOutputFile(o.dumpFile, "--dump");
+    probe::checkOutputDir(o.outDir, "--out");
+    if (!o.traceFile.empty()) probe::checkOutputFile(o.traceFile, "--trace");
+    if (!o.reportFile.empty()) probe::checkOutputFile(o.reportFile, "--report");
+    if (!o.dumpFile.empty()) probe::checkOutputFile(o.dumpFile, "--dump");
 }
 
 // The variants a run covers: the on-device M1 oracle first (every other variant's `out` is
 // checked against it too), then the chosen one or all of them.
-std::vector<sched::Variant> chooseVariants(const std::string& name) {
+std::vector<probe::Variant> chooseVariants(const std::string& name) {
     if (name.empty()) {
-        std::vector<sched::Variant> all{sched::Variant::M1Oracle};
-        for (sched::Variant v : sched::kAllVariants)
-            if (v != sched::Variant::M1Oracle) all.push_back(v);
+        std::vector<probe::Variant> all{probe::Variant::M1Oracle};
+        for (probe::Variant v : probe::kAllVariants)
+            if (v != probe::Variant::M1Oracle) all.push_back(v);
         return all;
     }
-    const sched::Variant v = sched::parseVariant(name);
-    if (v == sched::Variant::M1Oracle) return {v};
-    return {sched::Variant::M1Oracle, v};
+    const probe::Variant v = probe::parseVariant(name);
+    if (v == probe::Variant::M1Oracle) return {v};
+    return {probe::Variant::M1Oracle, v};
 }
 
 // --inputs: exactly that one case, optionally dumped with the tensors the executor produced.
-int runOneCase(const Options& o, const sched::Config& cfg) {
+int runOneCase(const Options& o, const probe::Config& cfg) {
     const auto& s = cfg.shape;
-    const sched::Variant variant = o.variant.empty() ? sched::Variant::Baseline : sched::parseVariant(o.variant);
-    const auto in = sched::loadInputs(o.inputsFile, s);
-    const auto weights = o.weightsFile.empty() ? sched::makeRandomWeights(s, cfg.seed)
-                                               : sched::loadWeights(o.weightsFile, s, cfg.weightsPrefix);
+    const probe::Variant variant = o.variant.empty() ? probe::Variant::Baseline : probe::parseVariant(o.variant);
+    const auto in = probe::loadInputs(o.inputsFile, s);
+    const auto weights = o.weightsFile.empty() ? probe::makeRandomWeights(s, cfg.seed)
+                                               : probe::loadWeights(o.weightsFile, s, cfg.weightsPrefix);
     const auto silu = oracle::buildSiluTable(s.swigluAlpha);
     const auto want = oracle::runChain(s, weights, in, silu);
 
-    std::unique_ptr<probe::DeviceSession> session;
-    probe::Executor exec = probe::Executor::hostM1();
-    probe::ExecutorResult got;
+    std::unique_ptr<app::DeviceSession> session;
+    app::Executor exec = app::Executor::hostM1();
+    app::ExecutorResult got;
     if (o.device == "host") {
-        got = exec.run(probe::CaseRun{s, weights, in, silu, nullptr});
+        got = exec.run(app::CaseRun{s, weights, in, silu, nullptr});
         // The host oracle's tensors, limited to what the variant materialises.
         got.outputs = want;
-        got.materialised = sched::materialised(variant);
+        got.materialised = probe::materialised(variant);
     } else {
         initLevelZero();
-        session = std::make_unique<probe::DeviceSession>(o.device, s, std::vector<sched::Variant>{variant},
-                                                         probe::parseTuningOrInputError(o.kernelTuning));
+        session = std::make_unique<app::DeviceSession>(o.device, s, std::vector<probe::Variant>{variant},
+                                                       app::parseTuningOrInputError(o.kernelTuning));
         session->uploadWeights(weights, {});
-        got = session->executors().front().run(probe::CaseRun{s, weights, in, silu, nullptr});
+        got = session->executors().front().run(app::CaseRun{s, weights, in, silu, nullptr});
         fmt::print("device: {} ({})\n", session->device().name(), session->kernelsText());
     }
-    const auto mismatch = probe::compareWithOracle(s, want, got);
+    const auto mismatch = app::compareWithOracle(s, want, got);
     if (!o.dumpFile.empty()) {
         oracle::ChainOutputs dumped = got.outputs;
-        if (variant == sched::Variant::M1Oracle) dumped.routes = want.routes;  // M1 does not compact
-        sched::writeSafetensors(o.dumpFile, sched::dumpTensors(s, in, dumped, got.materialised),
-                                {{"variant", std::string(sched::variantName(variant))},
+        if (variant == probe::Variant::M1Oracle) dumped.routes = want.routes;  // M1 does not compact
+        probe::writeSafetensors(o.dumpFile, probe::dumpTensors(s, in, dumped, got.materialised),
+                                {{"variant", std::string(probe::variantName(variant))},
                                  {"device", session ? session->device().name() : "host"},
                                  {"contract", "1"}});
         fmt::print("wrote {}\n", o.dumpFile);
@@ -182,13 +182,13 @@ struct CardOutcome {
     bool nothingChecked = false;  // every case was not valid for the configuration, or skipped
     std::string text;
     nlohmann::json json;
-    std::vector<sched::CandidateGate> gates;
-    std::vector<probe::TraceSpan> spans;
+    std::vector<probe::CandidateGate> gates;
+    std::vector<app::TraceSpan> spans;
     std::string deviceName;
 };
 
-sched::CaseCounts countsOf(const probe::Correctness& c, const std::string& variant) {
-    sched::CaseCounts n;
+probe::CaseCounts countsOf(const app::Correctness& c, const std::string& variant) {
+    probe::CaseCounts n;
     for (const auto& [v, rows] : c.table)
         if (v == variant)
             for (const auto& r : rows) {
@@ -204,15 +204,15 @@ bool wantsTiming(const Options& o) { return !o.noTiming && o.device != "host"; }
 // Correctness of the case set, then (on a device, unless --no-timing) the timing, the
 // projections and the gate of one card. `progressTag`: empty for a lone card (a line
 // rewritten in place on a terminal), "[card N] " when several play at once.
-CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::string& deviceSpec,
+CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::string& deviceSpec,
                      const std::string& progressTag, bool collectTrace, const std::string& trackPrefix) {
     CardOutcome out;
     out.card = cfg.shape.card;
     std::string& text = out.text;
-    probe::RunSettings rs;
+    app::RunSettings rs;
     rs.config = cfg;
     rs.patterns = choosePatterns(o.routePattern);
-    if (!o.weightsFile.empty()) rs.fixedWeights = sched::loadWeights(o.weightsFile, cfg.shape, cfg.weightsPrefix);
+    if (!o.weightsFile.empty()) rs.fixedWeights = probe::loadWeights(o.weightsFile, cfg.shape, cfg.weightsPrefix);
     const auto t0 = std::chrono::steady_clock::now();
     const bool tty = progressTag.empty() && ::isatty(STDERR_FILENO);
     auto progress = [&, t0](const std::string& what) {
@@ -225,21 +225,21 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
         std::fflush(stderr);
     };
     rs.progress = progress;
-    std::unique_ptr<probe::DeviceSession> session;
-    std::vector<probe::Executor> executors;
+    std::unique_ptr<app::DeviceSession> session;
+    std::vector<app::Executor> executors;
     nlohmann::json deviceJson = {{"name", "host oracle"}, {"type", "host"}};
     const bool timing = wantsTiming(o);
     if (o.device == "host") {
-        executors.push_back(probe::Executor::hostM1());
+        executors.push_back(app::Executor::hostM1());
         out.deviceName = "host oracle";
     } else {
-        std::vector<sched::Variant> variants = chooseVariants(o.variant);
+        std::vector<probe::Variant> variants = chooseVariants(o.variant);
         // The gate compares against baseline: a lone candidate brings it along.
-        if (timing && std::find(variants.begin(), variants.end(), sched::Variant::Baseline) == variants.end() &&
-            variants.back() != sched::Variant::M1Oracle)
-            variants.insert(variants.begin() + 1, sched::Variant::Baseline);
-        session = std::make_unique<probe::DeviceSession>(deviceSpec, cfg.shape, variants,
-                                                         probe::parseTuningOrInputError(o.kernelTuning));
+        if (timing && std::find(variants.begin(), variants.end(), probe::Variant::Baseline) == variants.end() &&
+            variants.back() != probe::Variant::M1Oracle)
+            variants.insert(variants.begin() + 1, probe::Variant::Baseline);
+        session = std::make_unique<app::DeviceSession>(deviceSpec, cfg.shape, variants,
+                                                       app::parseTuningOrInputError(o.kernelTuning));
         executors = session->executors();
         deviceJson = session->describe();
         out.deviceName = session->device().name();
@@ -248,45 +248,45 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
         if (rs.fixedWeights)
             session->uploadWeights(*rs.fixedWeights, {});
         else
-            rs.prepare = [&](const sched::Case& c, const oracle::LocalWeights& w) {
+            rs.prepare = [&](const probe::Case& c, const oracle::LocalWeights& w) {
                 session->uploadWeights(w, c.touchedLocalExperts);
             };
         text += fmt::format("device: {} [{}], {}\n", session->device().name(),
                             ze::driverKindName(session->device().kind), session->kernelsText());
         for (const auto& [v, why] : session->notValid())
-            text += fmt::format("variant {}: {}\n", sched::variantName(v), why);
+            text += fmt::format("variant {}: {}\n", probe::variantName(v), why);
     }
-    probe::TimingSettings ts;
+    app::TimingSettings ts;
     const bool defaults = !o.repeats && !o.warmup && !o.blocks;
-    std::unique_ptr<probe::CaseSetRecorder> recorder;
+    std::unique_ptr<app::CaseSetRecorder> recorder;
     if (timing) {
-        ts = probe::TimingSettings::defaultsFor(session->device());
+        ts = app::TimingSettings::defaultsFor(session->device());
         if (!defaults) {
-            const probe::TimingSettings gpu{};  // a CPU asked for dedicated rounds gets fewer of them
+            const app::TimingSettings gpu{};  // a CPU asked for dedicated rounds gets fewer of them
             ts = {o.repeats.value_or(ts.caseSet ? 5 : ts.repeats), o.warmup.value_or(ts.caseSet ? 1 : ts.warmup),
                   o.blocks.value_or(gpu.blocks), false};
         }
         if (ts.caseSet) {
-            recorder = std::make_unique<probe::CaseSetRecorder>(cfg.shape, session->device().kernelClock().nsPerTick,
-                                                                collectTrace ? &out.spans : nullptr, trackPrefix);
+            recorder = std::make_unique<app::CaseSetRecorder>(cfg.shape, session->device().kernelClock().nsPerTick,
+                                                              collectTrace ? &out.spans : nullptr, trackPrefix);
             // Every second case opens a block on chains rebuilt as a fresh process builds them.
-            rs.prepare = [&, upload = rs.prepare](const sched::Case& c, const oracle::LocalWeights& w) {
+            rs.prepare = [&, upload = rs.prepare](const probe::Case& c, const oracle::LocalWeights& w) {
                 if (recorder->opensBlock(c))
                     session->rebuild(
                         w, rs.fixedWeights ? std::span<const int>{} : std::span<const int>(c.touchedLocalExperts));
                 else if (upload)
                     upload(c, w);
             };
-            session->setExecutionSink([&](sched::Variant v, const probe::CaseRun& run, double hostNs,
+            session->setExecutionSink([&](probe::Variant v, const app::CaseRun& run, double hostNs,
                                           const std::vector<sched::KernelSpan>& spans) {
-                if (run.kase) recorder->record(std::string(sched::variantName(v)), *run.kase, hostNs, spans);
+                if (run.kase) recorder->record(std::string(probe::variantName(v)), *run.kase, hostNs, spans);
             });
         }
     }
-    const probe::Correctness c = probe::runCases(rs, executors);
+    const app::Correctness c = app::runCases(rs, executors);
     if (session) session->setExecutionSink(nullptr);
     if (tty) fmt::print(stderr, "\n");
-    text += probe::formatTable(c);
+    text += app::formatTable(c);
     for (const auto& f : c.failures) text += fmt::format("FAILED {} [{}]: {}\n", f.caseName, f.variant, f.message);
     out.failed = c.failed > 0;
     // Nothing checked is no pass: "0 passed, 0 failed" must not read as success.
@@ -296,7 +296,7 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     auto withNotValid = [&](nlohmann::json card) {
         if (session && !session->notValid().empty()) {
             nlohmann::json nv = nlohmann::json::object();
-            for (const auto& [v, why] : session->notValid()) nv[std::string(sched::variantName(v))] = why;
+            for (const auto& [v, why] : session->notValid()) nv[std::string(probe::variantName(v))] = why;
             card["variants_not_valid"] = nv;
         }
         return card;
@@ -304,34 +304,34 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     if (!timing) {
         const std::string why = o.device == "host" ? "the host oracle has no device timestamps" : "--no-timing";
         text += fmt::format("timing: skipped ({}); no gate verdicts\n", why);
-        out.json = withNotValid(probe::cardJson(cfg, deviceJson, c, nullptr, why));
+        out.json = withNotValid(app::cardJson(cfg, deviceJson, c, nullptr, why));
         return out;
     }
 
     // Baseline first (the tables and the pairs read it there), then the others.
-    std::vector<sched::Variant> order = session->variants();
-    std::stable_partition(order.begin(), order.end(), [](sched::Variant v) { return v == sched::Variant::Baseline; });
-    std::vector<probe::PatternTiming> timings;
-    std::vector<sched::NotValidPattern> notValid;
+    std::vector<probe::Variant> order = session->variants();
+    std::stable_partition(order.begin(), order.end(), [](probe::Variant v) { return v == probe::Variant::Baseline; });
+    std::vector<app::PatternTiming> timings;
+    std::vector<probe::NotValidPattern> notValid;
     for (auto p : rs.patterns)
-        if (auto why = sched::patternInvalidReason(cfg.shape, p))
-            notValid.push_back({std::string(sched::patternName(p)), *why});
+        if (auto why = probe::patternInvalidReason(cfg.shape, p))
+            notValid.push_back({std::string(probe::patternName(p)), *why});
     if (ts.caseSet) {
         std::vector<std::string> names;
-        for (auto v : order) names.emplace_back(sched::variantName(v));
+        for (auto v : order) names.emplace_back(probe::variantName(v));
         timings = recorder->result(names);
     } else {
         std::unique_ptr<oracle::LocalWeights> scratch;
         if (!rs.fixedWeights) scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
         for (auto p : rs.patterns) {
-            if (sched::patternInvalidReason(cfg.shape, p)) continue;
-            progress(fmt::format("timing {}", sched::patternName(p)));
-            timings.push_back(probe::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
-                                                 scratch.get(), ts, collectTrace ? &out.spans : nullptr, trackPrefix));
+            if (probe::patternInvalidReason(cfg.shape, p)) continue;
+            progress(fmt::format("timing {}", probe::patternName(p)));
+            timings.push_back(app::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
+                                               scratch.get(), ts, collectTrace ? &out.spans : nullptr, trackPrefix));
         }
     }
     progress("bandwidth");
-    const probe::Bandwidth bw = probe::deviceBandwidth(*session);
+    const app::Bandwidth bw = app::deviceBandwidth(*session);
     if (tty) fmt::print(stderr, "\n");
     if (defaults && ts.caseSet)
         text +=
@@ -343,10 +343,10 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
             "timing: {} blocks x {} rounds after {} warm-up(s) each, the default for a GPU (--blocks, --repeats, "
             "--warmup to change)\n",
             ts.blocks, ts.roundsPerBlock(), ts.warmup);
-    text += probe::formatTimings(timings, ts, bw);
+    text += app::formatTimings(timings, ts, bw);
 
     const auto evaluate = [&] {
-        return probe::evaluateCandidates(
+        return app::evaluateCandidates(
             timings, cfg, [&](const std::string& v) { return countsOf(c, v); }, notValid);
     };
     out.gates = evaluate();
@@ -364,14 +364,14 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
         for (;;) {
             undecided.clear();
             for (const auto& g : out.gates)
-                if (g.verdict.verdict == sched::Verdict::OnTheBar)
+                if (g.verdict.verdict == probe::Verdict::OnTheBar)
                     undecided.insert(g.verdict.onTheBar.begin(), g.verdict.onTheBar.end());
             if (undecided.empty() || spent() >= o.gateBudgetS) break;
             for (auto& pt : timings) {
                 if (!undecided.count(pt.pattern) || spent() >= o.gateBudgetS) continue;
                 progress(fmt::format("gate budget: block {} of {}", pt.blockEnds.size() + 1, pt.pattern));
-                probe::addBlocks(pt, 1, *session, order, cfg, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
-                                 scratch.get(), ts, collectTrace ? &out.spans : nullptr, trackPrefix);
+                app::addBlocks(pt, 1, *session, order, cfg, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
+                               scratch.get(), ts, collectTrace ? &out.spans : nullptr, trackPrefix);
                 ++added;
             }
             out.gates = evaluate();
@@ -383,16 +383,16 @@ CardOutcome playCard(const Options& o, const sched::Config& cfg, const std::stri
     }
     text += fmt::format(
         "gate (CONTRACT §8): saving = baseline - candidate device time per layer x {} layers; 95% CI = {}\n",
-        cfg.layers, probe::kGateCiMethod);
-    for (const auto& g : out.gates) text += sched::formatGateTable(g);
+        cfg.layers, app::kGateCiMethod);
+    for (const auto& g : out.gates) text += probe::formatGateTable(g);
     text += "verdicts:\n";
     if (out.gates.empty())
         text += "  (no candidate variant was run: the gate needs one besides baseline and m1_oracle)\n";
     for (const auto& g : out.gates) text += fmt::format("  {:<20} {}\n", g.candidate, g.verdict.line);
     text += "(a failing gate verdict is a measurement, not an error: the exit code reports correctness only)\n";
 
-    const probe::CardTiming cardTiming{timings, ts, bw, out.gates, o.gateBudgetS};
-    out.json = withNotValid(probe::cardJson(cfg, deviceJson, c, &cardTiming));
+    const app::CardTiming cardTiming{timings, ts, bw, out.gates, o.gateBudgetS};
+    out.json = withNotValid(app::cardJson(cfg, deviceJson, c, &cardTiming));
     return out;
 }
 
@@ -405,7 +405,7 @@ std::vector<std::string> cardDevices(const Options& o, std::size_t cards) {
     const auto all = ze::listDevices();
     std::string kind = o.device;
     if (kind.empty()) {
-        const ze::DeviceInfo best = probe::selectDeviceOrInputError("");
+        const ze::DeviceInfo best = app::selectDeviceOrInputError("");
         kind = best.isIntel() ? "intel" : best.isZecl() ? "zecl" : "";
     }
     std::vector<std::string> same;
@@ -444,48 +444,48 @@ int run(Options& o) {
     }
     if (o.kernels) return printKernels();
     if (o.gateRepeat > 0) {
-        if (!o.sweepFile.empty()) throw sched::InputError("--gate-repeat repeats the gate: not with --sweep");
+        if (!o.sweepFile.empty()) throw probe::InputError("--gate-repeat repeats the gate: not with --sweep");
         if (!wantsTiming(o))
-            throw sched::InputError("--gate-repeat needs the gate's timing: not with --no-timing or --device host");
-        if (!o.inputsFile.empty()) throw sched::InputError("--gate-repeat needs the gate: not with --inputs");
-        return probe::runGateRepeat(o.args, o.gateRepeat, o.outDir, o.reportFile);
+            throw probe::InputError("--gate-repeat needs the gate's timing: not with --no-timing or --device host");
+        if (!o.inputsFile.empty()) throw probe::InputError("--gate-repeat needs the gate: not with --inputs");
+        return app::runGateRepeat(o.args, o.gateRepeat, o.outDir, o.reportFile);
     }
     if (!o.sweepFile.empty()) {
-        if (o.device == "host") throw sched::InputError("--sweep times the chain on a device: not with --device host");
-        return probe::runSweep({o.sweepFile, o.device, probe::parseTuningOrInputError(o.kernelTuning), o.outDir,
-                                o.resume, o.overwrite, o.repeats, o.warmup, initLevelZero, o.shard});
+        if (o.device == "host") throw probe::InputError("--sweep times the chain on a device: not with --device host");
+        return app::runSweep({o.sweepFile, o.device, app::parseTuningOrInputError(o.kernelTuning), o.outDir, o.resume,
+                              o.overwrite, o.repeats, o.warmup, initLevelZero, o.shard});
     }
-    if (!o.shard.empty()) throw sched::InputError("--shard goes with --sweep");
-    if (o.resume || o.overwrite) throw sched::InputError("--resume and --overwrite go with --sweep");
-    if (!o.reportFile.empty()) probe::reportFormatOf(o.reportFile);  // a bad extension fails before any work
+    if (!o.shard.empty()) throw probe::InputError("--shard goes with --sweep");
+    if (o.resume || o.overwrite) throw probe::InputError("--resume and --overwrite go with --sweep");
+    if (!o.reportFile.empty()) app::reportFormatOf(o.reportFile);  // a bad extension fails before any work
     if (o.device == "host" && !o.kernelTuning.empty())
-        throw sched::InputError("--kernel-tuning tiles the device kernels: not with --device host");
-    probe::parseTuningOrInputError(o.kernelTuning);  // a bad tuning fails before any work
-    const sched::Config base = loadSettings(o);
-    if (!o.variant.empty()) sched::parseVariant(o.variant);  // bad names fail before any work
+        throw probe::InputError("--kernel-tuning tiles the device kernels: not with --device host");
+    app::parseTuningOrInputError(o.kernelTuning);  // a bad tuning fails before any work
+    const probe::Config base = loadSettings(o);
+    if (!o.variant.empty()) probe::parseVariant(o.variant);  // bad names fail before any work
     if (!o.inputsFile.empty()) return runOneCase(o, base);
-    if (!o.dumpFile.empty()) throw sched::InputError("--dump needs --inputs (it dumps exactly that one case)");
+    if (!o.dumpFile.empty()) throw probe::InputError("--dump needs --inputs (it dumps exactly that one case)");
     if (!wantsTiming(o) && (!o.traceFile.empty() || !o.reportFile.empty()))
-        throw sched::InputError(std::string(o.traceFile.empty() ? "--report" : "--trace") +
+        throw probe::InputError(std::string(o.traceFile.empty() ? "--report" : "--trace") +
                                 " needs the timing: not with --no-timing or --device host");
 
-    std::vector<sched::Config> configs;
+    std::vector<probe::Config> configs;
     if (o.cards.empty()) configs.push_back(base);
     for (std::size_t i = 0; i < o.cards.size(); ++i) {
         const int card = o.cards[i];
         if (std::find(o.cards.begin(), o.cards.begin() + std::ptrdiff_t(i), card) !=
             o.cards.begin() + std::ptrdiff_t(i))
-            throw sched::InputError(fmt::format("--cards: card {} is listed twice", card));
-        sched::Config c = base;
-        sched::applySet(c, fmt::format("card={}", card));
-        sched::validate(c);
+            throw probe::InputError(fmt::format("--cards: card {} is listed twice", card));
+        probe::Config c = base;
+        probe::applySet(c, fmt::format("card={}", card));
+        probe::validate(c);
         configs.push_back(c);
     }
     if (o.device != "host") initLevelZero();
     const std::vector<std::string> specs = cardDevices(o, configs.size());
     const bool together = configs.size() > 1 && specs.front() != specs.back();
     const bool collectTrace = !o.traceFile.empty();
-    auto trackPrefix = [&](const sched::Config& c) {
+    auto trackPrefix = [&](const probe::Config& c) {
         return configs.size() > 1 ? fmt::format("card{} ", c.shape.card) : std::string();
     };
 
@@ -516,12 +516,12 @@ int run(Options& o) {
         }
     }
     bool failed = false;
-    std::vector<probe::TraceSpan> spans;
+    std::vector<app::TraceSpan> spans;
     for (auto& out : outcomes) {
         if (together) fmt::print("== card {}\n", out.card);
         fmt::print("{}", out.text);
         const fs::path cardFile = fs::path(o.outDir) / fmt::format("card{}.json", out.card);
-        probe::writeCard(cardFile, out.json);
+        app::writeCard(cardFile, out.json);
         fmt::print("wrote {}\n", cardFile.string());
         failed = failed || out.failed;
         if (out.nothingChecked) {
@@ -534,14 +534,14 @@ int run(Options& o) {
         spans.insert(spans.end(), out.spans.begin(), out.spans.end());
     }
     if (!o.traceFile.empty()) {
-        probe::writeTrace(o.traceFile, spans);
+        app::writeTrace(o.traceFile, spans);
         fmt::print("wrote {} ({} kernel spans; open in ui.perfetto.dev)\n", o.traceFile, spans.size());
     }
     if (!o.reportFile.empty()) {
-        std::vector<probe::LoadedCard> cards;
+        std::vector<app::LoadedCard> cards;
         for (const auto& out : outcomes)
             cards.push_back({fmt::format("card{} · {}", out.card, out.deviceName), out.json});
-        probe::writeCardsReport(o.reportFile, cards);
+        app::writeCardsReport(o.reportFile, cards);
         fmt::print("wrote {}\n", o.reportFile);
     }
     return failed ? kExitCaseFailed : kExitOk;
@@ -552,7 +552,7 @@ template <class F>
 int guarded(F&& body) {
     try {
         return body();
-    } catch (const sched::InputError& e) {
+    } catch (const probe::InputError& e) {
         fmt::print(stderr, "ze-probe: error: {}\n", e.what());
         return kExitBadInput;
     } catch (const std::exception& e) {
@@ -579,14 +579,14 @@ int reportMain(int argc, char** argv) {
     app.add_option("-o,--out", outFile, "the report: OUT.html (tables and pictures) or OUT.svg (pictures)")->required();
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
     return guarded([&] {
-        const probe::ReportFormat format = probe::reportFormatOf(outFile);  // before any work
-        if (format == probe::ReportFormat::svg && !sweepFile.empty())
-            throw sched::InputError("--sweep goes into the HTML report's tables: write OUT.html");
-        std::vector<probe::LoadedCard> cards;
-        for (const auto& f : cardFiles) cards.push_back(probe::loadCard(f));
+        const app::ReportFormat format = app::reportFormatOf(outFile);  // before any work
+        if (format == app::ReportFormat::svg && !sweepFile.empty())
+            throw probe::InputError("--sweep goes into the HTML report's tables: write OUT.html");
+        std::vector<app::LoadedCard> cards;
+        for (const auto& f : cardFiles) cards.push_back(app::loadCard(f));
         std::vector<nlohmann::json> rows;
-        if (!sweepFile.empty()) rows = sched::readSweepRows(sweepFile, false);
-        probe::writeCardsReport(outFile, cards, rows);
+        if (!sweepFile.empty()) rows = probe::readSweepRows(sweepFile, false);
+        app::writeCardsReport(outFile, cards, rows);
         fmt::print("wrote {} ({} card{})\n", outFile, cards.size(), cards.size() == 1 ? "" : "s");
         return kExitOk;
     });
@@ -607,7 +607,7 @@ int sweepMergeMain(int argc, char** argv) {
     app.add_option("dirs", dirs, "the shards' --out directories")->required();
     app.add_option("-o,--out", outDir, "directory for the merged <name>.jsonl and .csv (must not hold them yet)");
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
-    return guarded([&] { return probe::runSweepMerge(dirs, outDir); });
+    return guarded([&] { return app::runSweepMerge(dirs, outDir); });
 }
 
 }  // namespace
@@ -690,7 +690,7 @@ int main(int argc, char** argv) {
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
     try {
         return run(o);
-    } catch (const sched::InputError& e) {
+    } catch (const probe::InputError& e) {
         fmt::print(stderr, "ze-probe: error: {}\n", e.what());
         return kExitBadInput;
     } catch (const ze::Error& e) {

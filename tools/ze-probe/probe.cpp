@@ -5,7 +5,7 @@
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/compare.hpp"
 
-namespace zp::probe {
+namespace zp::app {
 
 Executor Executor::hostM1() {
     return {"host_m1", [](const CaseRun& run) {
@@ -40,7 +40,7 @@ std::optional<std::string> compareWithOracle(const oracle::ChainShape& s, const 
     };
     for (const Item& it : items) {
         if (!it.on) continue;
-        if (auto mm = sched::firstMismatch(it.name, it.got, it.want, it.cols)) return mm->describe(it.want.size());
+        if (auto mm = probe::firstMismatch(it.name, it.got, it.want, it.cols)) return mm->describe(it.want.size());
     }
     if (!got.routeY.empty()) {
         // The M1 chain's y of every local route (m, k) equals y of its compact row cr(m, k).
@@ -54,7 +54,7 @@ std::optional<std::string> compareWithOracle(const oracle::ChainShape& s, const 
             const std::span<const oracle::bf16_t> g(got.routeY.data() + std::size_t(route) * H, H);
             const std::span<const oracle::bf16_t> w(want.y.data() + std::size_t(r) * H, H);
             if (auto mm =
-                    sched::firstMismatch(fmt::format("y(route m={}, k={})", route / s.topK, route % s.topK), g, w, H))
+                    probe::firstMismatch(fmt::format("y(route m={}, k={})", route / s.topK, route % s.topK), g, w, H))
                 return mm->describe(H);
         }
     }
@@ -67,7 +67,7 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
     for (const Executor& e : executors) {
         std::vector<PatternCounts> rows;
         for (auto p : rs.patterns)
-            rows.push_back({std::string(sched::patternName(p)), sched::patternInvalidReason(s, p)});
+            rows.push_back({std::string(probe::patternName(p)), probe::patternInvalidReason(s, p)});
         c.table.emplace_back(e.name, std::move(rows));
     }
     const auto silu = oracle::buildSiluTable(s.swigluAlpha);
@@ -78,9 +78,9 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
     std::size_t caseNumber = 0;
     for (std::size_t pi = 0; pi < rs.patterns.size(); ++pi) {
         const auto pattern = rs.patterns[pi];
-        if (sched::patternInvalidReason(s, pattern)) continue;
+        if (probe::patternInvalidReason(s, pattern)) continue;
         for (int v : rs.inputVariants) {
-            const sched::Case kase = sched::makeCase(s, pattern, v, rs.config.seed, drawWeights ? &drawn : nullptr);
+            const probe::Case kase = probe::makeCase(s, pattern, v, rs.config.seed, drawWeights ? &drawn : nullptr);
             const std::string caseName = kase.name();
             const oracle::ChainOutputs want = oracle::runChain(s, weights, kase.inputs, silu);
             if (rs.prepare) rs.prepare(kase, weights);
@@ -113,7 +113,7 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
                 if (variant == "m1_oracle") m1Out = got.outputs.out;
                 std::optional<std::string> why = compareWithOracle(s, want, got);
                 if (!why && m1Out && variant != "m1_oracle")
-                    if (auto mm = sched::firstMismatch("out", got.outputs.out, *m1Out, std::size_t(s.hidden)))
+                    if (auto mm = probe::firstMismatch("out", got.outputs.out, *m1Out, std::size_t(s.hidden)))
                         why = "against the on-device m1_oracle: " + mm->describe(m1Out->size());
                 if (why) {
                     fail(*why);
@@ -166,4 +166,4 @@ std::string formatTable(const Correctness& c) {
     return out;
 }
 
-}  // namespace zp::probe
+}  // namespace zp::app

@@ -18,12 +18,12 @@
 #include "zp/probe/config.hpp"
 #include "zp/probe/variant.hpp"
 
-namespace zp::probe {
+namespace zp::app {
 
 // What one executor produced for one case (tensors in compact-row order, as the dump).
 struct ExecutorResult {
     oracle::ChainOutputs outputs;
-    sched::Materialised materialised;
+    probe::Materialised materialised;
     // The fixed-M1 chain's y per route (m, k), route order [M*K, H]; empty for other executors.
     std::vector<oracle::bf16_t> routeY;
     std::optional<std::string> error;  // e.g. the device's invalid-id flag
@@ -35,7 +35,7 @@ struct CaseRun {
     const oracle::LocalWeights& weights;
     const oracle::ChainInputs& inputs;
     std::span<const oracle::bf16_t> silu;
-    const sched::Case* kase;  // null for a user's --inputs file
+    const probe::Case* kase;  // null for a user's --inputs file
 };
 
 // Something that runs the chain: the host oracle or a device variant.
@@ -69,15 +69,15 @@ struct Correctness {
 };
 
 struct RunSettings {
-    sched::Config config;
-    std::vector<sched::RoutePattern> patterns;
+    probe::Config config;
+    std::vector<probe::RoutePattern> patterns;
     std::vector<int> inputVariants = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
     // Weights from a file, used by every case as they are; else each case draws the weights
     // of the experts it touches (§7).
     std::optional<oracle::LocalWeights> fixedWeights;
     bool deviceFlushesSubnormals = false;
     // Called once per case before the executors run, e.g. to upload the touched experts.
-    std::function<void(const sched::Case&, const oracle::LocalWeights&)> prepare;
+    std::function<void(const probe::Case&, const oracle::LocalWeights&)> prepare;
     std::function<void(const std::string&)> progress;  // one line per case, may be empty
 };
 
@@ -93,4 +93,4 @@ std::optional<std::string> compareWithOracle(const oracle::ChainShape&, const or
 nlohmann::json correctnessJson(const Correctness&);
 std::string formatTable(const Correctness&);
 
-}  // namespace zp::probe
+}  // namespace zp::app

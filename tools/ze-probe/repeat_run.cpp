@@ -19,7 +19,7 @@
 #include "zp/probe/gate_repeat.hpp"
 #include "zp/probe/input_error.hpp"
 
-namespace zp::probe {
+namespace zp::app {
 namespace fs = std::filesystem;
 namespace {
 
@@ -77,7 +77,7 @@ int runChild(const std::vector<std::string>& args, const fs::path& log) {
 
 int runGateRepeat(const std::vector<std::string>& args, int runs, const std::string& outDir,
                   const std::string& reportFile) {
-    if (runs < 2) throw sched::InputError(fmt::format("--gate-repeat {}: compare at least 2 runs", runs));
+    if (runs < 2) throw probe::InputError(fmt::format("--gate-repeat {}: compare at least 2 runs", runs));
     const std::vector<std::string> base = childArgs(args);
     std::vector<nlohmann::json> cards;
     int worst = 0;
@@ -119,14 +119,14 @@ int runGateRepeat(const std::vector<std::string>& args, int runs, const std::str
         }
         cards.push_back(std::move(merged));
     }
-    const sched::RepeatSummary summary = sched::summarizeRepeats(cards);
-    const std::string table = sched::formatRepeatTable(summary);
+    const probe::RepeatSummary summary = probe::summarizeRepeats(cards);
+    const std::string table = probe::formatRepeatTable(summary);
     fmt::print("{}", table);
     const fs::path json = fs::path(outDir) / "gate_repeat.json";
     {
         std::ofstream f(json);
-        f << sched::repeatJson(summary).dump(2) << '\n';
-        if (!f) throw sched::InputError("cannot write " + json.string() + ": check --out");
+        f << probe::repeatJson(summary).dump(2) << '\n';
+        if (!f) throw probe::InputError("cannot write " + json.string() + ": check --out");
     }
     fmt::print("wrote {}\n", json.string());
     if (!reportFile.empty()) {
@@ -138,4 +138,4 @@ int runGateRepeat(const std::vector<std::string>& args, int runs, const std::str
     return worst;
 }
 
-}  // namespace zp::probe
+}  // namespace zp::app

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace zp::probe {
+namespace zp::app {
 
 // `args`: the command line after argv[0]; --gate-repeat, --out, --report and --trace are
 // taken out and set per run. Returns the worst exit code of the runs (0, 1 = a case failed,
@@ -16,4 +16,4 @@ namespace zp::probe {
 int runGateRepeat(const std::vector<std::string>& args, int runs, const std::string& outDir,
                   const std::string& reportFile);
 
-}  // namespace zp::probe
+}  // namespace zp::app

@@ -13,7 +13,7 @@
 
 #include "zp/probe/input_error.hpp"
 
-namespace zp::probe {
+namespace zp::app {
 namespace {
 
 namespace fs = std::filesystem;
@@ -399,18 +399,18 @@ std::string sweepTable(const std::vector<json>& rows) {
 
 LoadedCard loadCard(const fs::path& path) {
     std::ifstream f(path);
-    if (!f) throw sched::InputError(path.string() + ": cannot open the card");
+    if (!f) throw probe::InputError(path.string() + ": cannot open the card");
     LoadedCard c;
     try {
         c.card = json::parse(f);
     } catch (const json::exception& e) {
-        throw sched::InputError(path.string() + ": not JSON: " + e.what());
+        throw probe::InputError(path.string() + ": not JSON: " + e.what());
     }
     if (!c.card.is_object() || !c.card.contains("schema") || !c.card["schema"].is_number_integer())
-        throw sched::InputError(path.string() + ": not a ze-probe card (no integer \"schema\")");
+        throw probe::InputError(path.string() + ": not a ze-probe card (no integer \"schema\")");
     const int schema = c.card["schema"];
     if (schema < 2)
-        throw sched::InputError(fmt::format("{}: card schema {}: the report needs schema 2 or later (rerun ze-probe)",
+        throw probe::InputError(fmt::format("{}: card schema {}: the report needs schema 2 or later (rerun ze-probe)",
                                             path.string(), schema));
     std::string device = path.filename().string();
     if (c.card.contains("device") && c.card["device"].is_object()) device = c.card["device"].value("name", device);
@@ -422,7 +422,7 @@ ReportFormat reportFormatOf(const fs::path& p) {
     const std::string ext = p.extension().string();
     if (ext == ".html" || ext == ".htm") return ReportFormat::html;
     if (ext == ".svg") return ReportFormat::svg;
-    throw sched::InputError(p.string() + ": unknown report format '" + ext + "': write FILE.html or FILE.svg");
+    throw probe::InputError(p.string() + ": unknown report format '" + ext + "': write FILE.html or FILE.svg");
 }
 
 std::string cardsReportHtml(const std::vector<LoadedCard>& cards, const std::vector<json>& sweepRows,
@@ -528,7 +528,7 @@ void writeCardsReport(const fs::path& path, const std::vector<LoadedCard>& cards
     const ReportFormat f = reportFormatOf(path);
     const std::string text =
         f == ReportFormat::html ? cardsReportHtml(cards, sweepRows, repeatTable) : cardsReportSvg(cards);
-    sched::writeFileAtomically(path, text, "--report");
+    probe::writeFileAtomically(path, text, "--report");
 }
 
-}  // namespace zp::probe
+}  // namespace zp::app

@@ -20,14 +20,14 @@
 
 #include <nlohmann/json.hpp>
 
-namespace zp::probe {
+namespace zp::app {
 
 struct LoadedCard {
     std::string label;  // "card0 · NVIDIA H200" (the file name when there is no device)
     nlohmann::json card;
 };
 
-// Throws sched::InputError naming the file: unreadable, not JSON, not a card, schema < 2.
+// Throws probe::InputError naming the file: unreadable, not JSON, not a card, schema < 2.
 LoadedCard loadCard(const std::filesystem::path&);
 
 // The report's format from the output path: ".html" or ".svg"; anything else is an
@@ -44,4 +44,4 @@ std::string cardsReportSvg(const std::vector<LoadedCard>&);
 void writeCardsReport(const std::filesystem::path&, const std::vector<LoadedCard>&,
                       const std::vector<nlohmann::json>& sweepRows = {}, const std::string& repeatTable = {});
 
-}  // namespace zp::probe
+}  // namespace zp::app

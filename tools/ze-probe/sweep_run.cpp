@@ -13,7 +13,7 @@
 #include "timing.hpp"
 #include "zp/probe/sweep.hpp"
 
-namespace zp::probe {
+namespace zp::app {
 namespace {
 
 std::string shapeKey(const oracle::ChainShape& s) {
@@ -37,7 +37,7 @@ struct SessionCache {
         if (!session || k != key) {
             session.reset();
             scratch.reset();
-            std::vector<sched::Variant> all(sched::kAllVariants.begin(), sched::kAllVariants.end());
+            std::vector<probe::Variant> all(probe::kAllVariants.begin(), probe::kAllVariants.end());
             session = std::make_unique<DeviceSession>(device, s, all, tuning);
             scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(s));
             key = k;
@@ -49,19 +49,19 @@ struct SessionCache {
 }  // namespace
 
 int runSweep(const SweepCliOptions& o) {
-    const sched::SweepSpec spec = sched::loadSweep(o.file);
-    sched::SweepPlan plan = sched::expandSweep(spec);
-    if (!o.shard.empty()) plan = sched::shardPlan(plan, sched::parseSweepShard(o.shard));
+    const probe::SweepSpec spec = probe::loadSweep(o.file);
+    probe::SweepPlan plan = probe::expandSweep(spec);
+    if (!o.shard.empty()) plan = probe::shardPlan(plan, probe::parseSweepShard(o.shard));
     const std::filesystem::path out(o.outDir);
-    sched::writeSweepPlanFile(out, plan);
-    sched::SweepRunOptions ro;
+    probe::writeSweepPlanFile(out, plan);
+    probe::SweepRunOptions ro;
     ro.jsonlPath = out / (plan.name + ".jsonl");
     ro.csvPath = out / (plan.name + ".csv");
     ro.resume = o.resume;
     ro.overwrite = o.overwrite;
     const bool tty = ::isatty(STDERR_FILENO);
-    ro.progress = [tty](const sched::SweepProgress& p) {
-        const std::string line = sched::formatSweepProgress(p);
+    ro.progress = [tty](const probe::SweepProgress& p) {
+        const std::string line = probe::formatSweepProgress(p);
         if (tty)
             fmt::print(stderr, "\r{}\x1b[K", line);
         else
@@ -73,13 +73,13 @@ int runSweep(const SweepCliOptions& o) {
     bool initialised = false;
     bool anyFailed = false;
     std::string deviceName;
-    const auto measure = [&](const sched::SweepPoint& p) -> nlohmann::json {
-        const sched::Config& cfg = p.config;
+    const auto measure = [&](const probe::SweepPoint& p) -> nlohmann::json {
+        const probe::Config& cfg = p.config;
         const oracle::ChainShape& s = cfg.shape;
-        const sched::RoutePattern pattern = p.pattern.value_or(sched::RoutePattern::SixLocal);
-        const sched::Variant variant = p.variant.value_or(sched::Variant::Baseline);
-        if (auto why = sched::patternInvalidReason(s, pattern))
-            return {{"pattern", sched::patternName(pattern)}, {"not_valid", *why}};
+        const probe::RoutePattern pattern = p.pattern.value_or(probe::RoutePattern::SixLocal);
+        const probe::Variant variant = p.variant.value_or(probe::Variant::Baseline);
+        if (auto why = probe::patternInvalidReason(s, pattern))
+            return {{"pattern", probe::patternName(pattern)}, {"not_valid", *why}};
         if (!initialised && o.initDevices) o.initDevices();
         initialised = true;
         DeviceSession& session = cache.get(s);
@@ -88,12 +88,12 @@ int runSweep(const SweepCliOptions& o) {
         TimingSettings ts;
         ts.repeats = o.repeats.value_or(p.repeats);
         ts.warmup = o.warmup.value_or(p.warmup);
-        const PatternTiming pt = timePattern(session, {sched::Variant::Baseline, variant}, cfg, pattern, nullptr,
+        const PatternTiming pt = timePattern(session, {probe::Variant::Baseline, variant}, cfg, pattern, nullptr,
                                              cache.scratch.get(), ts, nullptr);
         const VariantTiming& a = pt.variants[0];
         const VariantTiming& b = pt.variants[1];
-        const sched::Projection proj = projectTiming(pt, a, b, cfg);  // the gate's interval and verdict
-        const auto host = sched::pairedSaving(a.hostNs, b.hostNs);
+        const probe::Projection proj = projectTiming(pt, a, b, cfg);  // the gate's interval and verdict
+        const auto host = probe::pairedSaving(a.hostNs, b.hostNs);
 
         // The chains' last execute ran the timed case: check it against the host oracle.
         const auto silu = oracle::buildSiluTable(s.swigluAlpha);
@@ -103,28 +103,28 @@ int runSweep(const SweepCliOptions& o) {
         if (session.flushesSubnormals() && want.metSubnormal) {
             correctness = "skipped";
         } else {
-            for (sched::Variant v : {sched::Variant::Baseline, variant}) {
+            for (probe::Variant v : {probe::Variant::Baseline, variant}) {
                 const auto got = toExecutorResult(s, v, session.chain(v).results());
                 if (auto why = compareWithOracle(s, want, got)) {
                     correctness = "failed";
-                    mismatches.push_back({{"variant", sched::variantName(v)}, {"message", *why}});
+                    mismatches.push_back({{"variant", probe::variantName(v)}, {"message", *why}});
                 }
             }
         }
         if (correctness == "failed") anyFailed = true;
         return {
-            {"baseline_median_ns", num(sched::median(a.deviceNs))},
-            {"candidate_median_ns", num(sched::median(b.deviceNs))},
+            {"baseline_median_ns", num(probe::median(a.deviceNs))},
+            {"candidate_median_ns", num(probe::median(b.deviceNs))},
             {"saving_median_ms", num(proj.medianMs)},
             {"saving_ci_low_ms", num(proj.ciLowMs)},
             {"saving_ci_high_ms", num(proj.ciHighMs)},
-            {"gate_verdict", sched::verdictKey(proj.verdict)},
+            {"gate_verdict", probe::verdictKey(proj.verdict)},
             {"more_rounds", proj.moreRounds ? nlohmann::json(*proj.moreRounds) : nlohmann::json(nullptr)},
-            {"baseline_host_median_ns", num(sched::median(a.hostNs))},
-            {"candidate_host_median_ns", num(sched::median(b.hostNs))},
+            {"baseline_host_median_ns", num(probe::median(a.hostNs))},
+            {"candidate_host_median_ns", num(probe::median(b.hostNs))},
             {"host_saving_median_us", num(host.median / 1e3)},
             {"pattern", pt.pattern},
-            {"variant", sched::variantName(variant)},
+            {"variant", probe::variantName(variant)},
             {"case", pt.caseName},
             {"pairs", proj.pairs},
             {"blocks", proj.blocks},
@@ -142,17 +142,17 @@ int runSweep(const SweepCliOptions& o) {
 
     // One writer per sweep output: a second sweep into the same --out, or a --resume while the
     // first still runs, would interleave rows in the JSONL (exit 2 naming the holder instead).
-    const sched::OutputLock lock(ro.jsonlPath.string() + ".lock", "--out " + ro.jsonlPath.string());
+    const probe::OutputLock lock(ro.jsonlPath.string() + ".lock", "--out " + ro.jsonlPath.string());
     fmt::print("sweep {}: {} points{}, writing {} and {}{}\n", plan.name, plan.points.size(),
                plan.shard.empty() ? "" : fmt::format(" (shard {} of {} in all)", plan.shard, plan.allIds.size()),
                ro.jsonlPath.string(), ro.csvPath.string(), o.resume ? " (resuming)" : "");
     std::fflush(stdout);
-    sched::SweepRunner runner(std::move(plan), ro);
+    probe::SweepRunner runner(std::move(plan), ro);
     const auto rows = runner.run(measure);
     if (tty) fmt::print(stderr, "\n");
     for (const auto& r : rows)
         if (r.contains("result") && r["result"].value("correctness", "") == "failed") anyFailed = true;
-    fmt::print("{}", sched::formatSweepSummary(runner.plan(), rows,
+    fmt::print("{}", probe::formatSweepSummary(runner.plan(), rows,
                                                {"baseline_median_ns", "candidate_median_ns", "saving_median_ms",
                                                 "saving_ci_low_ms", "gate_verdict", "correctness"}));
     fmt::print(
@@ -164,10 +164,10 @@ int runSweep(const SweepCliOptions& o) {
 
 int runSweepMerge(const std::vector<std::string>& dirs, const std::string& outDir) {
     std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());
-    const sched::SweepMerge m = sched::mergeSweepShards(paths);
+    const probe::SweepMerge m = probe::mergeSweepShards(paths);
     const std::filesystem::path out(outDir);
     const auto jsonl = out / (m.name + ".jsonl"), csv = out / (m.name + ".csv");
-    sched::writeSweepFiles(jsonl, csv, m.axisKeys, m.rows);
+    probe::writeSweepFiles(jsonl, csv, m.axisKeys, m.rows);
     fmt::print("sweep {}: merged {} of {} points from {} shard directories into {} and {}\n", m.name, m.rows.size(),
                m.total, dirs.size(), jsonl.string(), csv.string());
     if (m.missing.empty()) return 0;
@@ -178,4 +178,4 @@ int runSweepMerge(const std::vector<std::string>& dirs, const std::string& outDi
     return 1;
 }
 
-}  // namespace zp::probe
+}  // namespace zp::app

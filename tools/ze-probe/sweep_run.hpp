@@ -18,7 +18,7 @@
 
 #include "zp/scheduler/chain_plan.hpp"
 
-namespace zp::probe {
+namespace zp::app {
 
 struct SweepCliOptions {
     std::string file;
@@ -32,12 +32,12 @@ struct SweepCliOptions {
 };
 
 // Returns the exit code: 0, or 1 when a point's case did not match the oracle. Throws
-// sched::InputError on a bad sweep file or output directory.
+// probe::InputError on a bad sweep file or output directory.
 int runSweep(const SweepCliOptions&);
 
 // `ze-probe sweep-merge DIR... [-o OUT]`: the shards' rows as one sweep in OUT (<name>.jsonl and
 // .csv). Returns 0, or 1 when points are missing (listed on stderr; the merge is still
-// written). Throws sched::InputError on overlapping shards, differing plans or existing output.
+// written). Throws probe::InputError on overlapping shards, differing plans or existing output.
 int runSweepMerge(const std::vector<std::string>& dirs, const std::string& outDir);
 
-}  // namespace zp::probe
+}  // namespace zp::app

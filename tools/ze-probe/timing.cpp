@@ -11,7 +11,7 @@
 #include "zp/probe/cases.hpp"
 #include "zp/probe/timing_stats.hpp"
 
-namespace zp::probe {
+namespace zp::app {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -21,12 +21,12 @@ bool isCandidate(const std::string& v) { return v != "baseline" && v != "m1_orac
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 nlohmann::json summaryJson(const std::vector<double>& x) {
-    const sched::Summary s = sched::summarize(x);
+    const probe::Summary s = probe::summarize(x);
     return {{"median", s.median}, {"p05", s.p05},   {"p95", s.p95},       {"min", s.min},
             {"max", s.max},       {"mean", s.mean}, {"stddev", s.stddev}, {"n", s.n}};
 }
 
-double med(const std::vector<double>& x) { return x.empty() ? std::nan("") : sched::median(x); }
+double med(const std::vector<double>& x) { return x.empty() ? std::nan("") : probe::median(x); }
 
 }  // namespace
 
@@ -62,16 +62,16 @@ CaseSetRecorder::CaseSetRecorder(const oracle::ChainShape& s, double tickNs, std
                                  std::string prefix)
     : shape_(s), tickNs_(tickNs), trace_(trace), prefix_(std::move(prefix)) {}
 
-bool CaseSetRecorder::opensBlock(const sched::Case& kase) const {
+bool CaseSetRecorder::opensBlock(const probe::Case& kase) const {
     return !firstCase_.empty() && kase.name() != firstCase_ && kase.inputVariant % 2 == 0;
 }
 
-void CaseSetRecorder::record(const std::string& variant, const sched::Case& kase, double hostNs,
+void CaseSetRecorder::record(const std::string& variant, const probe::Case& kase, double hostNs,
                              const std::vector<sched::KernelSpan>& spans) {
     const std::string name = kase.name();
     if (firstCase_.empty()) firstCase_ = name;
     if (name == firstCase_) return;  // the warm-up
-    const std::string pattern(sched::patternName(kase.pattern));
+    const std::string pattern(probe::patternName(kase.pattern));
     std::size_t pi = 0;
     while (pi < patterns_.size() && patterns_[pi].pattern != pattern) ++pi;
     if (pi == patterns_.size()) {
@@ -157,19 +157,19 @@ std::uint64_t chainBytes(const oracle::ChainShape& s, int touched) {
 namespace {
 
 // The pattern's case v0 (its touched experts drawn into `scratch` unless the weights are fixed).
-sched::Case caseV0(const sched::Config& cfg, sched::RoutePattern pattern, const oracle::LocalWeights* fixed,
+probe::Case caseV0(const probe::Config& cfg, probe::RoutePattern pattern, const oracle::LocalWeights* fixed,
                    oracle::LocalWeights* scratch) {
-    return sched::makeCase(cfg.shape, pattern, 0, cfg.seed, fixed ? nullptr : scratch);
+    return probe::makeCase(cfg.shape, pattern, 0, cfg.seed, fixed ? nullptr : scratch);
 }
 
 // One block: the chains rebuilt, the case's inputs uploaded, warm-ups, `rounds` timed rounds.
 // `chooseB`: the first block sets pt.batch from single executions first.
-void timeBlock(PatternTiming& pt, DeviceSession& session, const std::vector<sched::Variant>& variants,
-               const sched::Case& kase, const oracle::LocalWeights& weights, bool fixedWeights, int warmup, int rounds,
+void timeBlock(PatternTiming& pt, DeviceSession& session, const std::vector<probe::Variant>& variants,
+               const probe::Case& kase, const oracle::LocalWeights& weights, bool fixedWeights, int warmup, int rounds,
                bool chooseB, std::vector<TraceSpan>* trace, const std::string& trackPrefix) {
     session.rebuild(weights, fixedWeights ? std::span<const int>{} : std::span<const int>(kase.touchedLocalExperts));
     std::vector<sched::DeviceChain*> chains;
-    for (sched::Variant v : variants) {
+    for (probe::Variant v : variants) {
         sched::DeviceChain& c = session.chain(v);
         c.setInputs(kase.inputs);
         chains.push_back(&c);
@@ -219,21 +219,21 @@ void timeBlock(PatternTiming& pt, DeviceSession& session, const std::vector<sche
 
 }  // namespace
 
-PatternTiming timePattern(DeviceSession& session, const std::vector<sched::Variant>& variants, const sched::Config& cfg,
-                          sched::RoutePattern pattern, const oracle::LocalWeights* fixedWeights,
+PatternTiming timePattern(DeviceSession& session, const std::vector<probe::Variant>& variants, const probe::Config& cfg,
+                          probe::RoutePattern pattern, const oracle::LocalWeights* fixedWeights,
                           oracle::LocalWeights* scratch, const TimingSettings& ts, std::vector<TraceSpan>* trace,
                           const std::string& trackPrefix) {
-    const sched::Case kase = caseV0(cfg, pattern, fixedWeights, scratch);
+    const probe::Case kase = caseV0(cfg, pattern, fixedWeights, scratch);
     PatternTiming pt;
-    pt.pattern = std::string(sched::patternName(pattern));
+    pt.pattern = std::string(probe::patternName(pattern));
     pt.caseName = kase.name();
     pt.touchedExperts = int(kase.touchedLocalExperts.size());
     pt.bytes = chainBytes(cfg.shape, pt.touchedExperts);
     pt.inputs = kase.inputs;
     pt.tickNs = session.device().kernelClock().nsPerTick;
-    for (sched::Variant v : variants) {
+    for (probe::Variant v : variants) {
         VariantTiming vt;
-        vt.variant = std::string(sched::variantName(v));
+        vt.variant = std::string(probe::variantName(v));
         for (const auto& l : session.chain(v).plan().launches) vt.kernels.push_back(l.kernel);
         vt.kernelNs.resize(vt.kernels.size());
         pt.variants.push_back(std::move(vt));
@@ -245,10 +245,10 @@ PatternTiming timePattern(DeviceSession& session, const std::vector<sched::Varia
     return pt;
 }
 
-void addBlocks(PatternTiming& pt, int blocks, DeviceSession& session, const std::vector<sched::Variant>& variants,
-               const sched::Config& cfg, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
+void addBlocks(PatternTiming& pt, int blocks, DeviceSession& session, const std::vector<probe::Variant>& variants,
+               const probe::Config& cfg, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
                const TimingSettings& ts, std::vector<TraceSpan>* trace, const std::string& trackPrefix) {
-    const sched::Case kase = caseV0(cfg, sched::parsePattern(pt.pattern), fixedWeights, scratch);
+    const probe::Case kase = caseV0(cfg, probe::parsePattern(pt.pattern), fixedWeights, scratch);
     if (pt.caseName.find("dedicated") == std::string::npos && pt.caseName != kase.name())
         pt.caseName += fmt::format(", then dedicated blocks of {}", kase.name());
     pt.tickNs = session.device().kernelClock().nsPerTick;
@@ -303,35 +303,35 @@ Bandwidth deviceBandwidth(DeviceSession& session) {
                         bytes >> 20, fromTimestamps ? "event timestamps" : "host wall time")};
 }
 
-sched::Projection projectTiming(const PatternTiming& pt, const VariantTiming& base, const VariantTiming& cand,
-                                const sched::Config& cfg) {
+probe::Projection projectTiming(const PatternTiming& pt, const VariantTiming& base, const VariantTiming& cand,
+                                const probe::Config& cfg) {
     const auto a = pt.blocksOf(base.deviceNs), b = pt.blocksOf(cand.deviceNs);
     if (a.size() < 2) {  // no between-block spread: no interval, never a pass
-        sched::Projection p;
+        probe::Projection p;
         p.pattern = pt.pattern;
         p.medianMs = p.ciLowMs = p.ciHighMs = std::nan("");
         p.blocks = a.size();
         p.pairs = base.deviceNs.size();
         return p;
     }
-    return sched::projectPattern(pt.pattern, a, b, cfg.layers, cfg.gateMinSavingMs, pt.tickNs / pt.batch);
+    return probe::projectPattern(pt.pattern, a, b, cfg.layers, cfg.gateMinSavingMs, pt.tickNs / pt.batch);
 }
 
-std::vector<sched::CandidateGate> evaluateCandidates(const std::vector<PatternTiming>& pts, const sched::Config& cfg,
-                                                     const std::function<sched::CaseCounts(const std::string&)>& counts,
-                                                     const std::vector<sched::NotValidPattern>& notValid) {
-    std::vector<sched::CandidateGate> out;
+std::vector<probe::CandidateGate> evaluateCandidates(const std::vector<PatternTiming>& pts, const probe::Config& cfg,
+                                                     const std::function<probe::CaseCounts(const std::string&)>& counts,
+                                                     const std::vector<probe::NotValidPattern>& notValid) {
+    std::vector<probe::CandidateGate> out;
     if (pts.empty()) return out;
     for (const auto& vt : pts.front().variants) {
         if (!isCandidate(vt.variant)) continue;
-        std::vector<sched::Projection> proj;
+        std::vector<probe::Projection> proj;
         for (const auto& pt : pts) {
             const VariantTiming* base = pt.find("baseline");
             const VariantTiming* cand = pt.find(vt.variant);
             if (!base || !cand) continue;
             proj.push_back(projectTiming(pt, *base, *cand, cfg));
         }
-        out.push_back(sched::evaluateGate(vt.variant, std::move(proj), counts(vt.variant), cfg.gateMinSavingMs,
+        out.push_back(probe::evaluateGate(vt.variant, std::move(proj), counts(vt.variant), cfg.gateMinSavingMs,
                                           cfg.layers, notValid));
     }
     return out;
@@ -381,18 +381,18 @@ nlohmann::json timingsJson(const std::vector<PatternTiming>& pts, const TimingSe
     return j;
 }
 
-nlohmann::json projectionsJson(const std::vector<PatternTiming>& pts, const sched::Config& cfg) {
+nlohmann::json projectionsJson(const std::vector<PatternTiming>& pts, const probe::Config& cfg) {
     nlohmann::json j = nlohmann::json::object();
     for (const auto& pt : pts) {
         const VariantTiming* base = pt.find("baseline");
         if (!base) continue;
         for (const auto& vt : pt.variants) {
             if (!isCandidate(vt.variant)) continue;
-            const sched::Projection d = projectTiming(pt, *base, vt, cfg);
-            const sched::ProjectedSaving dev{d.medianMs, d.ciLowMs, d.ciHighMs};
-            sched::ProjectedSaving host{std::nan(""), std::nan(""), std::nan("")};
+            const probe::Projection d = projectTiming(pt, *base, vt, cfg);
+            const probe::ProjectedSaving dev{d.medianMs, d.ciLowMs, d.ciHighMs};
+            probe::ProjectedSaving host{std::nan(""), std::nan(""), std::nan("")};
             if (pt.blocksOf(base->hostNs).size() >= 2)
-                host = sched::projectSaving(sched::blockedSaving(pt.blocksOf(base->hostNs), pt.blocksOf(vt.hostNs)),
+                host = probe::projectSaving(probe::blockedSaving(pt.blocksOf(base->hostNs), pt.blocksOf(vt.hostNs)),
                                             cfg.layers);
             j[vt.variant][pt.pattern] = {
                 {"device",
@@ -425,8 +425,8 @@ nlohmann::json launchFloorJson(const std::vector<PatternTiming>& pts) {
                                 {"device_us_per_launch", num(med(vt.deviceNs) / L / 1e3)},
                                 {"host_us_per_launch", num(med(vt.hostNs) / L / 1e3)}};
             if (base && &vt != base) {
-                const auto ps = sched::pairedSaving(base->deviceNs, vt.deviceNs);
-                const auto ph = sched::pairedSaving(base->hostNs, vt.hostNs);
+                const auto ps = probe::pairedSaving(base->deviceNs, vt.deviceNs);
+                const auto ph = probe::pairedSaving(base->hostNs, vt.hostNs);
                 v["launches_removed"] = base->launches() - vt.launches();
                 v["saving_device_us"] = num(ps.median / 1e3);
                 v["saving_host_us"] = num(ph.median / 1e3);
@@ -480,8 +480,8 @@ std::string formatTimings(const std::vector<PatternTiming>& pts, const TimingSet
                 fmt::format("  {:<20} {} launches, {:.1f} us/launch device, {:.1f} us/launch host", vt.variant,
                             vt.launches(), med(vt.deviceNs) / L / 1e3, med(vt.hostNs) / L / 1e3);
             if (base && &vt != base) {
-                const auto ps = sched::pairedSaving(base->deviceNs, vt.deviceNs);
-                const auto ph = sched::pairedSaving(base->hostNs, vt.hostNs);
+                const auto ps = probe::pairedSaving(base->deviceNs, vt.deviceNs);
+                const auto ph = probe::pairedSaving(base->hostNs, vt.hostNs);
                 line += fmt::format("; {} launch(es) fewer, saves {:.1f} us device, {:.1f} us host",
                                     base->launches() - vt.launches(), ps.median / 1e3, ph.median / 1e3);
             }
@@ -504,4 +504,4 @@ std::string formatTimings(const std::vector<PatternTiming>& pts, const TimingSet
     return out;
 }
 
-}  // namespace zp::probe
+}  // namespace zp::app

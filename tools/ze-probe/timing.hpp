@@ -31,10 +31,10 @@
 #include "zp/probe/gate.hpp"
 #include "zp/probe/sampling.hpp"
 
-namespace zp::probe {
+namespace zp::app {
 
-using sched::chooseBatch;  // zp/probe/sampling.hpp
-using sched::kMinTicksPerSample;
+using probe::chooseBatch;  // zp/probe/sampling.hpp
+using probe::kMinTicksPerSample;
 
 struct TimingSettings {
     int repeats = 50;  // timed rounds in all (pairs per candidate), spread over `blocks`
@@ -82,10 +82,10 @@ struct PatternTiming {
 class CaseSetRecorder {
 public:
     CaseSetRecorder(const oracle::ChainShape&, double tickNs, std::vector<TraceSpan>* trace, std::string trackPrefix);
-    void record(const std::string& variant, const sched::Case&, double hostNs, const std::vector<sched::KernelSpan>&);
+    void record(const std::string& variant, const probe::Case&, double hostNs, const std::vector<sched::KernelSpan>&);
     // Whether `kase` opens a block (its chains to be rebuilt first): every second case of a
     // pattern, except the run's first (the warm-up, on chains just built).
-    bool opensBlock(const sched::Case& kase) const;
+    bool opensBlock(const probe::Case& kase) const;
     // Patterns in first-seen order, variants in `order` (put baseline first).
     std::vector<PatternTiming> result(const std::vector<std::string>& order) const;
 
@@ -109,13 +109,13 @@ std::uint64_t chainBytes(const oracle::ChainShape&, int touchedExperts);
 // Times one pattern's case on every variant of `variants` (baseline first: the tables and
 // the pairs read it there; the same variant twice is the A/A control). `weights`: the fixed weights (already uploaded)
 // or null to draw the case's touched experts into `scratch` and upload them.
-PatternTiming timePattern(DeviceSession&, const std::vector<sched::Variant>& variants, const sched::Config&,
-                          sched::RoutePattern, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
+PatternTiming timePattern(DeviceSession&, const std::vector<probe::Variant>& variants, const probe::Config&,
+                          probe::RoutePattern, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
                           const TimingSettings&, std::vector<TraceSpan>* trace, const std::string& trackPrefix = "");
 // `blocks` more blocks of the same pattern's case v0 (the gate budget's extra blocks); the
 // chains are rebuilt and the case re-made, so `pt` may come from either mode.
-void addBlocks(PatternTiming& pt, int blocks, DeviceSession&, const std::vector<sched::Variant>& variants,
-               const sched::Config&, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
+void addBlocks(PatternTiming& pt, int blocks, DeviceSession&, const std::vector<probe::Variant>& variants,
+               const probe::Config&, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
                const TimingSettings&, std::vector<TraceSpan>* trace, const std::string& trackPrefix = "");
 
 // Device memory bandwidth in bytes/s: L0 memory properties (maxClockRate MHz × maxBusWidth
@@ -129,23 +129,23 @@ Bandwidth deviceBandwidth(DeviceSession&);
 
 // One pattern's projection of the device-time saving of `cand` over `base` (the blocks'
 // interval, the timer step / B as its floor); NaN when fewer than 2 blocks were timed.
-sched::Projection projectTiming(const PatternTiming&, const VariantTiming& base, const VariantTiming& cand,
-                                const sched::Config&);
+probe::Projection projectTiming(const PatternTiming&, const VariantTiming& base, const VariantTiming& cand,
+                                const probe::Config&);
 
 // Gate inputs: projections of every candidate (every timed variant but baseline and
 // m1_oracle) over the valid patterns, from the device times; correctness per variant from
 // `counts` (name → counts over the case set).
-std::vector<sched::CandidateGate> evaluateCandidates(const std::vector<PatternTiming>&, const sched::Config&,
-                                                     const std::function<sched::CaseCounts(const std::string&)>& counts,
-                                                     const std::vector<sched::NotValidPattern>& notValid);
+std::vector<probe::CandidateGate> evaluateCandidates(const std::vector<PatternTiming>&, const probe::Config&,
+                                                     const std::function<probe::CaseCounts(const std::string&)>& counts,
+                                                     const std::vector<probe::NotValidPattern>& notValid);
 
 nlohmann::json timingsJson(const std::vector<PatternTiming>&, const TimingSettings&, const Bandwidth&);
 // Host-time projections beside the device ones the gate uses: {candidate: {pattern: {...}}}.
-nlohmann::json projectionsJson(const std::vector<PatternTiming>&, const sched::Config&);
+nlohmann::json projectionsJson(const std::vector<PatternTiming>&, const probe::Config&);
 nlohmann::json launchFloorJson(const std::vector<PatternTiming>&);
 
 // Text: median device/host time per pattern × variant, the all_remote launch floor, and the
 // roofline fraction of the baseline and the best candidate per pattern.
 std::string formatTimings(const std::vector<PatternTiming>&, const TimingSettings&, const Bandwidth&);
 
-}  // namespace zp::probe
+}  // namespace zp::app

@@ -5,7 +5,7 @@
 #include <map>
 #include <stdexcept>
 
-namespace zp::probe {
+namespace zp::app {
 
 nlohmann::json traceJson(const std::vector<TraceSpan>& spans, const std::string& processName) {
     constexpr int kPid = 1;
@@ -49,7 +49,7 @@ nlohmann::json traceJson(const std::vector<TraceSpan>& spans, const std::string&
 void writeTrace(const std::filesystem::path& path, const std::vector<TraceSpan>& spans,
                 const std::string& processName) {
     const std::string text = traceJson(spans, processName).dump() + "\n";
-    sched::writeFileAtomically(path, text, "--trace");
+    probe::writeFileAtomically(path, text, "--trace");
 }
 
-}  // namespace zp::probe
+}  // namespace zp::app

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace zp::probe {
+namespace zp::app {
 
 struct TraceSpan {
     std::string track;  // variant name: one named track each, in order of first appearance
@@ -33,4 +33,4 @@ nlohmann::json traceJson(const std::vector<TraceSpan>&, const std::string& proce
 void writeTrace(const std::filesystem::path&, const std::vector<TraceSpan>&,
                 const std::string& processName = "ze-probe");
 
-}  // namespace zp::probe
+}  // namespace zp::app

@@ -91,8 +91,8 @@ ErrorCode codeOf(const ze::Error& e) {
         throw Error(ErrorCode::unsupported, prefix + e.what());
     } catch (const zp::sched::DeviceFault& e) {
         throw Error(ErrorCode::device, prefix + e.what());
-    } catch (const zp::sched::InputError& e) {
-        throw Error(e.kind() == zp::sched::InputErrorKind::not_found ? ErrorCode::not_found : inputCode,
+    } catch (const zp::probe::InputError& e) {
+        throw Error(e.kind() == zp::probe::InputErrorKind::not_found ? ErrorCode::not_found : inputCode,
                     prefix + e.what());
     } catch (const zp::sched::VariantNotValid& e) {
         // one_launch on a driver without cooperative launches: the device cannot run it
@@ -190,7 +190,7 @@ std::vector<DeviceInfo> listDevices(bool configureLoader) {
 
 std::vector<std::string> variants() {
     std::vector<std::string> out;
-    for (auto v : zp::sched::kAllVariants) out.emplace_back(zp::sched::variantName(v));
+    for (auto v : zp::probe::kAllVariants) out.emplace_back(zp::probe::variantName(v));
     return out;
 }
 
@@ -218,7 +218,7 @@ struct LayerState {
 struct ChainState {
     std::shared_ptr<LayerState> layer;  // first: destroyed last
     std::string variantName;
-    zp::sched::Variant variant{};
+    zp::probe::Variant variant{};
     ze::CommandQueue queue;
     std::unique_ptr<zp::sched::DeviceChain> chain;
     zp::oracle::ChainInputs inputs;  // staging, reused between calls: [M, ·] with padded rows
@@ -303,7 +303,7 @@ Layer Layer::random(const Device& device, const Shape& shape, std::uint64_t seed
         const auto& d = device.state_;
         const auto cs = toChainShape(shape);
         zp::oracle::validateShape(cs);
-        return Layer(makeLayer(d, shape, zp::sched::makeRandomWeights(cs, seed)));
+        return Layer(makeLayer(d, shape, zp::probe::makeRandomWeights(cs, seed)));
     } catch (...) {
         rethrowTranslated("zeprobe::Layer::random");
     }
@@ -322,10 +322,10 @@ Layer Layer::fromSafetensors(const Device& device, const Shape& shape, const std
                                                   "' does not exist or is not a regular file");
         zp::oracle::LocalWeights w;
         try {
-            w = zp::sched::loadWeights(path, cs, prefix);
-        } catch (const zp::sched::InputError& e) {
+            w = zp::probe::loadWeights(path, cs, prefix);
+        } catch (const zp::probe::InputError& e) {
             // A missing tensor is not_found; anything else wrong with the file is io.
-            throw zp::sched::InputError(std::string(e.what()) + " (prefix '" + prefix + "')", e.kind());
+            throw zp::probe::InputError(std::string(e.what()) + " (prefix '" + prefix + "')", e.kind());
         }
         return Layer(makeLayer(d, shape, w));
     } catch (...) {
@@ -382,8 +382,8 @@ Chain::Chain(const Layer& layer, const std::string& variant) {
         if (!layer.state_) throw Error(ErrorCode::invalid_argument, "moved-from Layer");
         auto s = std::make_unique<detail::ChainState>();
         s->layer = layer.state_;
-        s->variant = zp::sched::parseVariant(variant);
-        s->variantName = std::string(zp::sched::variantName(s->variant));
+        s->variant = zp::probe::parseVariant(variant);
+        s->variantName = std::string(zp::probe::variantName(s->variant));
         const auto& cs = s->layer->chainShape;
         // Padded rows route to the first expert of the next card: never local work when C > 1.
         s->paddingId = cs.cards > 1 ? ((cs.card + 1) % cs.cards) * cs.localExperts() : cs.firstLocalExpert();
@@ -429,8 +429,8 @@ void Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::
     // CONTRACT §5.1: everything is checked before any device work.
     std::size_t m = 0;
     try {
-        m = zp::sched::checkRequestInputs(s.layer->chainShape, hidden.size(), topkIds, topkWeights.size());
-    } catch (const zp::sched::InputError& e) {
+        m = zp::probe::checkRequestInputs(s.layer->chainShape, hidden.size(), topkIds, topkWeights.size());
+    } catch (const zp::probe::InputError& e) {
         bad(e.what());
     }
     if (out.size() != m * H)

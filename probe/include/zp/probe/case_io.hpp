@@ -10,7 +10,7 @@
 #include "zp/probe/safetensors.hpp"
 #include "zp/probe/variant.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 
 // CONTRACT §5.1, the one check of a request's inputs before any device work (case files,
 // zeprobe::Chain::forward, moe-server): the rows m from topk_ids (top_k ids a row,
@@ -38,4 +38,4 @@ TensorMap inputTensors(const oracle::ChainShape&, const oracle::ChainInputs&);
 // `y` [R,H] (each only where `Materialised` says so) and `out` [M,H].
 TensorMap dumpTensors(const oracle::ChainShape&, const oracle::ChainInputs&, const oracle::ChainOutputs&, Materialised);
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -11,7 +11,7 @@
 
 #include "zp/oracle/chain.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 
 enum class RoutePattern {
     SameTypical,
@@ -63,4 +63,4 @@ Case makeCase(const oracle::ChainShape&, RoutePattern, int inputVariant, std::ui
 // All local experts' weights drawn as input variant 0 (ordinary) from `seed`.
 oracle::LocalWeights makeRandomWeights(const oracle::ChainShape&, std::uint64_t seed);
 
-}  // namespace zp::sched
+}  // namespace zp::probe

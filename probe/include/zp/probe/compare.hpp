@@ -8,7 +8,7 @@
 
 #include "zp/oracle/numerics.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 
 struct Mismatch {
     std::string tensor;
@@ -25,4 +25,4 @@ struct Mismatch {
 std::optional<Mismatch> firstMismatch(const std::string& tensor, std::span<const oracle::bf16_t> got,
                                       std::span<const oracle::bf16_t> want, std::size_t cols);
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -21,7 +21,7 @@ namespace YAML {
 class Node;
 }
 
-namespace zp::sched {
+namespace zp::probe {
 
 struct Config {
     oracle::ChainShape shape;       // hidden, intermediate, experts, top_k, rows, cards, card, swiglu.*, gate_up_layout
@@ -67,4 +67,4 @@ void checkFitsMemory(const oracle::ChainShape&, std::uint64_t availableBytes, co
 std::string toYaml(const Config&);     // parseConfig(toYaml(c)) == c
 nlohmann::json toJson(const Config&);  // same keys and nesting as the YAML, for card JSON output
 
-}  // namespace zp::sched
+}  // namespace zp::probe

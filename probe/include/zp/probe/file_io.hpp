@@ -9,7 +9,7 @@
 
 #include "zp/probe/input_error.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 
 // The largest text file (config, sweep) read: real ones are a few KB; a bigger one is a mistake
 // (or /dev/zero behind a symlink) and is refused before it is read.
@@ -53,4 +53,4 @@ private:
     int fd_ = -1;
 };
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -24,7 +24,7 @@
 
 #include "zp/probe/timing_stats.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 
 enum class Verdict { Pass, OnTheBar, Fail };
 std::string_view verdictName(Verdict);  // "PASS", "ON THE BAR", "FAIL"
@@ -87,4 +87,4 @@ CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projec
 std::string formatGateTable(const CandidateGate&);
 nlohmann::json gateJson(const CandidateGate&);
 
-}  // namespace zp::sched
+}  // namespace zp::probe

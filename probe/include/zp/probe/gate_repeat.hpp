@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace zp::sched {
+namespace zp::probe {
 
 struct RepeatCell {
     std::string candidate, pattern;
@@ -39,4 +39,4 @@ RepeatSummary summarizeRepeats(const std::vector<nlohmann::json>& cards);
 std::string formatRepeatTable(const RepeatSummary&);
 nlohmann::json repeatJson(const RepeatSummary&);
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace zp::sched {
+namespace zp::probe {
 
 // What is wrong, for callers that tell them apart (the facade's error codes) without reading
 // the message.
@@ -26,4 +26,4 @@ private:
     InputErrorKind kind_;
 };
 
-}  // namespace zp::sched
+}  // namespace zp::probe

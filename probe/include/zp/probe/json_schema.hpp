@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace zp::sched {
+namespace zp::probe {
 
 // Every place `doc` breaks `schema`, as "<json pointer>: what"; empty when it conforms.
 std::vector<std::string> schemaProblems(const nlohmann::json& schema, const nlohmann::json& doc);
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -11,7 +11,7 @@
 
 #include "zp/probe/input_error.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 
 // A decimal integer in [least, most]: digits only (no sign, no spaces, no hex).
 inline std::uint64_t parseUnsignedOption(std::string_view text, std::string_view option, std::uint64_t least,
@@ -47,4 +47,4 @@ inline std::vector<std::uint64_t> parseUnsignedList(std::string_view text, std::
     }
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

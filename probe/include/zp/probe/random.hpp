@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace zp::sched {
+namespace zp::probe {
 
 class SplitMix64 {
 public:
@@ -43,4 +43,4 @@ inline std::uint64_t deriveSeed(std::uint64_t parent, std::uint64_t tag) {
     return g.next();
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

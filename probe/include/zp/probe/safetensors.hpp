@@ -32,7 +32,7 @@
 
 #include "zp/probe/input_error.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; big-endian hosts are not supported");
@@ -128,4 +128,4 @@ requires std::is_trivially_copyable_v<T> std::vector<T> tensorValues(const Tenso
 // Looks a tensor up by name; throws InputError "<file>: no tensor '<name>' (has: ...)".
 const Tensor& findTensor(const TensorMap&, const std::string& name, const std::string& nameForErrors);
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace zp::sched {
+namespace zp::probe {
 
 inline constexpr int kMinTicksPerSample = 200;
 inline constexpr int kMaxBatch = 4096;
@@ -18,4 +18,4 @@ inline int chooseBatch(double tickNs, double executionNs) {
     return int(std::clamp(b, 1.0, double(kMaxBatch)));
 }
 
-}  // namespace zp::sched
+}  // namespace zp::probe

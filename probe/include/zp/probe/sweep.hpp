@@ -42,7 +42,7 @@
 #include "zp/probe/config.hpp"
 #include "zp/probe/variant.hpp"
 
-namespace zp::sched {
+namespace zp::probe {
 
 struct SweepAxis {
     std::string key;                  // "pattern", "variant" or a config key path ("hidden", "swiglu.limit")
@@ -172,4 +172,4 @@ SweepMerge mergeSweepShards(const std::vector<std::filesystem::path>& dirs);
 void writeSweepFiles(const std::filesystem::path& jsonl, const std::filesystem::path& csv,
                      const std::vector<std::string>& axisKeys, const std::vector<nlohmann::json>& rows);
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -24,7 +24,7 @@
 #include <span>
 #include <vector>
 
-namespace zp::sched {
+namespace zp::probe {
 
 struct Summary {
     std::size_t n = 0;
@@ -124,4 +124,4 @@ int blocksToDecide(double blockSd, double distance, double confidence = 0.95, in
 // The projection of a two-level saving (per layer, ns) over `layers` layers, in ms.
 ProjectedSaving projectSaving(const BlockedSaving& perLayerNs, int layers);
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -4,7 +4,7 @@
 #include <array>
 #include <string_view>
 
-namespace zp::sched {
+namespace zp::probe {
 
 enum class Variant {
     Baseline,
@@ -40,4 +40,4 @@ Materialised materialised(Variant);
 // only where the driver answers zeKernelSuggestMaxCooperativeGroupCount.
 bool cooperative(Variant);
 
-}  // namespace zp::sched
+}  // namespace zp::probe

@@ -177,7 +177,7 @@ public:
 
 // The launches of `variant` (DESIGN.md "Chain variants") for kernels built with `tuning`.
 // Pure: no device calls.
-ChainPlan planChain(Variant variant, const oracle::ChainShape& shape, const ChainBuffers& buffers,
+ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& shape, const ChainBuffers& buffers,
                     const KernelTuning& tuning = {});
 
 struct KernelTiming {
@@ -198,7 +198,7 @@ struct DeviceResults {
     int routes = 0;                                       // R; -1 for m1_oracle (no compaction)
     std::vector<oracle::CompactRoutes::Row> compactRows;  // [R]
     std::vector<std::int32_t> routeRow;                   // [M, K] cr(m, k) or -1; empty for m1_oracle
-    // In compact-row order [R, ·], where the variant materialises them (materialised()).
+    // In compact-row order [R, ·], where the variant materialises them (probe::materialised()).
     std::vector<oracle::bf16_t> gateUp, act, y;
     // m1_oracle only: one row per route (m, k), route order [M*K, ·]; non-local routes' rows are +0.
     std::vector<oracle::bf16_t> routeGateUp, routeAct, routeY;
@@ -213,7 +213,7 @@ struct DeviceResults {
 class DeviceChain {
 public:
     DeviceChain(const ze::Context& context, const ze::DeviceInfo& device, KernelModules& modules,
-                const oracle::ChainShape& shape, Variant variant, const DeviceWeights& weights,
+                const oracle::ChainShape& shape, probe::Variant variant, const DeviceWeights& weights,
                 std::span<const oracle::bf16_t> siluTable);
     DeviceChain(DeviceChain&&) noexcept = default;
     DeviceChain& operator=(DeviceChain&&) noexcept = default;
@@ -239,7 +239,7 @@ public:
     // Per launch, in plan order, the absolute start and end of the last execute().
     std::vector<KernelSpan> kernelSpans() const;
 
-    Variant variant() const noexcept { return variant_; }
+    probe::Variant variant() const noexcept { return variant_; }
     const ChainPlan& plan() const noexcept { return plan_; }
     // The grid each launch runs with: the plan's, or for a cooperative launch min(the plan's,
     // the suggested cooperative count).
@@ -251,7 +251,7 @@ private:
     const ze::Context* context_;
     ze::DeviceInfo device_;
     oracle::ChainShape shape_;
-    Variant variant_;
+    probe::Variant variant_;
     ze::ImmediateCommandList copies_;
     ze::DeviceBuffer<std::uint16_t> hidden_, silu_, a_, gateUp_, act_, y_, out_;
     ze::DeviceBuffer<std::int32_t> topkIds_, routeInfo_, compactRows_, routeRow_, groups_;

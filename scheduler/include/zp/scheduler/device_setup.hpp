@@ -57,8 +57,8 @@ public:
     DeviceWeights& weights() noexcept { return weights_; }
     std::span<const oracle::bf16_t> silu() const noexcept { return silu_; }
     // A chain of `variant` over these weights, built with the setup's modules (or `modules`).
-    std::unique_ptr<DeviceChain> makeChain(Variant variant);
-    std::unique_ptr<DeviceChain> makeChain(Variant variant, KernelModules& modules);
+    std::unique_ptr<DeviceChain> makeChain(probe::Variant variant);
+    std::unique_ptr<DeviceChain> makeChain(probe::Variant variant, KernelModules& modules);
 
 private:
     DeviceSetup* setup_;
