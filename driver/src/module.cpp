@@ -24,6 +24,44 @@ std::string programBuildLog(cl_program program, cl_device_id dev) {
     return s;
 }
 
+// A successful build's log holds its diagnostics (the L0 build log is for the build's
+// messages: warnings, notes, zecl's own remarks). Intel's CPU runtime adds progress lines
+// ("Compilation started", "Device build done", ...), its backend options and vectorizer
+// statistics on every build; those say nothing about the module and are dropped, so a clean
+// build has an empty log as on Intel's GPU driver and PoCL. Any other line stays (a compiler
+// diagnostic and the source excerpt and caret under it), and a failed build keeps its whole log.
+bool isProgressLine(const std::string& line) {
+    static const char* const exact[] = {"Compilation started",  "Compilation done",  "Linking started", "Linking done",
+                                        "Device build started", "Device build done", "Done.",           "Done"};
+    for (const char* e : exact)
+        if (line == e) return true;
+    auto starts = [&](const char* p) { return line.rfind(p, 0) == 0; };
+    auto ends = [&](const std::string& s) {
+        return line.size() >= s.size() && line.compare(line.size() - s.size(), s.size(), s) == 0;
+    };
+    if (starts("Options used by backend compiler:")) return true;
+    // Backend statistics carry no source location ("remark: <unknown>:0:0: 9 instructions in function").
+    if (starts("remark: <unknown>:0:0:")) return true;
+    // The vectorizer's report: Kernel "k" was successfully vectorized (8) / was not vectorized.
+    if (starts("Kernel \"") &&
+        (line.find("\" was successfully vectorized") != std::string::npos || ends("\" was not vectorized")))
+        return true;
+    return false;
+}
+
+std::string diagnosticsOf(const std::string& log) {
+    std::istringstream in(log);
+    std::string line, out;
+    while (std::getline(in, line)) {
+        std::string bare = line;
+        while (!bare.empty() && (bare.back() == '\r' || bare.back() == ' ')) bare.pop_back();
+        if (bare.empty() || isProgressLine(bare)) continue;
+        out += line;
+        out += '\n';
+    }
+    return out;
+}
+
 void giveBuildLog(ze_module_build_log_handle_t* phBuildLog, std::string text) {
     if (phBuildLog == nullptr) return;
     auto* log = new BuildLog;
@@ -341,6 +379,7 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
         return e == CL_BUILD_PROGRAM_FAILURE || e == CL_INVALID_BUILD_OPTIONS ? ZE_RESULT_ERROR_MODULE_BUILD_FAILURE
                                                                               : fromCl(e);
     }
+    log = diagnosticsOf(log);
     if (!ignoredIds.empty())
         log = "zecl: specialization constants ignored, the module declares no SpecId" + ignoredIds + "\n" + log;
     giveBuildLog(phBuildLog, std::move(log));

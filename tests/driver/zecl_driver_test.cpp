@@ -491,6 +491,39 @@ TEST_F(ZeclTest, GivenSourceThatDoesNotCompile_WhenModuleBuilt_ThenBuildFailureW
     ZE_OK(zeModuleBuildLogDestroy(log));
 }
 
+// The build log of a successful build holds the build's messages only: empty for a clean
+// module (the suite checks a size of 1), the compiler's warning where there is one, and none
+// of Intel's CPU runtime's progress lines ("Compilation started", vectorizer statistics).
+TEST_F(ZeclTest, GivenSuccessfulBuilds_WhenBuildLogRead_ThenItHoldsOnlyTheBuildsDiagnostics) {
+    auto logOf = [&](const std::string& source) {
+        auto b = bundle(source);
+        ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
+        md.format = ZE_MODULE_FORMAT_NATIVE;
+        md.inputSize = b.size();
+        md.pInputModule = b.data();
+        ze_module_handle_t m = nullptr;
+        ze_module_build_log_handle_t log = nullptr;
+        EXPECT_EQ(zeModuleCreate(z->context, dev, &md, &m, &log), ZE_RESULT_SUCCESS);
+        size_t size = 0;
+        EXPECT_EQ(zeModuleBuildLogGetString(log, &size, nullptr), ZE_RESULT_SUCCESS);
+        std::string text(size, '\0');
+        EXPECT_EQ(zeModuleBuildLogGetString(log, &size, text.data()), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(text.size(), size);
+        EXPECT_EQ(zeModuleBuildLogDestroy(log), ZE_RESULT_SUCCESS);
+        if (m) EXPECT_EQ(zeModuleDestroy(m), ZE_RESULT_SUCCESS);
+        return text;
+    };
+    const std::string clean = logOf("kernel void clean(global uint *o) { o[get_global_id(0)] = 1u; }");
+    EXPECT_EQ(clean.size(), 1u) << "a clean build's log is the empty string, not: " << clean;
+    EXPECT_EQ(clean[0], '\0');
+    const std::string warned =
+        logOf("#warning zecl_build_log_marker\nkernel void warned(global uint *o) { o[get_global_id(0)] = 2u; }");
+    EXPECT_NE(warned.find("zecl_build_log_marker"), std::string::npos) << warned;
+    EXPECT_NE(warned.find("warning"), std::string::npos) << warned;
+    for (const char* progress : {"Compilation started", "Linking done", "Device build", "vectorized", "<unknown>:0:0"})
+        EXPECT_EQ(warned.find(progress), std::string::npos) << progress << " in: " << warned;
+}
+
 TEST_F(ZeclTest, GivenWrongInputs_WhenModuleCreated_ThenTheyAreRejected) {
     std::vector<uint8_t> junk(64, 'x');
     ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
