@@ -9,6 +9,7 @@
 #include "objects.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <bit>
 
 namespace zecl {
@@ -82,8 +83,9 @@ ze_result_t allocate(Context* ctx, Device* dev, ze_memory_type_t type, size_t si
     std::vector<Device*> users = dev ? std::vector<Device*>{dev} : ctx->devices;
     cl_ulong maxAlloc = UINT64_MAX;
     size_t baseAlign = 4096;
-    bool fineEverywhere = true;
+    bool fineEverywhere = true, cpuOnly = true;
     for (Device* d : users) {
+        cpuOnly = cpuOnly && d->type == ZE_DEVICE_TYPE_CPU;
         maxAlloc = std::min(maxAlloc, d->maxAllocSize);
         baseAlign = std::min<size_t>(baseAlign, d->baseAddrAlign);
         fineEverywhere = fineEverywhere && (d->svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER);
@@ -108,6 +110,15 @@ ze_result_t allocate(Context* ctx, Device* dev, ze_memory_type_t type, size_t si
     if (base == nullptr) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
     uintptr_t begin = reinterpret_cast<uintptr_t>(base);
     if (extra) begin = (begin + alignment - 1) & ~(uintptr_t(alignment) - 1);
+    // A GPU driver's fresh pages read as zero past the end; an OpenCL runtime's SVM heap
+    // (Intel's CPU runtime reuses freed blocks) holds stale data there, and a kernel that
+    // reads past a small allocation takes it as offsets (the suite's scratch test then
+    // crashed). So the padding is zeroed where the host can write it.
+    if (cpuOnly || (flags & CL_MEM_SVM_FINE_GRAIN_BUFFER)) {
+        auto* end = static_cast<uint8_t*>(base) + padded + extra;
+        auto* tail = reinterpret_cast<uint8_t*>(begin) + size;
+        if (tail < end) std::memset(tail, 0, size_t(end - tail));
+    }
 
     Allocation a;
     a.clBase = base;

@@ -383,6 +383,25 @@ TEST_F(ZeclTest, GivenInteriorPointer_WhenPropertiesAndRangeQueried_ThenTheAlloc
     ZE_OK(zeMemFree(z->context, d));
 }
 
+// zecl allocates whole pages, and the padding past a small allocation reads as zero, as a
+// GPU driver's fresh pages do, even where the OpenCL runtime hands back a block it had freed
+// (Intel's CPU runtime does): a kernel that strays past the end reads zeros, not stale data.
+TEST_F(ZeclTest, GivenReusedHostMemory_WhenSmallAllocationMade_ThenItsPagePaddingIsZero) {
+    ze_host_mem_alloc_desc_t hd{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC};
+    for (int round = 0; round < 8; ++round) {
+        void* big = nullptr;
+        ZE_OK(zeMemAllocHost(z->context, &hd, 4096, 0, &big));
+        std::memset(big, 0xA5, 4096);
+        ZE_OK(zeMemFree(z->context, big));
+        void* small = nullptr;
+        ZE_OK(zeMemAllocHost(z->context, &hd, 256, 0, &small));
+        const auto* bytes = static_cast<const uint8_t*>(small);
+        for (size_t i = 256; i < 4096; ++i)
+            ASSERT_EQ(bytes[i], 0u) << "padding byte " << i << " of a 256-byte allocation, round " << round;
+        ZE_OK(zeMemFree(z->context, small));
+    }
+}
+
 TEST_F(ZeclTest, GivenBadSizesOrAlignment_WhenAllocating_ThenTheSpecErrorsAreReturned) {
     ze_device_properties_t p{ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
     ZE_OK(zeDeviceGetProperties(dev, &p));
