@@ -237,9 +237,8 @@ ze_result_t MemAllocDevice(ze_context_handle_t hContext, const ze_device_mem_all
 ze_result_t MemAllocHost(ze_context_handle_t hContext, const ze_host_mem_alloc_desc_t* desc, size_t size,
                          size_t alignment, void** pptr) {
     ze_result_t err;
-    Context* ctx = lookup<Context>(hContext, err);
+    Context* ctx = lookupQuery<Context>(hContext, desc, err);
     if (!ctx) return err;
-    if (desc == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return allocate(ctx, nullptr, ZE_MEMORY_TYPE_HOST, size, alignment, pptr);
 }
 
@@ -261,9 +260,8 @@ ze_result_t MemAllocShared(ze_context_handle_t hContext, const ze_device_mem_all
 
 ze_result_t MemFree(ze_context_handle_t hContext, void* ptr) {
     ze_result_t err;
-    Context* ctx = lookup<Context>(hContext, err);
+    Context* ctx = lookupQuery<Context>(hContext, ptr, err);
     if (!ctx) return err;
-    if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     void* base = nullptr;
     auto take = [&](Context* c) {
         std::lock_guard lock(c->allocMutex);
@@ -315,9 +313,8 @@ ze_result_t MemGetAllocProperties(ze_context_handle_t hContext, const void* ptr,
 
 ze_result_t MemGetAddressRange(ze_context_handle_t hContext, const void* ptr, void** pBase, size_t* pSize) {
     ze_result_t err;
-    Context* ctx = lookup<Context>(hContext, err);
+    Context* ctx = lookupQuery<Context>(hContext, ptr, err);
     if (!ctx) return err;
-    if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     std::lock_guard lock(ctx->allocMutex);
     const Allocation* a = ctx->findLocked(ptr);
     if (!a) return ZE_RESULT_ERROR_INVALID_ARGUMENT;

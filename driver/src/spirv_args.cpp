@@ -1,6 +1,7 @@
 #include "spirv_args.hpp"
 
 #include <cstring>
+#include <algorithm>
 #include <map>
 
 namespace zecl {
@@ -120,6 +121,145 @@ std::optional<std::vector<ArgKind>> spirvKernelArgKinds(std::span<const uint8_t>
     }
     if (!found) return std::nullopt;
     return kinds;
+}
+
+namespace {
+
+// Instruction words: the opcode word (word count << 16 | opcode), then the operands.
+void emit(std::vector<uint32_t>& out, uint32_t op, std::initializer_list<uint32_t> operands) {
+    out.push_back(uint32_t(operands.size() + 1) << 16 | op);
+    out.insert(out.end(), operands);
+}
+
+std::vector<uint32_t> stringWords(std::string_view s) {
+    std::vector<uint32_t> w(s.size() / 4 + 1, 0);  // NUL-terminated, padded to whole words
+    std::memcpy(w.data(), s.data(), s.size());
+    return w;
+}
+
+}  // namespace
+
+std::optional<GlobalAddressModule> spirvWithGlobalAddressKernel(std::span<const uint8_t> spirv) {
+    constexpr uint32_t kOpMemoryModel = 14, kOpCapability = 17, kOpTypeVoid = 19, kOpTypeBool = 20, kOpTypeInt = 21,
+                       kOpTypeFloat = 22, kOpTypeVector = 23, kOpTypeArray = 28, kOpTypeStruct = 30,
+                       kOpTypeFunction = 33, kOpConstant = 43, kOpVariable = 59, kOpStore = 62, kOpPtrAccessChain = 67,
+                       kOpDecorate = 71, kOpConvertPtrToU = 117, kOpLabel = 248, kOpReturn = 253;
+    constexpr uint32_t kCapabilityInt64 = 11, kDecorationLinkageAttributes = 41, kLinkageExport = 0;
+    std::vector<uint32_t> w = moduleWords(spirv);
+    if (w.empty()) return std::nullopt;
+
+    std::map<uint32_t, std::string> exported;  // id -> export name
+    std::map<uint32_t, uint64_t> bytes, align, constants;
+    std::map<uint32_t, uint32_t> pointee;                  // pointer type -> pointee type
+    std::vector<std::pair<uint32_t, uint32_t>> variables;  // (id, pointer type) of CrossWorkgroup variables
+    uint32_t voidType = 0, ulongType = 0, ulongPtr = 0, fnType = 0;
+    size_t afterMemoryModel = 0, firstFunction = w.size();
+    bool int64 = false;
+    for (size_t i = 5; i < w.size();) {
+        const uint32_t count = w[i] >> 16, op = w[i] & 0xFFFF;
+        if (count == 0 || i + count > w.size()) return std::nullopt;
+        const uint32_t* ops = &w[i + 1];
+        const size_t n = count - 1;
+        if (op == kOpFunction) {
+            firstFunction = i;
+            break;
+        }
+        if (op == kOpCapability && n >= 1 && ops[0] == kCapabilityInt64) int64 = true;
+        if (op == kOpMemoryModel) afterMemoryModel = i + count;
+        if (op == kOpDecorate && n >= 4 && ops[1] == kDecorationLinkageAttributes && ops[n - 1] == kLinkageExport)
+            exported[ops[0]] = std::string(literalString(ops + 2, n - 3));
+        if (op == kOpTypeVoid && n >= 1) voidType = ops[0];
+        if (op == kOpTypeBool && n >= 1) bytes[ops[0]] = align[ops[0]] = 1;
+        if ((op == kOpTypeInt || op == kOpTypeFloat) && n >= 2) {
+            bytes[ops[0]] = align[ops[0]] = ops[1] / 8;
+            if (op == kOpTypeInt && ops[1] == 64 && n >= 3 && ops[2] == 0) ulongType = ops[0];
+        }
+        if (op == kOpTypeVector && n >= 3 && bytes.count(ops[1])) {
+            // OpenCL C: a 3-component vector takes the size and alignment of 4.
+            const uint64_t lanes = ops[2] == 3 ? 4 : ops[2];
+            bytes[ops[0]] = align[ops[0]] = bytes[ops[1]] * lanes;
+        }
+        if (op == kOpConstant && n >= 3) constants[ops[1]] = n >= 4 ? (uint64_t(ops[3]) << 32 | ops[2]) : ops[2];
+        if (op == kOpTypeArray && n >= 3 && bytes.count(ops[1]) && constants.count(ops[2])) {
+            bytes[ops[0]] = bytes[ops[1]] * constants[ops[2]];
+            align[ops[0]] = align[ops[1]];
+        }
+        if (op == kOpTypeStruct && n >= 1) {
+            uint64_t size = 0, a = 1;
+            bool known = true;
+            for (size_t m = 1; m < n && known; ++m) {
+                known = bytes.count(ops[m]) && align[ops[m]] > 0;
+                if (!known) break;
+                size = (size + align[ops[m]] - 1) / align[ops[m]] * align[ops[m]] + bytes[ops[m]];
+                a = std::max(a, align[ops[m]]);
+            }
+            if (known) {
+                bytes[ops[0]] = (size + a - 1) / a * a;
+                align[ops[0]] = a;
+            }
+        }
+        if (op == kOpTypePointer && n >= 3) {
+            pointee[ops[0]] = ops[2];
+            bytes[ops[0]] = align[ops[0]] = 8;  // Physical64 (OpenCL's 64-bit addressing)
+            if (ops[1] == kStorageCrossWorkgroup && ops[2] == ulongType && ulongType) ulongPtr = ops[0];
+        }
+        if (op == kOpTypeFunction && n == 3 && voidType && ops[1] == voidType && ulongPtr && ops[2] == ulongPtr)
+            fnType = ops[0];
+        if (op == kOpVariable && n >= 3 && ops[2] == kStorageCrossWorkgroup) variables.push_back({ops[1], ops[0]});
+        i += count;
+    }
+    GlobalAddressModule out;
+    std::vector<uint32_t> ids;
+    for (auto [id, type] : variables) {
+        auto name = exported.find(id);
+        if (name == exported.end()) continue;
+        auto p = pointee.find(type);
+        out.globals.push_back({name->second, p != pointee.end() && bytes.count(p->second) ? bytes[p->second] : 0});
+        ids.push_back(id);
+    }
+    if (ids.empty() || afterMemoryModel == 0) return std::nullopt;
+
+    uint32_t bound = w[3];
+    auto fresh = [&] { return bound++; };
+    std::vector<uint32_t> types;  // declared just before the first function
+    if (!voidType) emit(types, kOpTypeVoid, {voidType = fresh()});
+    if (!ulongType) emit(types, kOpTypeInt, {ulongType = fresh(), 64, 0});
+    if (!ulongPtr) emit(types, kOpTypePointer, {ulongPtr = fresh(), kStorageCrossWorkgroup, ulongType});
+    if (!fnType) emit(types, kOpTypeFunction, {fnType = fresh(), voidType, ulongPtr});
+    std::vector<uint32_t> index(ids.size());
+    for (size_t k = 0; k < ids.size(); ++k) emit(types, kOpConstant, {ulongType, index[k] = fresh(), uint32_t(k), 0});
+    const uint32_t fn = fresh(), param = fresh(), label = fresh();
+    std::vector<uint32_t> body;
+    emit(body, kOpFunction, {voidType, fn, 0 /* FunctionControl None */, fnType});
+    emit(body, kOpFunctionParameter, {ulongPtr, param});
+    emit(body, kOpLabel, {label});
+    for (size_t k = 0; k < ids.size(); ++k) {
+        const uint32_t address = fresh(), slot = fresh();
+        emit(body, kOpConvertPtrToU, {ulongType, address, ids[k]});
+        emit(body, kOpPtrAccessChain, {ulongPtr, slot, param, index[k]});
+        emit(body, kOpStore, {slot, address, 2 /* Aligned */, 8});
+    }
+    emit(body, kOpReturn, {});
+    emit(body, kOpFunctionEnd, {});
+    // The entry point: SPIR-V 1.4 and later list every global variable the kernel uses.
+    std::vector<uint32_t> entry{kExecutionModelKernel, fn};
+    for (uint32_t c : stringWords(kGlobalAddressKernel)) entry.push_back(c);
+    if (w[1] >= 0x00010400) entry.insert(entry.end(), ids.begin(), ids.end());
+    std::vector<uint32_t> entryWords{uint32_t(entry.size() + 1) << 16 | kOpEntryPoint};
+    entryWords.insert(entryWords.end(), entry.begin(), entry.end());
+
+    std::vector<uint32_t> r(w.begin(), w.begin() + 5);
+    r[3] = bound;
+    if (!int64) emit(r, kOpCapability, {kCapabilityInt64});
+    r.insert(r.end(), w.begin() + 5, w.begin() + long(afterMemoryModel));
+    r.insert(r.end(), entryWords.begin(), entryWords.end());
+    r.insert(r.end(), w.begin() + long(afterMemoryModel), w.begin() + long(firstFunction));
+    r.insert(r.end(), types.begin(), types.end());
+    r.insert(r.end(), w.begin() + long(firstFunction), w.end());
+    r.insert(r.end(), body.begin(), body.end());
+    out.spirv.resize(r.size() * 4);
+    std::memcpy(out.spirv.data(), r.data(), out.spirv.size());
+    return out;
 }
 
 }  // namespace zecl

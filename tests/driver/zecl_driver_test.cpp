@@ -1647,16 +1647,36 @@ TEST_F(ZeclTest, GivenProgramScopeGlobal_WhenPointerAsked_ThenItIsGivenOnlyWhere
     ze_module_handle_t m = buildModule(z->context, dev, ZE_MODULE_FORMAT_IL_SPIRV, spv);
     ASSERT_NE(m, nullptr);
     const bool ext = clExtensions(clDevices()[0]).find("cl_intel_global_variable_pointers") != std::string::npos;
+    ze_device_properties_t props{ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
+    ZE_OK(zeDeviceGetProperties(dev, &props));
     size_t size = 0;
     void* ptr = nullptr;
     ze_result_t r = zeModuleGetGlobalPointer(m, "zecl_test_global", &size, &ptr);
-    if (!ext) {
-        EXPECT_EQ(r, ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) << "no cl_intel_global_variable_pointers";
+    if (!ext && props.type != ZE_DEVICE_TYPE_CPU) {
+        EXPECT_EQ(r, ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) << "no cl_intel_global_variable_pointers, not a CPU device";
     } else {
+        // The extension's answer, or (a CPU device without it) the address kernel's.
         ZE_OK(r);
         EXPECT_EQ(size, 4u);
-        EXPECT_EQ(download<uint32_t>(ptr, 1)[0], 7u);
+        ASSERT_NE(ptr, nullptr);
+        void* again = nullptr;
+        ZE_OK(zeModuleGetGlobalPointer(m, "zecl_test_global", nullptr, &again));
+        EXPECT_EQ(again, ptr) << "one address for the module's life";
+        EXPECT_EQ(download<uint32_t>(ptr, 1)[0], 7u) << "the initialiser";
+        // The module's kernels and the pointer see one variable: read_global reads it and adds 1.
+        EXPECT_EQ(runOne(this, z, dev, m, "read_global"), 7u);
+        EXPECT_EQ(download<uint32_t>(ptr, 1)[0], 8u) << "the kernel's update, through the pointer";
+        upload(ptr, std::vector<uint32_t>{41u});
+        EXPECT_EQ(runOne(this, z, dev, m, "read_global"), 41u) << "a write through the pointer, seen by the kernel";
         EXPECT_EQ(zeModuleGetGlobalPointer(m, "no_such_global", &size, &ptr), ZE_RESULT_ERROR_INVALID_GLOBAL_NAME);
+        // The address kernel is zecl's own: not among the module's kernel names.
+        uint32_t n = 0;
+        ZE_OK(zeModuleGetKernelNames(m, &n, nullptr));
+        std::vector<const char*> names(n);
+        ZE_OK(zeModuleGetKernelNames(m, &n, names.data()));
+        std::vector<std::string> sorted(names.begin(), names.end());
+        std::sort(sorted.begin(), sorted.end());
+        EXPECT_EQ(sorted, (std::vector<std::string>{"hinted", "read_global", "spec_value"}));
     }
     void* fn = nullptr;
     const bool fext = clExtensions(clDevices()[0]).find("cl_intel_function_pointers") != std::string::npos;
