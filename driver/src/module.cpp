@@ -322,6 +322,10 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
     std::string ignoredIds;  // specialization constant ids the module does not declare
     std::span<const uint8_t> il;
     std::optional<GlobalAddressModule> withAddresses;
+    std::vector<uint8_t> lowered;           // il with spec_constant marker values, where it has markers
+    std::span<const uint8_t> source;        // what is built: lowered or il
+    std::vector<SpecConstant> clConstants;  // the constants OpenCL sets (SpecId ones)
+    std::string loweredIds;
     auto* in = static_cast<const uint8_t*>(desc->pInputModule);
     cl_int e = CL_SUCCESS;
     cl_program program = nullptr;
@@ -351,7 +355,9 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
             constants = container.constants;
         } else {
             il = {in, desc->inputSize};
-            const auto sizes = pc && pc->numConstants ? spirvSpecConstantSizes(il) : std::map<uint32_t, uint32_t>{};
+            auto sizes = pc && pc->numConstants ? spirvSpecConstantSizes(il) : std::map<uint32_t, uint32_t>{};
+            if (!sizes.empty() || (pc && pc->numConstants))
+                for (auto [id, bytes] : spirvSpecConstantMarkers(il)) sizes.emplace(id, bytes);
             for (uint32_t i = 0; pc != nullptr && i < pc->numConstants; ++i) {
                 if (pc->pConstantValues[i] == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
                 auto size = sizes.find(pc->pConstantIds[i]);
@@ -371,19 +377,40 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
                          "use the source bundle (ZE_MODULE_FORMAT_NATIVE)");
             return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         }
+        // OpenCL C++ spec_constant markers (no SpecId; see spirv_args.hpp) take their values
+        // in the module's initialisers; the rest go to clSetProgramSpecializationConstant.
+        clConstants = constants;
+        const auto markers = constants.empty() ? std::map<uint32_t, uint32_t>{} : spirvSpecConstantMarkers(il);
+        if (!markers.empty()) {
+            const auto declared = spirvSpecConstantSizes(il);
+            std::map<uint32_t, std::vector<uint8_t>> values;
+            clConstants.clear();
+            for (const SpecConstant& c : constants)
+                if (markers.count(c.id) && !declared.count(c.id))
+                    values[c.id] = c.value;
+                else
+                    clConstants.push_back(c);
+            lowered = spirvWithMarkerValues(il, values);
+            if (lowered.empty()) {
+                clConstants = constants;
+            } else {
+                for (const auto& [id, v] : values) loweredIds += " " + std::to_string(id);
+            }
+        }
+        source = lowered.empty() ? il : std::span<const uint8_t>(lowered);
         // Without cl_intel_global_variable_pointers, a CPU device (whose global addresses
         // zecl's copies can use) builds the module with the address kernel.
         if (dev->type == ZE_DEVICE_TYPE_CPU &&
             !deviceExtensionFunction(dev, "cl_intel_global_variable_pointers", "clGetDeviceGlobalVariablePointerINTEL"))
-            withAddresses = spirvWithGlobalAddressKernel(il);
-        const std::span<const uint8_t> built = withAddresses ? std::span<const uint8_t>(withAddresses->spirv) : il;
+            withAddresses = spirvWithGlobalAddressKernel(source);
+        const std::span<const uint8_t> built = withAddresses ? std::span<const uint8_t>(withAddresses->spirv) : source;
         program = clCreateProgramWithIL(ctx->cl, built.data(), built.size(), &e);
     }
     if (e != CL_SUCCESS) {
         giveBuildLog(phBuildLog, "zecl: OpenCL refused the module input (error " + std::to_string(e) + ")");
         return e == CL_INVALID_VALUE ? ZE_RESULT_ERROR_INVALID_NATIVE_BINARY : fromCl(e);
     }
-    for (const SpecConstant& c : constants) {
+    for (const SpecConstant& c : clConstants) {
         if ((e = setSpecConstant(program, dev, c)) != CL_SUCCESS) {
             clReleaseProgram(program);
             giveBuildLog(phBuildLog, "zecl: clSetProgramSpecializationConstant(id " + std::to_string(c.id) +
@@ -404,9 +431,9 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
         // The module as given, should the added kernel be what the compiler refused.
         clReleaseProgram(program);
         withAddresses.reset();
-        program = clCreateProgramWithIL(ctx->cl, il.data(), il.size(), &e);
-        for (size_t i = 0; e == CL_SUCCESS && i < constants.size(); ++i)
-            e = setSpecConstant(program, dev, constants[i]);
+        program = clCreateProgramWithIL(ctx->cl, source.data(), source.size(), &e);
+        for (size_t i = 0; e == CL_SUCCESS && i < clConstants.size(); ++i)
+            e = setSpecConstant(program, dev, clConstants[i]);
         if (e == CL_SUCCESS) e = clBuildProgram(program, 1, &dev->cl, buildOptions.c_str(), nullptr, nullptr);
     }
     std::string log = program ? programBuildLog(program, dev->cl) : std::string();
@@ -421,6 +448,10 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
     log = diagnosticsOf(log);
     if (!ignoredIds.empty())
         log = "zecl: specialization constants ignored, the module declares no SpecId" + ignoredIds + "\n" + log;
+    if (!loweredIds.empty())
+        log = "zecl: specialization constants" + loweredIds +
+              " set in the module's OpenCL C++ spec_constant initialisers (cl::__spirv::OpSpecConstant, no SpecId)\n" +
+              log;
     giveBuildLog(phBuildLog, std::move(log));
 
     auto* m = new Module;

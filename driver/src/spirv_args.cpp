@@ -1,5 +1,6 @@
 #include "spirv_args.hpp"
 
+#include <cstdlib>
 #include <cstring>
 #include <algorithm>
 #include <map>
@@ -259,6 +260,114 @@ std::optional<GlobalAddressModule> spirvWithGlobalAddressKernel(std::span<const 
     r.insert(r.end(), body.begin(), body.end());
     out.spirv.resize(r.size() * 4);
     std::memcpy(out.spirv.data(), r.data(), out.spirv.size());
+    return out;
+}
+
+namespace {
+
+// A marker variable: its ID, the member's scalar type and size, and where the initialiser's
+// constituent word sits (see spirvSpecConstantMarkers).
+struct Marker {
+    uint32_t specId = 0, memberType = 0, bytes = 0;
+    bool isBool = false, isSigned = false;
+    size_t compositeAt = 0;  // word index of the OpConstantComposite instruction
+};
+
+std::vector<Marker> findMarkers(const std::vector<uint32_t>& w) {
+    constexpr uint32_t kOpName = 5, kOpTypeBool = 20, kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeStruct = 30,
+                       kOpConstantComposite = 44, kOpVariable = 59;
+    constexpr std::string_view kPrefix = "struct.cl::__spirv::OpSpecConstant<";
+    std::map<uint32_t, uint32_t> markerStruct;  // struct type -> ID (from its name)
+    std::map<uint32_t, uint32_t> member, pointee;
+    std::map<uint32_t, std::pair<uint32_t, bool>> scalar;  // type -> (bytes, signed); bool: bytes 0
+    std::map<uint32_t, size_t> composite;                  // constant id -> word index
+    std::vector<Marker> out;
+    for (size_t i = 5; i < w.size();) {
+        const uint32_t count = w[i] >> 16, op = w[i] & 0xFFFF;
+        if (count == 0 || i + count > w.size()) return {};
+        const uint32_t* ops = &w[i + 1];
+        const size_t n = count - 1;
+        if (op == kOpFunction) break;
+        if (op == kOpName && n >= 2) {
+            const std::string_view name = literalString(ops + 1, n - 1);
+            if (name.substr(0, kPrefix.size()) == kPrefix && name.back() == '>') {
+                const size_t comma = name.rfind(',');
+                if (comma != std::string_view::npos) {
+                    const std::string digits(name.substr(comma + 1, name.size() - comma - 2));
+                    char* end = nullptr;
+                    const unsigned long id = std::strtoul(digits.c_str(), &end, 10);
+                    if (end && *end == '\0' && !digits.empty() && id <= UINT32_MAX) markerStruct[ops[0]] = uint32_t(id);
+                }
+            }
+        }
+        if (op == kOpTypeBool && n >= 1) scalar[ops[0]] = {0, false};
+        if ((op == kOpTypeInt || op == kOpTypeFloat) && n >= 2)
+            scalar[ops[0]] = {ops[1] / 8, op == kOpTypeInt && n >= 3 && ops[2] == 1};
+        if (op == kOpTypeStruct && n == 2) member[ops[0]] = ops[1];
+        if (op == kOpTypePointer && n >= 3) pointee[ops[0]] = ops[2];
+        if (op == kOpConstantComposite && n == 3) composite[ops[1]] = i;
+        if (op == kOpVariable && n >= 4 && ops[2] == kStorageUniformConstant) {
+            const auto type = pointee.find(ops[0]);
+            const auto init = composite.find(ops[3]);
+            if (type != pointee.end() && init != composite.end() && markerStruct.count(type->second) &&
+                member.count(type->second) && w[init->second + 1] == type->second) {
+                const uint32_t m = member[type->second];
+                const auto sc = scalar.find(m);
+                if (sc != scalar.end() && (sc->second.first == 0 || sc->second.first <= 8))
+                    out.push_back({markerStruct[type->second], m, sc->second.first ? sc->second.first : 1u,
+                                   sc->second.first == 0, sc->second.second, init->second});
+            }
+        }
+        i += count;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::map<uint32_t, uint32_t> spirvSpecConstantMarkers(std::span<const uint8_t> spirv) {
+    std::map<uint32_t, uint32_t> out;
+    for (const Marker& m : findMarkers(moduleWords(spirv))) out[m.specId] = m.bytes;
+    return out;
+}
+
+std::vector<uint8_t> spirvWithMarkerValues(std::span<const uint8_t> spirv,
+                                           const std::map<uint32_t, std::vector<uint8_t>>& values) {
+    constexpr uint32_t kOpConstantTrue = 41, kOpConstantFalse = 42, kOpConstant = 43;
+    std::vector<uint32_t> w = moduleWords(spirv);
+    std::map<size_t, std::vector<uint32_t>> before;  // word index -> instruction to insert there
+    uint32_t bound = w.empty() ? 0 : w[3];
+    for (const Marker& m : findMarkers(w)) {
+        const auto v = values.find(m.specId);
+        if (v == values.end() || v->second.size() != m.bytes) continue;
+        const uint32_t id = bound++;
+        std::vector<uint32_t>& ins = before[m.compositeAt];
+        if (m.isBool) {
+            emit(ins, v->second[0] ? kOpConstantTrue : kOpConstantFalse, {m.memberType, id});
+        } else {
+            uint64_t bits = 0;
+            std::memcpy(&bits, v->second.data(), m.bytes);
+            // A literal narrower than 32 bits is sign-extended for a signed type (SPIR-V 2.2.1).
+            if (m.isSigned && m.bytes < 4 && (bits >> (m.bytes * 8 - 1) & 1)) bits |= ~uint64_t(0) << (m.bytes * 8);
+            if (m.bytes <= 4)
+                emit(ins, kOpConstant, {m.memberType, id, uint32_t(bits)});
+            else
+                emit(ins, kOpConstant, {m.memberType, id, uint32_t(bits), uint32_t(bits >> 32)});
+        }
+        w[m.compositeAt + 3] = id;  // the composite's one constituent
+    }
+    if (before.empty()) return {};
+    std::vector<uint32_t> r;
+    size_t from = 0;
+    for (auto& [at, ins] : before) {
+        r.insert(r.end(), w.begin() + long(from), w.begin() + long(at));
+        r.insert(r.end(), ins.begin(), ins.end());
+        from = at;
+    }
+    r.insert(r.end(), w.begin() + long(from), w.end());
+    r[3] = bound;
+    std::vector<uint8_t> out(r.size() * 4);
+    std::memcpy(out.data(), r.data(), out.size());
     return out;
 }
 

@@ -30,6 +30,15 @@ std::map<uint32_t, uint32_t> spirvSpecConstantSizes(std::span<const uint8_t> spi
 
 std::string spirvKernelAttributes(std::span<const uint8_t> spirv, std::string_view name);
 
+// OpenCL C++ 1.0's cl::spec_constant<T, ID> as a SPIR-V producer may leave it unlowered: a
+// UniformConstant variable of a one-member struct named (OpName) "struct.cl::__spirv::
+// OpSpecConstant<T, ID>", its default in the initialiser, and no SpecId. Byte sizes by ID.
+std::map<uint32_t, uint32_t> spirvSpecConstantMarkers(std::span<const uint8_t> spirv);
+// The module with those markers' initialisers set to `values` (by ID, each of the marker's
+// size); empty when no marker of a given ID is found.
+std::vector<uint8_t> spirvWithMarkerValues(std::span<const uint8_t> spirv,
+                                           const std::map<uint32_t, std::vector<uint8_t>>& values);
+
 // Program-scope globals without cl_intel_global_variable_pointers: the module's exported
 // CrossWorkgroup variables (LinkageAttributes Export), and the module with one more kernel,
 // kGlobalAddressKernel(global ulong *out), that stores the address of the i-th of them in

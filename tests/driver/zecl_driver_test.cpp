@@ -6,6 +6,7 @@
 #include <zecl/source_bundle.h>
 
 #include "grid_barrier_source.h"
+#include "zecl_test_spirv.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -1517,7 +1518,8 @@ TEST_F(ZeclTest, GivenKernelWithWorkGroupSizeHint_WhenSourceAttributesAndPropert
     ZE_OK(zeKernelDestroy(k));
 }
 
-// The SPIR-V of tests/driver/zecl_il_kernels.cl, or empty with the reason in `why`.
+// The SPIR-V of tests/driver/zecl_il_kernels.cl (embedded at build time), or empty with the
+// reason in `why`.
 std::vector<uint8_t> testSpirv(ze_device_handle_t dev, std::string& why) {
     ze_device_module_properties_t m{ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES};
     zeDeviceGetModuleProperties(dev, &m);
@@ -1525,16 +1527,7 @@ std::vector<uint8_t> testSpirv(ze_device_handle_t dev, std::string& why) {
         why = "the device takes no SPIR-V (spirvVersionSupported = 0; PoCL)";
         return {};
     }
-    FILE* f = std::fopen(ZECL_TEST_SPIRV, "rb");
-    if (!f) {
-        why = std::string("cannot read ") + ZECL_TEST_SPIRV;
-        return {};
-    }
-    std::vector<uint8_t> b;
-    uint8_t buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) b.insert(b.end(), buf, buf + n);
-    std::fclose(f);
-    return b;
+    return std::vector<uint8_t>(std::begin(kZeclTestSpirv), std::end(kZeclTestSpirv));
 }
 
 ze_module_handle_t buildModule(ze_context_handle_t ctx, ze_device_handle_t dev, ze_module_format_t format,
@@ -1638,6 +1631,64 @@ TEST_F(ZeclTest, GivenSpirvModule_WhenNativeBinaryRebuilt_ThenTheSameKernelsRunW
     EXPECT_STREQ(attrs.c_str(), "work_group_size_hint(1,1,1)");
     ZE_OK(zeKernelDestroy(k));
     for (auto mod : {m, again, plain}) ZE_OK(zeModuleDestroy(mod));
+}
+
+// OpenCL C++ 1.0's cl::spec_constant<T, ID> left unlowered by the SPIR-V producer (no SpecId;
+// tests/driver/zecl_spec_marker.spvasm): the values given for those IDs set the markers'
+// initialisers, as the source meant; the defaults hold without them; the native binary keeps them.
+TEST_F(ZeclTest, GivenOpenClCxxSpecConstantMarkers_WhenConstantsGiven_ThenTheKernelReadsThem) {
+    std::string why;
+    if (testSpirv(dev, why).empty()) GTEST_SKIP() << why;
+    const std::vector<uint8_t> spv(std::begin(kZeclSpecMarkerSpirv), std::end(kZeclSpecMarkerSpirv));
+    auto sum = [&](ze_module_handle_t m) {
+        ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC};
+        kd.pKernelName = "marker_sum";
+        ze_kernel_handle_t k = nullptr;
+        EXPECT_EQ(zeKernelCreate(m, &kd, &k), ZE_RESULT_SUCCESS);
+        void* d = deviceAlloc(8);
+        EXPECT_EQ(zeKernelSetArgumentValue(k, 0, sizeof(d), &d), ZE_RESULT_SUCCESS);
+        EXPECT_EQ(zeKernelSetGroupSize(k, 1, 1, 1), ZE_RESULT_SUCCESS);
+        auto l = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+        ze_group_count_t g{1, 1, 1};
+        EXPECT_EQ(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+        zeCommandListDestroy(l);
+        const uint64_t v = download<uint64_t>(d, 1)[0];
+        zeMemFree(z->context, d);
+        zeKernelDestroy(k);
+        return v;
+    };
+    ze_module_handle_t plain = buildModule(z->context, dev, ZE_MODULE_FORMAT_IL_SPIRV, spv);
+    ASSERT_NE(plain, nullptr);
+    EXPECT_EQ(sum(plain), 1020u) << "the defaults 1000 + 20";
+    const uint64_t wide = 5000000000ull;  // needs all 8 bytes
+    const uint32_t narrow = 7, absent = 1;
+    uint32_t ids[] = {2, 6, 9};
+    const void* values[] = {&wide, &narrow, &absent};
+    ze_module_constants_t constants{3, ids, values};
+    ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
+    md.format = ZE_MODULE_FORMAT_IL_SPIRV;
+    md.inputSize = spv.size();
+    md.pInputModule = spv.data();
+    md.pConstants = &constants;
+    ze_module_handle_t m = nullptr;
+    ze_module_build_log_handle_t log = nullptr;
+    ZE_OK(zeModuleCreate(z->context, dev, &md, &m, &log));
+    size_t n = 0;
+    ZE_OK(zeModuleBuildLogGetString(log, &n, nullptr));
+    std::string text(n, '\0');
+    ZE_OK(zeModuleBuildLogGetString(log, &n, text.data()));
+    ZE_OK(zeModuleBuildLogDestroy(log));
+    EXPECT_NE(text.find("specialization constants 2 6 set"), std::string::npos) << text;
+    EXPECT_NE(text.find("ignored, the module declares no SpecId 9"), std::string::npos) << text;
+    EXPECT_EQ(sum(m), wide + narrow);
+    size_t size = 0;
+    ZE_OK(zeModuleGetNativeBinary(m, &size, nullptr));
+    std::vector<uint8_t> native(size);
+    ZE_OK(zeModuleGetNativeBinary(m, &size, native.data()));
+    ze_module_handle_t again = buildModule(z->context, dev, ZE_MODULE_FORMAT_NATIVE, native);
+    ASSERT_NE(again, nullptr);
+    EXPECT_EQ(sum(again), wide + narrow) << "the native binary rebuilds with the same values";
+    for (auto mod : {plain, m, again}) ZE_OK(zeModuleDestroy(mod));
 }
 
 TEST_F(ZeclTest, GivenProgramScopeGlobal_WhenPointerAsked_ThenItIsGivenOnlyWhereOpenClCanGiveIt) {
