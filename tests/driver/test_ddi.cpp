@@ -1,4 +1,5 @@
-// zecl driver tests of driver/src/ddi.cpp: the entry tables (null and destroyed handles, entries zecl leaves unsupported).
+// zecl driver tests of driver/src/ddi.cpp: the entry tables (null and destroyed handles, entries zecl leaves
+// unsupported).
 #include "zecl_test_support.hpp"
 
 namespace zecl_test {

@@ -1,4 +1,5 @@
-// zecl driver tests of driver/src/driver.cpp: driver and device discovery, properties (per OpenCL device kind), timestamps.
+// zecl driver tests of driver/src/driver.cpp: driver and device discovery, properties (per OpenCL device kind),
+// timestamps.
 #include "zecl_test_support.hpp"
 
 namespace zecl_test {

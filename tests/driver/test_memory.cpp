@@ -1,4 +1,5 @@
-// zecl driver tests of driver/src/memory.cpp: contexts and USM allocations (sizes, alignment, page padding, shared memory).
+// zecl driver tests of driver/src/memory.cpp: contexts and USM allocations (sizes, alignment, page padding, shared
+// memory).
 #include "zecl_test_support.hpp"
 
 namespace zecl_test {

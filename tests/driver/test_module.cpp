@@ -1,5 +1,5 @@
-// zecl driver tests of driver/src/module.cpp: modules (source bundles, SPIR-V, IL containers), build logs, specialization
-// constants, global pointers, kernels and their properties.
+// zecl driver tests of driver/src/module.cpp: modules (source bundles, SPIR-V, IL containers), build logs,
+// specialization constants, global pointers, kernels and their properties.
 #include "zecl_test_support.hpp"
 
 #include "zecl_test_spirv.h"
@@ -71,20 +71,10 @@ TEST_F(ZeclTest, GivenSourceThatDoesNotCompile_WhenModuleBuilt_ThenBuildFailureW
 // of Intel's CPU runtime's progress lines ("Compilation started", vectorizer statistics).
 TEST_F(ZeclTest, GivenSuccessfulBuilds_WhenBuildLogRead_ThenItHoldsOnlyTheBuildsDiagnostics) {
     auto logOf = [&](const std::string& source) {
-        auto b = bundle(source);
-        ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
-        md.format = ZE_MODULE_FORMAT_NATIVE;
-        md.inputSize = b.size();
-        md.pInputModule = b.data();
         ze_module_handle_t m = nullptr;
-        ze_module_build_log_handle_t log = nullptr;
-        EXPECT_EQ(zeModuleCreate(z->context, dev, &md, &m, &log), ZE_RESULT_SUCCESS);
-        size_t size = 0;
-        EXPECT_EQ(zeModuleBuildLogGetString(log, &size, nullptr), ZE_RESULT_SUCCESS);
-        std::string text(size, '\0');
-        EXPECT_EQ(zeModuleBuildLogGetString(log, &size, text.data()), ZE_RESULT_SUCCESS);
-        EXPECT_EQ(text.size(), size);
-        EXPECT_EQ(zeModuleBuildLogDestroy(log), ZE_RESULT_SUCCESS);
+        std::string text;
+        EXPECT_EQ(createModuleWithLog(z->context, dev, ZE_MODULE_FORMAT_NATIVE, bundle(source), &m, text),
+                  ZE_RESULT_SUCCESS);
         if (m) EXPECT_EQ(zeModuleDestroy(m), ZE_RESULT_SUCCESS);
         return text;
     };
@@ -317,20 +307,10 @@ TEST_F(ZeclTest, GivenSpirvModule_WhenNativeBinaryRebuilt_ThenTheSameKernelsRunW
     EXPECT_EQ(runOne(this, z, dev, plain, "spec_value"), 42u);
     uint32_t badId = 77;
     ze_module_constants_t bad{1, &badId, values};
-    ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
-    md.format = ZE_MODULE_FORMAT_IL_SPIRV;
-    md.inputSize = spv.size();
-    md.pInputModule = spv.data();
-    md.pConstants = &bad;
     ze_module_handle_t ignored = nullptr;
-    ze_module_build_log_handle_t log = nullptr;
-    ZE_OK(zeModuleCreate(z->context, dev, &md, &ignored, &log));
-    size_t logSize = 0;
-    ZE_OK(zeModuleBuildLogGetString(log, &logSize, nullptr));
-    std::string logText(logSize, '\0');
-    ZE_OK(zeModuleBuildLogGetString(log, &logSize, logText.data()));
+    std::string logText;
+    ZE_OK(createModuleWithLog(z->context, dev, ZE_MODULE_FORMAT_IL_SPIRV, spv, &ignored, logText, &bad));
     EXPECT_NE(logText.find("SpecId 77"), std::string::npos) << logText;
-    ZE_OK(zeModuleBuildLogDestroy(log));
     EXPECT_EQ(runOne(this, z, dev, ignored, "spec_value"), 42u);
     ZE_OK(zeModuleDestroy(ignored));
     ze_result_t r = ZE_RESULT_SUCCESS;
@@ -386,19 +366,9 @@ TEST_F(ZeclTest, GivenOpenClCxxSpecConstantMarkers_WhenConstantsGiven_ThenTheKer
     uint32_t ids[] = {2, 6, 9};
     const void* values[] = {&wide, &narrow, &absent};
     ze_module_constants_t constants{3, ids, values};
-    ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
-    md.format = ZE_MODULE_FORMAT_IL_SPIRV;
-    md.inputSize = spv.size();
-    md.pInputModule = spv.data();
-    md.pConstants = &constants;
     ze_module_handle_t m = nullptr;
-    ze_module_build_log_handle_t log = nullptr;
-    ZE_OK(zeModuleCreate(z->context, dev, &md, &m, &log));
-    size_t n = 0;
-    ZE_OK(zeModuleBuildLogGetString(log, &n, nullptr));
-    std::string text(n, '\0');
-    ZE_OK(zeModuleBuildLogGetString(log, &n, text.data()));
-    ZE_OK(zeModuleBuildLogDestroy(log));
+    std::string text;
+    ZE_OK(createModuleWithLog(z->context, dev, ZE_MODULE_FORMAT_IL_SPIRV, spv, &m, text, &constants));
     EXPECT_NE(text.find("specialization constants 2 6 set"), std::string::npos) << text;
     EXPECT_NE(text.find("ignored, the module declares no SpecId 9"), std::string::npos) << text;
     EXPECT_EQ(sum(m), wide + narrow);

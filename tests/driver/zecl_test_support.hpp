@@ -213,6 +213,27 @@ inline bool faultIs(const char* kind) {
 }
 
 // OpenCL's device extension string.
+// zeModuleCreate of `input` as `format` (with `constants`); `log` gets the build log as
+// zeModuleBuildLogGetString gives it (its size includes the NUL), and the log is destroyed.
+inline ze_result_t createModuleWithLog(ze_context_handle_t ctx, ze_device_handle_t dev, ze_module_format_t format,
+                                       const std::vector<uint8_t>& input, ze_module_handle_t* module, std::string& log,
+                                       const ze_module_constants_t* constants = nullptr) {
+    ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
+    md.format = format;
+    md.inputSize = input.size();
+    md.pInputModule = input.data();
+    md.pConstants = constants;
+    ze_module_build_log_handle_t h = nullptr;
+    const ze_result_t r = zeModuleCreate(ctx, dev, &md, module, &h);
+    size_t size = 0;
+    EXPECT_EQ(zeModuleBuildLogGetString(h, &size, nullptr), ZE_RESULT_SUCCESS);
+    log.assign(size, '\0');
+    EXPECT_EQ(zeModuleBuildLogGetString(h, &size, log.data()), ZE_RESULT_SUCCESS);
+    EXPECT_EQ(log.size(), size);
+    EXPECT_EQ(zeModuleBuildLogDestroy(h), ZE_RESULT_SUCCESS);
+    return r;
+}
+
 inline std::string clExtensions(cl_device_id d) {
     size_t n = 0;
     clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, nullptr, &n);
