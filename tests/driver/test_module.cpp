@@ -48,22 +48,13 @@ TEST_F(ZeclTest, GivenSourceBundle_WhenModuleBuilt_ThenKernelNamesAndNativeBinar
 
 TEST_F(ZeclTest, GivenSourceThatDoesNotCompile_WhenModuleBuilt_ThenBuildFailureWithCompilerLog) {
     auto b = bundle("kernel void broken(global int *p) { p[0] = undeclared_symbol_xyz; }");
-    ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
-    md.format = ZE_MODULE_FORMAT_NATIVE;
-    md.inputSize = b.size();
-    md.pInputModule = b.data();
     ze_module_handle_t m = nullptr;
-    ze_module_build_log_handle_t log = nullptr;
-    EXPECT_EQ(zeModuleCreate(z->context, dev, &md, &m, &log), ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
+    std::string text;
+    EXPECT_EQ(createModuleWithLog(z->context, dev, ZE_MODULE_FORMAT_NATIVE, b, &m, text),
+              ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
     EXPECT_EQ(m, nullptr);
-    ASSERT_NE(log, nullptr);
-    size_t size = 0;
-    ZE_OK(zeModuleBuildLogGetString(log, &size, nullptr));
-    std::string text(size, '\0');
-    ZE_OK(zeModuleBuildLogGetString(log, &size, text.data()));
     EXPECT_NE(text.find("undeclared_symbol_xyz"), std::string::npos) << text;
     EXPECT_NE(text.find("error"), std::string::npos) << text;
-    ZE_OK(zeModuleBuildLogDestroy(log));
 }
 
 // The build log of a successful build holds the build's messages only: empty for a clean
@@ -161,20 +152,12 @@ TEST_F(ZeclTest, GivenKernels_WhenPropertiesQueried_ThenArgsGroupSizesAndNameAre
 TEST_F(ZeclTest, GivenFaultInjectionModule1_WhenBuilding_ThenTheFirstBuildFailsWithALog) {
     if (!faultIs("module:1")) GTEST_SKIP() << "runs under ctest with ZECL_FAULT=module:1";
     auto b = bundle("kernel void k(global int *p) { p[0] = 1; }");
-    ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
-    md.format = ZE_MODULE_FORMAT_NATIVE;
-    md.inputSize = b.size();
-    md.pInputModule = b.data();
     ze_module_handle_t m = nullptr;
-    ze_module_build_log_handle_t log = nullptr;
-    EXPECT_EQ(zeModuleCreate(z->context, dev, &md, &m, &log), ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
-    size_t size = 0;
-    ZE_OK(zeModuleBuildLogGetString(log, &size, nullptr));
-    std::string text(size, '\0');
-    ZE_OK(zeModuleBuildLogGetString(log, &size, text.data()));
+    std::string text;
+    EXPECT_EQ(createModuleWithLog(z->context, dev, ZE_MODULE_FORMAT_NATIVE, b, &m, text),
+              ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
     EXPECT_NE(text.find("zecl fault injection"), std::string::npos) << text;
-    ZE_OK(zeModuleBuildLogDestroy(log));
-    ZE_OK(zeModuleCreate(z->context, dev, &md, &m, nullptr));
+    ZE_OK(createModuleWithLog(z->context, dev, ZE_MODULE_FORMAT_NATIVE, b, &m, text));  // the second builds
     ZE_OK(zeModuleDestroy(m));
 }
 
@@ -244,13 +227,9 @@ std::vector<uint8_t> testSpirv(ze_device_handle_t dev, std::string& why) {
 ze_module_handle_t buildModule(ze_context_handle_t ctx, ze_device_handle_t dev, ze_module_format_t format,
                                const std::vector<uint8_t>& input, const ze_module_constants_t* constants = nullptr,
                                ze_result_t* result = nullptr) {
-    ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
-    md.format = format;
-    md.inputSize = input.size();
-    md.pInputModule = input.data();
-    md.pConstants = constants;
     ze_module_handle_t m = nullptr;
-    ze_result_t r = zeModuleCreate(ctx, dev, &md, &m, nullptr);
+    std::string log;
+    const ze_result_t r = createModuleWithLog(ctx, dev, format, input, &m, log, constants);
     if (result) *result = r;
     return r == ZE_RESULT_SUCCESS ? m : nullptr;
 }
