@@ -31,12 +31,12 @@
 #include "zp/kernels/package.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/tools/cli.hpp"
+#include "zp/tools/option_values.hpp"
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/sweep.hpp"
 #include "zp/probe/compare.hpp"
 #include "zp/probe/file_io.hpp"
 #include "zp/probe/input_error.hpp"
-#include "zp/probe/option_values.hpp"
 #include "zp/scheduler/chain_plan.hpp"
 
 namespace {
@@ -100,9 +100,9 @@ std::vector<probe::RoutePattern> choosePatterns(const std::string& name) {
 // The values CLI11 would read loosely (a seed of -1 or 2^64 saturated, "0,,1" read as two
 // cards), read strictly: out of range or malformed is bad input.
 void strictValues(Options& o) {
-    if (o.seedText) o.seed = probe::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+    if (o.seedText) o.seed = tools::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
     for (const auto& list : o.cardLists)
-        for (std::uint64_t card : probe::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
+        for (std::uint64_t card : tools::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
 }
 
 // Flags that cannot both hold, and output paths that cannot be written: refused before any
@@ -663,6 +663,9 @@ int guarded(F&& body) {
     } catch (const probe::InputError& e) {
         fmt::print(stderr, "ze-probe: error: {}\n", e.what());
         return kExitBadInput;
+    } catch (const tools::OptionError& e) {
+        fmt::print(stderr, "ze-probe: error: {}\n", e.what());
+        return kExitBadInput;
     } catch (const std::exception& e) {
         fmt::print(stderr, "ze-probe: error: internal error: {}\n", e.what());
         return kExitCaseFailed;
@@ -675,7 +678,7 @@ int reportMain(int argc, char** argv) {
         "the overview of candidates x patterns against the bar, per-pattern panels on their own scales, "
         "the per-kernel breakdown, the launch floor and the roofline fraction. Several cards render side by "
         "side (the cards of one run, or runs of two devices)."};
-    zp::tools::configureApp(app, "ze-probe report",
+    zp::tools::configureApp(app, "ze-probe report", probe::Config{}.contract,
                             {"ze-probe report probe-out/card0.json -o gate.html",
                              "ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
                              "ze-probe report probe-out/card*.json --sweep probe-out/smoke/smoke.jsonl -o all.html"});
@@ -706,7 +709,7 @@ int sweepMergeMain(int argc, char** argv) {
         "sweep: <OUT>/<name>.jsonl and .csv in plan order. Overlapping shards are refused (exit 2); "
         "missing points are listed and exit 1 (the merge is still written)."};
     zp::tools::configureApp(
-        app, "ze-probe sweep-merge",
+        app, "ze-probe sweep-merge", probe::Config{}.contract,
         {"ze-probe sweep-merge shard1 shard2 shard3 -o merged",
          "ze-probe sweep-merge probe-out/smoke-* -o probe-out/smoke",
          "ze-probe sweep-merge s1 s2 s3 -o s   # after --shard 1/3, 2/3, 3/3 with --out s1, s2, s3"});
@@ -752,7 +755,7 @@ int main(int argc, char** argv) {
         "renders saved cards; `ze-probe sweep-merge DIR... -o OUT` merges sharded sweeps; `ze-probe "
         "gate-repeat-merge DIR...` tables the gates of runs already made."};
     zp::tools::configureApp(
-        app, "ze-probe",
+        app, "ze-probe", probe::Config{}.contract,
         {"ze-probe --route-pattern six_local               # the 12 cases of one pattern",
          "ze-probe --device zecl --set hidden=256 --report gate.html   # check, time, gate",
          "ze-probe --sweep configs/sweeps/smoke.yaml --shard 2/3 --out shard2   # a third of a sweep"});
@@ -832,6 +835,9 @@ int main(int argc, char** argv) {
     try {
         return run(o);
     } catch (const probe::InputError& e) {
+        fmt::print(stderr, "ze-probe: error: {}\n", e.what());
+        return kExitBadInput;
+    } catch (const tools::OptionError& e) {
         fmt::print(stderr, "ze-probe: error: {}\n", e.what());
         return kExitBadInput;
     } catch (const ze::Error& e) {
