@@ -216,7 +216,7 @@ std::vector<std::pair<probe::RoutePattern, int>> parseBlockBatches(const std::st
         if (eq == std::string::npos)
             throw probe::InputError("--timing-block-batches: " + item + ": expected pattern=B");
         out.emplace_back(probe::parsePattern(item.substr(0, eq)),
-                         int(probe::parseUnsignedOption(item.substr(eq + 1), "--timing-block-batches", 1, 1 << 20)));
+                         int(tools::parseUnsignedOption(item.substr(eq + 1), "--timing-block-batches", 1, 1 << 20)));
         begin = end + 1;
     }
     if (out.empty()) throw probe::InputError("--timing-block-batches: no pattern");
@@ -655,17 +655,26 @@ int run(Options& o) {
     return failed ? kExitCaseFailed : kExitOk;
 }
 
-// Errors of a subcommand in the one style; returns the exit code.
+// Errors of the run or a subcommand in the one style, by type (README "Exit codes"); returns
+// the exit code.
 template <class F>
 int guarded(F&& body) {
+    auto badInput = [](const std::exception& e) {
+        fmt::print(stderr, "ze-probe: error: {}\n", e.what());
+        return kExitBadInput;
+    };
     try {
         return body();
     } catch (const probe::InputError& e) {
-        fmt::print(stderr, "ze-probe: error: {}\n", e.what());
-        return kExitBadInput;
+        return badInput(e);
     } catch (const tools::OptionError& e) {
-        fmt::print(stderr, "ze-probe: error: {}\n", e.what());
-        return kExitBadInput;
+        return badInput(e);
+    } catch (const ze::Error& e) {
+        fmt::print(stderr, "ze-probe: error: Level Zero: {}\n", e.what());
+        return kExitDeviceError;
+    } catch (const sched::DeviceError& e) {
+        fmt::print(stderr, "ze-probe: error: device: {}\n", e.what());
+        return kExitDeviceError;
     } catch (const std::exception& e) {
         fmt::print(stderr, "ze-probe: error: internal error: {}\n", e.what());
         return kExitCaseFailed;
@@ -730,7 +739,7 @@ int gateRepeatMergeMain(int argc, char** argv) {
         "from run directories already made, e.g. the repeat-<i>/ of two --gate-repeat calls that each fitted a "
         "time limit. Each directory holds the card<N>.json of one run."};
     zp::tools::configureApp(
-        app, "ze-probe gate-repeat-merge",
+        app, "ze-probe gate-repeat-merge", probe::Config{}.contract,
         {"ze-probe gate-repeat-merge a/repeat-1 a/repeat-2 a/repeat-3 b/repeat-1 b/repeat-2 -o five",
          "ze-probe gate-repeat-merge run1 run2 --report repeat.html"});
     std::vector<std::string> dirs;
@@ -832,22 +841,5 @@ int main(int argc, char** argv) {
         sweep->excludes(app.get_option(name));
     for (int i = 1; i < argc; ++i) o.args.emplace_back(argv[i]);
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
-    try {
-        return run(o);
-    } catch (const probe::InputError& e) {
-        fmt::print(stderr, "ze-probe: error: {}\n", e.what());
-        return kExitBadInput;
-    } catch (const tools::OptionError& e) {
-        fmt::print(stderr, "ze-probe: error: {}\n", e.what());
-        return kExitBadInput;
-    } catch (const ze::Error& e) {
-        fmt::print(stderr, "ze-probe: error: Level Zero: {}\n", e.what());
-        return kExitDeviceError;
-    } catch (const sched::DeviceError& e) {
-        fmt::print(stderr, "ze-probe: error: device: {}\n", e.what());
-        return kExitDeviceError;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "ze-probe: error: internal error: {}\n", e.what());
-        return kExitCaseFailed;
-    }
+    return guarded([&] { return run(o); });
 }
