@@ -6,6 +6,7 @@
 
 #include "zp/probe/input_error.hpp"
 #include "zp/probe/random.hpp"
+#include "catalogue_name.hpp"
 
 namespace zp::probe {
 namespace {
@@ -196,11 +197,7 @@ std::vector<float> routingWeights(SplitMix64& rng, const ChainShape& s, int v) {
 std::string_view patternName(RoutePattern p) { return kPatternNames[static_cast<std::size_t>(p)]; }
 
 RoutePattern parsePattern(std::string_view name) {
-    for (RoutePattern p : kAllRoutePatterns)
-        if (patternName(p) == name) return p;
-    std::string valid;
-    for (auto n : kPatternNames) valid += (valid.empty() ? "" : ", ") + std::string(n);
-    throw InputError("unknown route pattern '" + std::string(name) + "' (valid: " + valid + ", all)");
+    return parseCatalogueName(name, kAllRoutePatterns, patternName, "route pattern", "all");
 }
 
 std::optional<std::string> patternInvalidReason(const ChainShape& s, RoutePattern p) {

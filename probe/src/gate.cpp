@@ -29,23 +29,25 @@ std::string casesText(const CaseCounts& c) {
 
 }  // namespace
 
-std::string_view verdictName(Verdict v) {
+namespace {
+
+// Each verdict's two spellings, in one row: the table's and the JSON key.
+struct VerdictNames {
+    std::string_view name, key;
+};
+VerdictNames namesOf(Verdict v) {
     switch (v) {
-        case Verdict::Pass: return "PASS";
-        case Verdict::OnTheBar: return "ON THE BAR";
+        case Verdict::Pass: return {"PASS", "pass"};
+        case Verdict::OnTheBar: return {"ON THE BAR", "on_the_bar"};
         case Verdict::Fail: break;
     }
-    return "FAIL";
+    return {"FAIL", "fail"};
 }
 
-std::string_view verdictKey(Verdict v) {
-    switch (v) {
-        case Verdict::Pass: return "pass";
-        case Verdict::OnTheBar: return "on_the_bar";
-        case Verdict::Fail: break;
-    }
-    return "fail";
-}
+}  // namespace
+
+std::string_view verdictName(Verdict v) { return namesOf(v).name; }
+std::string_view verdictKey(Verdict v) { return namesOf(v).key; }
 
 Verdict classifyInterval(double ciLowMs, double ciHighMs, double minSavingMs) {
     if (!std::isfinite(ciLowMs) || !std::isfinite(ciHighMs)) return Verdict::Fail;  // unknown is never a pass

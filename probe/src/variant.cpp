@@ -3,6 +3,7 @@
 #include <string>
 
 #include "zp/probe/input_error.hpp"
+#include "catalogue_name.hpp"
 
 namespace zp::probe {
 namespace {
@@ -14,13 +15,7 @@ constexpr std::array<std::string_view, kAllVariants.size()> kNames = {
 
 std::string_view variantName(Variant v) { return kNames[static_cast<std::size_t>(v)]; }
 
-Variant parseVariant(std::string_view name) {
-    for (Variant v : kAllVariants)
-        if (variantName(v) == name) return v;
-    std::string valid;
-    for (auto n : kNames) valid += (valid.empty() ? "" : ", ") + std::string(n);
-    throw InputError("unknown variant '" + std::string(name) + "' (valid: " + valid + ")");
-}
+Variant parseVariant(std::string_view name) { return parseCatalogueName(name, kAllVariants, variantName, "variant"); }
 
 Materialised materialised(Variant v) {
     switch (v) {

@@ -1,6 +1,6 @@
-// file_io and option_values (issue 17): bounded reads that refuse what is not a regular file,
-// output paths checked before work, atomic writes that leave no temporary file, the output lock,
-// and command-line numbers read strictly.
+// file_io (issue 17): bounded reads that refuse what is not a regular file, output paths checked
+// before work, atomic writes that leave no temporary file, the output lock. (The tools' strict
+// command-line numbers: tests/tools/test_option_values.cpp.)
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -12,7 +12,6 @@
 
 #include "zp/probe/config.hpp"
 #include "zp/probe/file_io.hpp"
-#include "zp/probe/option_values.hpp"
 
 namespace fs = std::filesystem;
 using namespace zp::probe;
@@ -114,16 +113,6 @@ TEST_F(FileIo, GivenTheOutputLocked_WhenASecondLockIsTaken_ThenRefusedNamingTheH
             << m;
     }
     EXPECT_NO_THROW(OutputLock again(lock, "--out s.jsonl")) << "released with its holder";
-}
-
-TEST(OptionValues, GivenMalformedOrOutOfRangeNumbers_ThenInputErrorNotSaturatedOrDropped) {
-    EXPECT_EQ(parseUnsignedOption("18446744073709551615", "--seed", 0, UINT64_MAX), UINT64_MAX);
-    for (const char* bad : {"18446744073709551616", "-1", "", " 1", "1 ", "0x10", "+1", "1e3", "1.0"})
-        EXPECT_THROW(parseUnsignedOption(bad, "--seed", 0, UINT64_MAX), InputError) << bad;
-    EXPECT_THROW(parseUnsignedOption("0", "--latency-window", 1, 10), InputError);
-    EXPECT_EQ(parseUnsignedList("0,1,3", "--cards", 0, 1023), (std::vector<std::uint64_t>{0, 1, 3}));
-    for (const char* bad : {"0,,1", "0,", ",0", "", "0,1024", "0;1"})
-        EXPECT_THROW(parseUnsignedList(bad, "--cards", 0, 1023), InputError) << bad;
 }
 
 TEST(ShapeBounds, GivenShapesPastTheDocumentedMaxima_ThenValidateNamesKeyAndValue) {

@@ -4,7 +4,8 @@
 # INSTALLED libze_zecl.so, and compare its output with the host oracle's (consumer_reference).
 # Then the README's embedding program (the ```cpp block under `<!-- embed.cpp -->`), extracted
 # from README.md and built as the README says (CMake, and pkg-config with nothing but its
-# flags), run with a clean environment (no ZE_ENABLE_ALT_DRIVERS, no LD_LIBRARY_PATH).
+# flags), run with a clean environment (no ZE_ENABLE_ALT_DRIVERS, no LD_LIBRARY_PATH). Last,
+# tools/moe-server configured as its own project against the prefix, built and run.
 #   consumer_test.sh CMAKE BUILD_DIR CONSUMER_SRC REFERENCE_EXE LIBDIR GENERATOR CXX README [CXXFLAGS]
 # CXXFLAGS: what the consumer needs to link a sanitized libzeprobe (ZP_SANITIZE builds).
 set -euo pipefail
@@ -92,5 +93,48 @@ for exe in "$tmp/embed-build/embed" "$tmp/embed/embed"; do
   [[ "$(grep '^out\[0\]' "$tmp/embed.txt")" == "$expected0" ]] || fail "$exe: out[0] differs from the host oracle ($expected0)"
   grep -Eq '^[^ ]+ [0-9]+ ns$' "$tmp/embed.txt" || fail "$exe printed no kernel timing"
 done
+
+# moe-server is built on the installed package alone (DESIGN.md's house table): its own sources,
+# configured as a project of their own against the prefix (find_package(zeprobe)), with no
+# path into this build or the source tree's internal headers. Then it serves /healthz on the
+# installed zecl and stops cleanly on SIGTERM.
+moe_src=$(cd "$(dirname "$readme")" && pwd)/tools/moe-server
+step "configure and build moe-server ($moe_src) against the installed package"
+"$cmake" -S "$moe_src" -B "$tmp/moe-build" -G "$generator" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS="$cxxflags" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/moe-configure.log" 2>&1 || { cat "$tmp/moe-configure.log"; fail "moe-server configure"; }
+grep -q "moe-server against the installed zeprobe .*($prefix/" "$tmp/moe-configure.log" || { cat "$tmp/moe-configure.log"; fail "moe-server did not find the installed zeprobe in $prefix"; }
+"$cmake" --build "$tmp/moe-build" > "$tmp/moe-build.log" 2>&1 || { cat "$tmp/moe-build.log"; fail "moe-server build"; }
+moe=$tmp/moe-build/moe-server
+[[ -x "$moe" ]] || { cat "$tmp/moe-configure.log"; fail "no moe-server built (cpp-httplib missing?)"; }
+# It links the installed libzeprobe and no internal library (those are static and hidden inside it).
+ldd "$moe" | grep -q "$prefix/$libdir/libzeprobe.so" || { ldd "$moe"; fail "moe-server does not load $prefix/$libdir/libzeprobe.so"; }
+if grep -E -- '-I[^ ]*/(probe|scheduler|oracle|runtime)/include' "$tmp/moe-build/compile_commands.json" 2>/dev/null | grep -q .; then
+  fail "moe-server was compiled with an internal include path"
+fi
+v=$(env -u LD_LIBRARY_PATH "$moe" --version) || fail "moe-server --version"
+[[ "$v" == "moe-server "*"contract 1" ]] || fail "moe-server --version printed '$v'"
+step "run the standalone moe-server on the installed zecl"
+env -u ZE_ENABLE_ALT_DRIVERS -u ZP_ZECL_PATH -u LD_LIBRARY_PATH "$moe" --device zecl --threads 1 --port 0 \
+  --port-file "$tmp/moe.port" --set hidden=128 --set intermediate=64 --set experts=48 > "$tmp/moe.log" 2>&1 &
+moe_pid=$!
+trap 'kill "$moe_pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+for _ in $(seq 1 1800); do
+  [[ -s "$tmp/moe.port" ]] && break
+  kill -0 "$moe_pid" 2>/dev/null || { cat "$tmp/moe.log"; fail "moe-server exited before listening"; }
+  sleep 0.1
+done
+[[ -s "$tmp/moe.port" ]] || { cat "$tmp/moe.log"; fail "moe-server did not listen within 180 s"; }
+port=$(cat "$tmp/moe.port")
+exec 3<>"/dev/tcp/127.0.0.1/$port"
+printf 'GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+health=$(cat <&3)
+exec 3<&-
+echo "$health" | tail -1
+[[ "$health" == *'"status":"ok"'* && "$health" == *'"hidden":128'* ]] || { cat "$tmp/moe.log"; fail "moe-server /healthz answered '$health'"; }
+kill -TERM "$moe_pid"
+rc=0
+wait "$moe_pid" || rc=$?
+trap 'rm -rf "$tmp"' EXIT
+[[ $rc -eq 0 ]] || { cat "$tmp/moe.log"; fail "moe-server exited with $rc after SIGTERM"; }
 
 step "PASS"

@@ -6,8 +6,10 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <random>
 #include <string>
@@ -151,6 +153,126 @@ TEST_F(ZeprobeApi, GivenBadShapeOrWeights_WhenLoadingLayer_ThenCodedErrors) {
     });
     EXPECT_EQ(size.code(), zeprobe::ErrorCode::invalid_argument);
     EXPECT_NE(std::string(size.what()).find("w1Blocks has 10 bytes"), std::string::npos) << size.what();
+    fs::remove_all(dir);
+}
+
+TEST_F(ZeprobeApi, GivenAShapeLargerThanTheDevice_WhenLoadingLayer_ThenInvalidArgumentBeforeAnyAllocation) {
+    // One card's 4096 experts of 65536 x 65536 need 1.2e14 bytes: more than any device here.
+    zeprobe::Shape huge = smallShape();
+    huge.hidden = 65536;
+    huge.intermediate = 65536;
+    huge.experts = 4096;
+    huge.cards = 1;
+    const auto e = errorOf([&] { zeprobe::Layer::random(*device_, huge, 1); });
+    EXPECT_EQ(e.code(), zeprobe::ErrorCode::invalid_argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("more than the memory of device " + device_->info().name), std::string::npos)
+        << e.what();
+}
+
+TEST(ZeprobeApiConfig, GivenConfigFilesAndSets_WhenLoaded_ThenTheShapeAndCodedErrors) {
+    const zeprobe::Config defaults = zeprobe::loadConfig("");
+    EXPECT_EQ(defaults.shape.hidden, zeprobe::Shape{}.hidden);
+    EXPECT_EQ(defaults.shape.experts, zeprobe::Shape{}.experts);
+    EXPECT_EQ(defaults.seed, 20261129u);
+
+    const fs::path dir = fs::temp_directory_path() / ("zp-api-config-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    std::ofstream(dir / "c.yaml") << "hidden: 256\nintermediate: 64\nexperts: 48\ngate_up_layout: interleaved\n"
+                                     "weights:\n  prefix: model.\n";
+    const zeprobe::Config c = zeprobe::loadConfig((dir / "c.yaml").string(), {"swiglu.limit=7", "card=3", "seed=5"});
+    EXPECT_EQ(c.shape.hidden, 256);
+    EXPECT_EQ(c.shape.intermediate, 64);
+    EXPECT_EQ(c.shape.experts, 48);
+    EXPECT_EQ(c.shape.card, 3);
+    EXPECT_EQ(c.shape.swigluLimit, 7.0f);
+    EXPECT_EQ(c.shape.gateUpLayout, zeprobe::GateUpLayout::interleaved);
+    EXPECT_EQ(c.seed, 5u);
+    EXPECT_EQ(c.weightsPrefix, "model.");
+
+    const auto key = errorOf([&] { zeprobe::loadConfig("", {"swiglu.limt=7"}); });
+    EXPECT_EQ(key.code(), zeprobe::ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(key.what()).find("--set swiglu.limt: unknown key"), std::string::npos) << key.what();
+    const auto rule = errorOf([&] { zeprobe::loadConfig((dir / "c.yaml").string(), {"card=4"}); });
+    EXPECT_EQ(rule.code(), zeprobe::ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(rule.what()).find("card = 4"), std::string::npos) << rule.what();
+    const auto missing = errorOf([&] { zeprobe::loadConfig((dir / "none.yaml").string()); });
+    EXPECT_NE(std::string(missing.what()).find("none.yaml: cannot read config"), std::string::npos) << missing.what();
+    EXPECT_EQ(missing.code(), zeprobe::ErrorCode::invalid_argument) << missing.what();
+    const auto device = errorOf([&] { zeprobe::loadConfig("/dev/zero"); });
+    EXPECT_EQ(device.code(), zeprobe::ErrorCode::invalid_argument) << device.what();
+    EXPECT_NE(std::string(device.what()).find("a character device"), std::string::npos) << device.what();
+    fs::remove_all(dir);
+}
+
+TEST(ZeprobeApiRequests, GivenSafetensorsBodies_WhenDecodedAndEncoded_ThenExactValuesOrInvalidArgument) {
+    const zeprobe::Shape s = smallShape();
+    std::mt19937_64 rng(9);
+    const Step st = randomStep(rng, s, 1);
+    using zp::probe::DType;
+    auto body = [&](int rows, bool extra) {
+        zp::probe::TensorMap t;
+        t["hidden"] = zp::probe::makeTensor(DType::BF16, {rows, s.hidden}, st.hidden);
+        t["topk_ids"] = zp::probe::makeTensor(DType::I32, {rows, s.topK}, st.ids);
+        t["topk_weights"] = zp::probe::makeTensor(DType::F32, {rows, s.topK}, st.weights);
+        if (extra) t["bias"] = zp::probe::makeTensor(DType::F32, {1}, std::vector<float>{0});
+        return zp::probe::serializeSafetensors(t);
+    };
+    const zeprobe::Inputs in = zeprobe::inputsFromSafetensors(body(1, false), s, "req");
+    EXPECT_EQ(in.rows, 1);
+    EXPECT_EQ(in.hidden, st.hidden);
+    EXPECT_EQ(in.topkIds, st.ids);
+    EXPECT_EQ(in.topkWeights, st.weights);
+
+    const auto extra = errorOf([&] { zeprobe::inputsFromSafetensors(body(1, true), s, "req"); });
+    EXPECT_EQ(extra.code(), zeprobe::ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(extra.what()).find("req: unknown tensor 'bias'"), std::string::npos) << extra.what();
+    const std::vector<std::uint8_t> garbage{1, 2, 3};
+    const auto bad = errorOf([&] { zeprobe::inputsFromSafetensors(garbage, s, "req"); });
+    EXPECT_EQ(bad.code(), zeprobe::ErrorCode::invalid_argument);
+    EXPECT_EQ(std::string(bad.what()).rfind("req: ", 0), 0u) << bad.what();
+
+    // The answer: one tensor `out` BF16 [m, H] holding exactly the given bits.
+    std::vector<std::uint16_t> out(2 * std::size_t(s.hidden));
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = std::uint16_t(i * 7919u);
+    const auto file = zeprobe::outputToSafetensors(out, s);
+    const zp::probe::TensorMap t = zp::probe::parseSafetensors(file, "answer");
+    ASSERT_EQ(t.size(), 1u);
+    const std::int64_t shape[] = {2, s.hidden};
+    EXPECT_EQ(
+        zp::probe::tensorValues<std::uint16_t>(zp::probe::findTensor(t, "out", "answer"), DType::BF16, shape, "out"),
+        out);
+    const auto ragged = errorOf([&] { zeprobe::outputToSafetensors(std::span(out).first(5), s); });
+    EXPECT_EQ(ragged.code(), zeprobe::ErrorCode::invalid_argument) << ragged.what();
+
+    zeprobe::checkExpertId(s.experts - 1, 0, 0, s);
+    const auto wide = errorOf([&] { zeprobe::checkExpertId(std::int64_t(1) << 33, 1, 2, s); });
+    EXPECT_EQ(wide.code(), zeprobe::ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(wide.what()).find("topk_ids[1][2] = 8589934592 is not an expert id in [0, 48)"),
+              std::string::npos)
+        << wide.what();
+
+    EXPECT_EQ(zeprobe::bf16FromDouble(1.0), 0x3F80);
+    EXPECT_EQ(zeprobe::bf16FromDouble(1.0 + 0x1p-8), 0x3F80);            // a tie: to even
+    EXPECT_EQ(zeprobe::bf16FromDouble(1.0 + 0x1p-8 + 0x1p-30), 0x3F81);  // past the tie (f32 would round it away)
+    EXPECT_EQ(zeprobe::bf16FromDouble(std::nan("")), 0x7FC0);
+    EXPECT_EQ(zeprobe::floatFromBf16(0xC040), -3.0f);
+}
+
+TEST(ZeprobeApiFiles, GivenOutputPaths_WhenCheckedAndWritten_ThenTheFileOrAnIoError) {
+    const fs::path dir = fs::temp_directory_path() / ("zp-api-files-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::string file = (dir / "port").string();
+    zeprobe::checkOutputFile(file, "--port-file");
+    zeprobe::writeFileAtomically(file, "8080\n", "--port-file");
+    std::ifstream in(file);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, "8080\n");
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1) << "no temporary file left";
+    const auto isDir = errorOf([&] { zeprobe::checkOutputFile(dir.string(), "--port-file"); });
+    EXPECT_EQ(isDir.code(), zeprobe::ErrorCode::io);
+    EXPECT_NE(std::string(isDir.what()).find("--port-file"), std::string::npos) << isDir.what();
+    const auto write = errorOf([&] { zeprobe::writeFileAtomically(dir.string(), "x", "--port-file"); });
+    EXPECT_EQ(write.code(), zeprobe::ErrorCode::io) << write.what();
     fs::remove_all(dir);
 }
 

@@ -3,7 +3,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "zp/probe/config.hpp"
 #include "zp/tools/git_describe.hpp"
 
 namespace zp::tools {
@@ -62,15 +61,14 @@ public:
 
 }  // namespace
 
-std::string versionText() {
-    return std::string(ZP_PROJECT_VERSION) + " (git " + ZP_GIT_DESCRIBE + "), contract " +
-           std::to_string(probe::Config{}.contract);
+std::string versionText(int contract) {
+    return std::string(ZP_PROJECT_VERSION) + " (git " + ZP_GIT_DESCRIBE + "), contract " + std::to_string(contract);
 }
 
-void configureApp(CLI::App& app, const std::string& tool, const std::vector<std::string>& examples) {
+void configureApp(CLI::App& app, const std::string& tool, int contract, const std::vector<std::string>& examples) {
     app.formatter(std::make_shared<WrappingFormatter>());
     app.option_defaults()->always_capture_default();
-    app.set_version_flag("--version", tool + " " + versionText(),
+    app.set_version_flag("--version", tool + " " + versionText(contract),
                          "print the version and the contract version, and exit");
     std::string footer = "Examples:\n";
     for (const auto& e : examples) footer += "  " + e + '\n';

@@ -47,33 +47,18 @@
 #include <zeprobe/zeprobe.hpp>
 
 #include "http_guard.hpp"
-#include "zp/tools/cli.hpp"
-
 #include "moe_service.hpp"
-#include "zp/probe/file_io.hpp"
-#include "zp/probe/option_values.hpp"
-#include "zp/probe/config.hpp"
+#include "zp/tools/cli.hpp"
+#include "zp/tools/option_values.hpp"
 
 namespace {
 
 using zp::moeserver::BadRequest;
 
-zeprobe::Shape toShape(const zp::oracle::ChainShape& c) {
-    zeprobe::Shape s;
-    s.hidden = c.hidden;
-    s.intermediate = c.intermediate;
-    s.experts = c.experts;
-    s.topK = c.topK;
-    s.rows = c.rows;
-    s.cards = c.cards;
-    s.card = c.card;
-    s.swigluLimit = c.swigluLimit;
-    s.swigluAlpha = c.swigluAlpha;
-    s.swigluUpBias = c.swigluUpBias;
-    s.gateUpLayout = c.layout == zp::oracle::GateUpLayout::Interleaved ? zeprobe::GateUpLayout::interleaved
-                                                                       : zeprobe::GateUpLayout::split;
-    return s;
-}
+// Bad usage found by moe-server itself (options that contradict each other): exit 2.
+struct UsageError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
 
 bool isLoopback(const std::string& host) {
     return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
@@ -127,7 +112,7 @@ int main(int argc, char** argv) {
         "moe-server: an example HTTP server embedding the ze-probe MoE chain (zeprobe facade). Serves POST "
         "/v1/moe (JSON or safetensors), GET /healthz and GET /metrics; no authentication, no TLS."};
     zp::tools::configureApp(
-        app, "moe-server",
+        app, "moe-server", zeprobe::contractVersion(),
         {"moe-server --config configs/deepseek-v4-flash.yaml --port 8080",
          "moe-server --set hidden=128 --set intermediate=64 --set experts=48 --port 0 --port-file p",
          "moe-server --weights layer.safetensors --prefix model.layers.3.mlp.experts. --threads 4"});
@@ -175,23 +160,25 @@ int main(int argc, char** argv) {
     app.add_flag("--enable-shutdown", o.enableShutdown, "serve POST /shutdown (for tests)");
     if (const int rc = zp::tools::parse(app, "moe-server", argc, argv); rc >= 0) return rc;
     try {
-        if (o.seedText) o.seed = zp::probe::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
-        o.window = std::size_t(zp::probe::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
-        o.maxBody = std::size_t(zp::probe::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
-        if (o.seed && !o.weights.empty()) throw zp::probe::InputError("give --seed or --weights, not both");
+        if (o.seedText) o.seed = zp::tools::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+        o.window = std::size_t(zp::tools::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
+        o.maxBody = std::size_t(zp::tools::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
+        if (o.seed && !o.weights.empty()) throw UsageError("give --seed or --weights, not both");
         if (o.prefix && o.weights.empty())
-            throw zp::probe::InputError("--prefix names tensors in --weights: not without --weights");
+            throw UsageError("--prefix names tensors in --weights: not without --weights");
         if (!o.portFile.empty()) {
-            zp::probe::checkOutputFile(o.portFile, "--port-file");
+            zeprobe::checkOutputFile(o.portFile, "--port-file");
             // Unlike ze-probe's --out, a port file's directory is not created: a typo fails here.
             const std::filesystem::path dir = std::filesystem::path(o.portFile).parent_path();
             if (!dir.empty() && !std::filesystem::is_directory(dir))
-                throw zp::probe::InputError("--port-file " + o.portFile + ": directory " + dir.string() +
-                                            " does not exist");
+                throw UsageError("--port-file " + o.portFile + ": directory " + dir.string() + " does not exist");
         }
         if (!o.portFile.empty() && o.port != 0)
             std::cerr << "moe-server: note: --port-file with a fixed --port " << o.port << "\n";
-    } catch (const zp::probe::InputError& e) {
+    } catch (const std::invalid_argument& e) {  // UsageError, zp::tools::OptionError
+        std::cerr << "moe-server: error: " << e.what() << "\n";
+        return kExitBadInput;
+    } catch (const zeprobe::Error& e) {
         std::cerr << "moe-server: error: " << e.what() << "\n";
         return kExitBadInput;
     }
@@ -206,16 +193,14 @@ int main(int argc, char** argv) {
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
     signal(SIGPIPE, SIG_IGN);
 
-    zp::probe::Config cfg;
+    zeprobe::Config cfg;
     try {
-        if (!o.config.empty()) cfg = zp::probe::loadConfig(o.config);
-        for (const auto& s : o.sets) zp::probe::applySet(cfg, s);
-        zp::probe::validate(cfg);
-    } catch (const zp::probe::InputError& e) {
+        cfg = zeprobe::loadConfig(o.config, o.sets);
+    } catch (const zeprobe::Error& e) {
         std::cerr << "moe-server: error: " << e.what() << "\n";
-        return kExitBadInput;
+        return exitCodeOf(e.code());
     }
-    const zeprobe::Shape shape = toShape(cfg.shape);
+    const zeprobe::Shape shape = cfg.shape;
     if (!isLoopback(o.host))
         std::cerr << "moe-server: warning: --host " << o.host
                   << " is not a loopback address; the server has no authentication and no TLS\n";
@@ -226,9 +211,8 @@ int main(int argc, char** argv) {
     try {
         device = std::make_unique<zeprobe::Device>(zeprobe::DeviceOptions{
             .device = o.device, .configureLoader = true, .zeclPath = {}, .kernelTuning = o.kernelTuning});
-        // A shape the device cannot hold is the user's to fix, named before any allocation.
-        zp::probe::checkFitsMemory(cfg.shape, device->info().memoryBytes,
-                                   "the memory of device " + device->info().name);
+        // A shape the device cannot hold is refused by the Layer before any allocation
+        // (invalid_argument: exit 2, the user's to fix).
         layer = std::make_unique<zeprobe::Layer>(
             o.weights.empty()
                 ? zeprobe::Layer::random(*device, shape, o.seed.value_or(cfg.seed))
@@ -237,9 +221,6 @@ int main(int argc, char** argv) {
     } catch (const zeprobe::Error& e) {
         std::cerr << "moe-server: error: " << e.what() << " [" << zeprobe::errorCodeName(e.code()) << "]\n";
         return exitCodeOf(e.code());
-    } catch (const zp::probe::InputError& e) {
-        std::cerr << "moe-server: error: " << e.what() << "\n";
-        return kExitBadInput;
     }
     const std::string variant = chains->size() > 0 ? std::string((*chains->acquire()).variant()) : o.variant;
 
@@ -406,8 +387,8 @@ int main(int argc, char** argv) {
     if (!o.portFile.empty()) {
         try {
             // Renamed into place: a reader never sees a partial port number.
-            zp::probe::writeFileAtomically(o.portFile, std::to_string(port) + "\n", "--port-file");
-        } catch (const zp::probe::InputError& e) {
+            zeprobe::writeFileAtomically(o.portFile, std::to_string(port) + "\n", "--port-file");
+        } catch (const zeprobe::Error& e) {
             std::cerr << "moe-server: " << e.what() << "\n";
             server.stop();
             listening = false;

@@ -8,11 +8,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "zp/oracle/numerics.hpp"
-#include "zp/probe/case_io.hpp"
-#include "zp/probe/input_error.hpp"
-#include "zp/probe/safetensors.hpp"
-
 namespace zp::moeserver {
 
 using nlohmann::json;
@@ -80,8 +75,13 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
                                         ? std::int64_t(std::min<std::uint64_t>(x.get<std::uint64_t>(), INT64_MAX))
                                         : x.get<std::int64_t>();
             // An id that does not even fit an int32 gets the facade's §5.1 message here.
-            if (id < INT32_MIN || id > INT32_MAX)
-                throw BadRequest(zp::probe::expertIdProblem(id, std::size_t(m), std::size_t(k), shape.experts));
+            if (id < INT32_MIN || id > INT32_MAX) {
+                try {
+                    zeprobe::checkExpertId(id, std::size_t(m), std::size_t(k), shape);
+                } catch (const zeprobe::Error& e) {
+                    throw BadRequest(e.what());
+                }
+            }
             return std::int32_t(id);
         });
     r.topkWeights = rowsOf<float>(root, "topk_weights", shape.topK, "top_k", shape.rows, r.rows,
@@ -102,7 +102,7 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
     } else {
         r.hidden = rowsOf<std::uint16_t>(
             root, "hidden", shape.hidden, "hidden", shape.rows, r.rows,
-            [](const json& x, int m, int h) { return oracle::bf16FromF64(numberAt(x, "hidden", m, h)); });
+            [](const json& x, int m, int h) { return zeprobe::bf16FromDouble(numberAt(x, "hidden", m, h)); });
     }
     if (const auto t = root.find("timings"); t != root.end()) {
         if (!t->is_boolean()) throw BadRequest("'timings' must be true or false");
@@ -120,7 +120,7 @@ std::string jsonResponse(const MoeRequest& request, const zeprobe::Shape& shape,
         for (std::size_t h = 0; h < H; ++h) {
             const std::uint16_t x = out[std::size_t(m) * H + h];
             b.push_back(x);
-            const float f = oracle::f32FromBf16(x);
+            const float f = zeprobe::floatFromBf16(x);
             if (std::isfinite(f))
                 v.push_back(f);
             else
@@ -140,43 +140,26 @@ std::string jsonResponse(const MoeRequest& request, const zeprobe::Shape& shape,
 }
 
 MoeRequest parseSafetensorsRequest(std::string_view body, const zeprobe::Shape& shape) {
-    const std::string name = "request body (safetensors)";
     try {
-        const probe::TensorMap t = probe::parseSafetensors(
-            std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()), name);
-        for (const auto& [key, value] : t)
-            if (key != "hidden" && key != "topk_ids" && key != "topk_weights")
-                throw BadRequest(
-                    fmt::format("{}: unknown tensor '{}' (expected hidden, topk_ids, topk_weights)", name, key));
-        const std::int64_t H = shape.hidden, K = shape.topK;
-        const std::int64_t anyH[] = {-1, H}, anyK[] = {-1, K};
+        zeprobe::Inputs in = zeprobe::inputsFromSafetensors(
+            std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()), shape,
+            "request body (safetensors)");
         MoeRequest r;
-        r.topkIds = probe::tensorValues<std::int32_t>(probe::findTensor(t, "topk_ids", name), probe::DType::I32, anyK,
-                                                      "topk_ids");
-        r.topkWeights = probe::tensorValues<float>(probe::findTensor(t, "topk_weights", name), probe::DType::F32, anyK,
-                                                   "topk_weights");
-        r.hidden = probe::tensorValues<std::uint16_t>(probe::findTensor(t, "hidden", name), probe::DType::BF16, anyH,
-                                                      "hidden");
-        const std::int64_t m = t.at("topk_ids").shape[0];
-        if (m < 1 || m > shape.rows)
-            throw BadRequest(fmt::format(
-                "{}: topk_ids has {} rows, expected 1 to at most rows = {} (the server's shape)", name, m, shape.rows));
-        if (t.at("topk_weights").shape[0] != m || t.at("hidden").shape[0] != m)
-            throw BadRequest(
-                fmt::format("{}: hidden, topk_ids and topk_weights must have the same rows; got {}, {}, {}", name,
-                            t.at("hidden").shape[0], m, t.at("topk_weights").shape[0]));
-        r.rows = int(m);
+        r.rows = in.rows;
+        r.hidden = std::move(in.hidden);
+        r.topkIds = std::move(in.topkIds);
+        r.topkWeights = std::move(in.topkWeights);
         return r;
-    } catch (const probe::InputError& e) {
+    } catch (const zeprobe::Error& e) {
+        if (e.code() != zeprobe::ErrorCode::invalid_argument) throw;
         throw BadRequest(e.what());
     }
 }
 
 std::string safetensorsResponse(const MoeRequest& request, const zeprobe::Shape& shape,
                                 std::span<const std::uint16_t> out) {
-    probe::TensorMap t;
-    t["out"] = probe::makeTensor(probe::DType::BF16, {request.rows, shape.hidden}, out);
-    const std::vector<std::uint8_t> bytes = probe::serializeSafetensors(t);
+    const std::vector<std::uint8_t> bytes = zeprobe::outputToSafetensors(
+        out.first(std::min(out.size(), std::size_t(request.rows) * std::size_t(shape.hidden))), shape);
     return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 

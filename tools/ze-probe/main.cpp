@@ -31,12 +31,12 @@
 #include "zp/kernels/package.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/tools/cli.hpp"
+#include "zp/tools/option_values.hpp"
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/sweep.hpp"
 #include "zp/probe/compare.hpp"
 #include "zp/probe/file_io.hpp"
 #include "zp/probe/input_error.hpp"
-#include "zp/probe/option_values.hpp"
 #include "zp/scheduler/chain_plan.hpp"
 
 namespace {
@@ -100,9 +100,9 @@ std::vector<probe::RoutePattern> choosePatterns(const std::string& name) {
 // The values CLI11 would read loosely (a seed of -1 or 2^64 saturated, "0,,1" read as two
 // cards), read strictly: out of range or malformed is bad input.
 void strictValues(Options& o) {
-    if (o.seedText) o.seed = probe::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+    if (o.seedText) o.seed = tools::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
     for (const auto& list : o.cardLists)
-        for (std::uint64_t card : probe::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
+        for (std::uint64_t card : tools::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
 }
 
 // Flags that cannot both hold, and output paths that cannot be written: refused before any
@@ -216,7 +216,7 @@ std::vector<std::pair<probe::RoutePattern, int>> parseBlockBatches(const std::st
         if (eq == std::string::npos)
             throw probe::InputError("--timing-block-batches: " + item + ": expected pattern=B");
         out.emplace_back(probe::parsePattern(item.substr(0, eq)),
-                         int(probe::parseUnsignedOption(item.substr(eq + 1), "--timing-block-batches", 1, 1 << 20)));
+                         int(tools::parseUnsignedOption(item.substr(eq + 1), "--timing-block-batches", 1, 1 << 20)));
         begin = end + 1;
     }
     if (out.empty()) throw probe::InputError("--timing-block-batches: no pattern");
@@ -681,14 +681,26 @@ int run(Options& o) {
     return failed ? kExitCaseFailed : kExitOk;
 }
 
-// Errors of a subcommand in the one style; returns the exit code.
+// Errors of the run or a subcommand in the one style, by type (README "Exit codes"); returns
+// the exit code.
 template <class F>
 int guarded(F&& body) {
+    auto badInput = [](const std::exception& e) {
+        fmt::print(stderr, "ze-probe: error: {}\n", e.what());
+        return kExitBadInput;
+    };
     try {
         return body();
     } catch (const probe::InputError& e) {
-        fmt::print(stderr, "ze-probe: error: {}\n", e.what());
-        return kExitBadInput;
+        return badInput(e);
+    } catch (const tools::OptionError& e) {
+        return badInput(e);
+    } catch (const ze::Error& e) {
+        fmt::print(stderr, "ze-probe: error: Level Zero: {}\n", e.what());
+        return kExitDeviceError;
+    } catch (const sched::DeviceError& e) {
+        fmt::print(stderr, "ze-probe: error: device: {}\n", e.what());
+        return kExitDeviceError;
     } catch (const std::exception& e) {
         fmt::print(stderr, "ze-probe: error: internal error: {}\n", e.what());
         return kExitCaseFailed;
@@ -701,7 +713,7 @@ int reportMain(int argc, char** argv) {
         "the overview of candidates x patterns against the bar, per-pattern panels on their own scales, "
         "the per-kernel breakdown, the launch floor and the roofline fraction. Several cards render side by "
         "side (the cards of one run, or runs of two devices)."};
-    zp::tools::configureApp(app, "ze-probe report",
+    zp::tools::configureApp(app, "ze-probe report", probe::Config{}.contract,
                             {"ze-probe report probe-out/card0.json -o gate.html",
                              "ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
                              "ze-probe report probe-out/card*.json --sweep probe-out/smoke/smoke.jsonl -o all.html"});
@@ -732,7 +744,7 @@ int sweepMergeMain(int argc, char** argv) {
         "sweep: <OUT>/<name>.jsonl and .csv in plan order. Overlapping shards are refused (exit 2); "
         "missing points are listed and exit 1 (the merge is still written)."};
     zp::tools::configureApp(
-        app, "ze-probe sweep-merge",
+        app, "ze-probe sweep-merge", probe::Config{}.contract,
         {"ze-probe sweep-merge shard1 shard2 shard3 -o merged",
          "ze-probe sweep-merge probe-out/smoke-* -o probe-out/smoke",
          "ze-probe sweep-merge s1 s2 s3 -o s   # after --shard 1/3, 2/3, 3/3 with --out s1, s2, s3"});
@@ -753,7 +765,7 @@ int gateRepeatMergeMain(int argc, char** argv) {
         "from run directories already made, e.g. the repeat-<i>/ of two --gate-repeat calls that each fitted a "
         "time limit. Each directory holds the card<N>.json of one run."};
     zp::tools::configureApp(
-        app, "ze-probe gate-repeat-merge",
+        app, "ze-probe gate-repeat-merge", probe::Config{}.contract,
         {"ze-probe gate-repeat-merge a/repeat-1 a/repeat-2 a/repeat-3 b/repeat-1 b/repeat-2 -o five",
          "ze-probe gate-repeat-merge run1 run2 --report repeat.html"});
     std::vector<std::string> dirs;
@@ -778,7 +790,7 @@ int main(int argc, char** argv) {
         "renders saved cards; `ze-probe sweep-merge DIR... -o OUT` merges sharded sweeps; `ze-probe "
         "gate-repeat-merge DIR...` tables the gates of runs already made."};
     zp::tools::configureApp(
-        app, "ze-probe",
+        app, "ze-probe", probe::Config{}.contract,
         {"ze-probe --route-pattern six_local               # the 12 cases of one pattern",
          "ze-probe --device zecl --set hidden=256 --report gate.html   # check, time, gate",
          "ze-probe --sweep configs/sweeps/smoke.yaml --shard 2/3 --out shard2   # a third of a sweep"});
@@ -855,19 +867,5 @@ int main(int argc, char** argv) {
         sweep->excludes(app.get_option(name));
     for (int i = 1; i < argc; ++i) o.args.emplace_back(argv[i]);
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
-    try {
-        return run(o);
-    } catch (const probe::InputError& e) {
-        fmt::print(stderr, "ze-probe: error: {}\n", e.what());
-        return kExitBadInput;
-    } catch (const ze::Error& e) {
-        fmt::print(stderr, "ze-probe: error: Level Zero: {}\n", e.what());
-        return kExitDeviceError;
-    } catch (const sched::DeviceError& e) {
-        fmt::print(stderr, "ze-probe: error: device: {}\n", e.what());
-        return kExitDeviceError;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "ze-probe: error: internal error: {}\n", e.what());
-        return kExitCaseFailed;
-    }
+    return guarded([&] { return run(o); });
 }

@@ -16,13 +16,17 @@
 #include <system_error>
 
 #include "zp/oracle/chain.hpp"
-#include "zp/runtime/ze.hpp"
+#include "zp/oracle/numerics.hpp"
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/cases.hpp"
+#include "zp/probe/config.hpp"
+#include "zp/probe/file_io.hpp"
+#include "zp/probe/input_error.hpp"
+#include "zp/probe/safetensors.hpp"
+#include "zp/probe/variant.hpp"
+#include "zp/runtime/ze.hpp"
 #include "zp/scheduler/chain_plan.hpp"
 #include "zp/scheduler/device_setup.hpp"
-#include "zp/probe/input_error.hpp"
-#include "zp/probe/variant.hpp"
 
 #ifndef ZEPROBE_VERSION
 #define ZEPROBE_VERSION "0.0.0"
@@ -175,6 +179,23 @@ zp::oracle::ChainShape toChainShape(const Shape& s) {
     return c;
 }
 
+Shape fromChainShape(const zp::oracle::ChainShape& c) {
+    Shape s;
+    s.hidden = c.hidden;
+    s.intermediate = c.intermediate;
+    s.experts = c.experts;
+    s.topK = c.topK;
+    s.rows = c.rows;
+    s.cards = c.cards;
+    s.card = c.card;
+    s.swigluLimit = c.swigluLimit;
+    s.swigluAlpha = c.swigluAlpha;
+    s.swigluUpBias = c.swigluUpBias;
+    s.gateUpLayout =
+        c.layout == zp::oracle::GateUpLayout::Interleaved ? GateUpLayout::interleaved : GateUpLayout::split;
+    return s;
+}
+
 }  // namespace
 
 std::vector<DeviceInfo> listDevices(bool configureLoader) {
@@ -278,6 +299,14 @@ const DeviceInfo& Device::info() const {
 
 namespace {
 
+// CONTRACT §1 plus the documented maxima and the device's memory, before any allocation.
+zp::oracle::ChainShape checkedShape(const Shape& shape, const detail::DeviceState& device) {
+    const zp::oracle::ChainShape cs = toChainShape(shape);
+    zp::oracle::validateShape(cs);
+    zp::probe::checkFitsMemory(cs, device.info.memoryBytes, "the memory of device " + device.info.name);
+    return cs;
+}
+
 std::shared_ptr<detail::LayerState> makeLayer(const std::shared_ptr<detail::DeviceState>& device, const Shape& shape,
                                               const zp::oracle::LocalWeights& weights) {
     auto s = std::make_shared<detail::LayerState>();
@@ -301,8 +330,7 @@ Layer Layer::random(const Device& device, const Shape& shape, std::uint64_t seed
     try {
         if (!device.state_) throw Error(ErrorCode::invalid_argument, "moved-from Device");
         const auto& d = device.state_;
-        const auto cs = toChainShape(shape);
-        zp::oracle::validateShape(cs);
+        const auto cs = checkedShape(shape, *d);
         return Layer(makeLayer(d, shape, zp::probe::makeRandomWeights(cs, seed)));
     } catch (...) {
         rethrowTranslated("zeprobe::Layer::random");
@@ -314,8 +342,7 @@ Layer Layer::fromSafetensors(const Device& device, const Shape& shape, const std
     try {
         if (!device.state_) throw Error(ErrorCode::invalid_argument, "moved-from Device");
         const auto& d = device.state_;
-        const auto cs = toChainShape(shape);
-        zp::oracle::validateShape(cs);
+        const auto cs = checkedShape(shape, *d);
         std::error_code ec;
         if (!fs::is_regular_file(path, ec))
             throw Error(ErrorCode::not_found, "zeprobe::Layer::fromSafetensors: weights file '" + path +
@@ -337,8 +364,7 @@ Layer Layer::fromLocalWeights(const Device& device, const Shape& shape, const Lo
     try {
         if (!device.state_) throw Error(ErrorCode::invalid_argument, "moved-from Device");
         const auto& d = device.state_;
-        const auto cs = toChainShape(shape);
-        zp::oracle::validateShape(cs);
+        const auto cs = checkedShape(shape, *d);
         using LW = zp::oracle::LocalWeights;
         const std::size_t e = std::size_t(cs.localExperts());
         struct Part {
@@ -481,6 +507,103 @@ const std::string& Chain::variant() const {
 const Shape& Chain::shape() const {
     if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::shape: moved-from Chain");
     return state_->layer->shape;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config and request helpers
+// ---------------------------------------------------------------------------------------------
+
+Config loadConfig(const std::string& path, const std::vector<std::string>& sets) {
+    try {
+        zp::probe::Config cfg;
+        if (!path.empty()) cfg = zp::probe::loadConfig(path);
+        for (const auto& set : sets) zp::probe::applySet(cfg, set);
+        zp::probe::validate(cfg);
+        return Config{.shape = fromChainShape(cfg.shape), .seed = cfg.seed, .weightsPrefix = cfg.weightsPrefix};
+    } catch (const zp::probe::InputError& e) {
+        // The message names the file (or --set), the key and the value already.
+        throw Error(ErrorCode::invalid_argument, e.what());
+    } catch (...) {
+        rethrowTranslated("zeprobe::loadConfig");
+    }
+}
+
+Inputs inputsFromSafetensors(std::span<const std::uint8_t> file, const Shape& shape, const std::string& name) {
+    namespace probe = zp::probe;
+    auto bad = [](const std::string& why) { throw Error(ErrorCode::invalid_argument, why); };
+    try {
+        const probe::TensorMap t = probe::parseSafetensors(file, name);
+        for (const auto& [key, value] : t)
+            if (key != "hidden" && key != "topk_ids" && key != "topk_weights")
+                bad(name + ": unknown tensor '" + key + "' (expected hidden, topk_ids, topk_weights)");
+        const std::int64_t anyH[] = {-1, shape.hidden}, anyK[] = {-1, shape.topK};
+        Inputs r;
+        r.topkIds = probe::tensorValues<std::int32_t>(probe::findTensor(t, "topk_ids", name), probe::DType::I32, anyK,
+                                                      "topk_ids");
+        r.topkWeights = probe::tensorValues<float>(probe::findTensor(t, "topk_weights", name), probe::DType::F32, anyK,
+                                                   "topk_weights");
+        r.hidden = probe::tensorValues<std::uint16_t>(probe::findTensor(t, "hidden", name), probe::DType::BF16, anyH,
+                                                      "hidden");
+        const std::int64_t m = t.at("topk_ids").shape[0];
+        if (m < 1 || m > shape.rows)
+            bad(name + ": topk_ids has " + std::to_string(m) +
+                " rows, expected 1 to at most rows = " + std::to_string(shape.rows) + " (the server's shape)");
+        if (t.at("topk_weights").shape[0] != m || t.at("hidden").shape[0] != m)
+            bad(name + ": hidden, topk_ids and topk_weights must have the same rows; got " +
+                std::to_string(t.at("hidden").shape[0]) + ", " + std::to_string(m) + ", " +
+                std::to_string(t.at("topk_weights").shape[0]));
+        r.rows = int(m);
+        return r;
+    } catch (const probe::InputError& e) {
+        // The message names the body (`name`) already.
+        throw Error(ErrorCode::invalid_argument, e.what());
+    } catch (...) {
+        rethrowTranslated("zeprobe::inputsFromSafetensors");
+    }
+}
+
+std::vector<std::uint8_t> outputToSafetensors(std::span<const std::uint16_t> out, const Shape& shape) {
+    try {
+        const std::size_t H = std::size_t(shape.hidden);
+        if (H == 0 || out.size() % H != 0)
+            throw Error(ErrorCode::invalid_argument,
+                        "zeprobe::outputToSafetensors: out has " + std::to_string(out.size()) +
+                            " values, not a whole number of rows of hidden = " + std::to_string(shape.hidden));
+        zp::probe::TensorMap t;
+        t["out"] = zp::probe::makeTensor(zp::probe::DType::BF16,
+                                         {std::int64_t(out.size() / H), std::int64_t(shape.hidden)}, out);
+        return zp::probe::serializeSafetensors(t);
+    } catch (...) {
+        rethrowTranslated("zeprobe::outputToSafetensors");
+    }
+}
+
+void checkExpertId(std::int64_t id, std::size_t m, std::size_t k, const Shape& shape) {
+    if (id < 0 || id >= shape.experts)
+        throw Error(ErrorCode::invalid_argument, zp::probe::expertIdProblem(id, m, k, shape.experts));
+}
+
+std::uint16_t bf16FromDouble(double value) noexcept { return zp::oracle::bf16FromF64(value); }
+float floatFromBf16(std::uint16_t bits) noexcept { return zp::oracle::f32FromBf16(bits); }
+
+void checkOutputFile(const std::string& path, const std::string& what) {
+    try {
+        zp::probe::checkOutputFile(path, what);
+    } catch (const zp::probe::InputError& e) {
+        throw Error(ErrorCode::io, e.what());  // names `what` and the path
+    } catch (...) {
+        rethrowTranslated("zeprobe::checkOutputFile", ErrorCode::io, ErrorCode::io);
+    }
+}
+
+void writeFileAtomically(const std::string& path, std::string_view bytes, const std::string& what) {
+    try {
+        zp::probe::writeFileAtomically(path, bytes, what);
+    } catch (const zp::probe::InputError& e) {
+        throw Error(ErrorCode::io, e.what());
+    } catch (...) {
+        rethrowTranslated("zeprobe::writeFileAtomically", ErrorCode::io, ErrorCode::io);
+    }
 }
 
 }  // namespace zeprobe

@@ -34,6 +34,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -100,6 +101,20 @@ struct Shape {
     float swigluUpBias = 0.0f;                        // swiglu.up_bias
     GateUpLayout gateUpLayout = GateUpLayout::split;  // gate_up_layout
 };
+
+// A run configuration as ze-probe reads it (configs/*.yaml, `--set key=value`): the shape plus
+// the seed of random weights and the tensor-name prefix of a weights file.
+struct Config {
+    Shape shape{};                  // hidden, intermediate, ..., swiglu.*, gate_up_layout
+    std::uint64_t seed = 20261129;  // seed
+    std::string weightsPrefix{};    // weights.prefix
+};
+// `path` ("" = the defaults, as configs/deepseek-v4-flash.yaml), then each "key=value" of `sets`
+// in order (dotted keys: "swiglu.limit=7"), then every rule between keys and the documented
+// maxima (docs/reliability.md). Unknown keys, bad values and a file that is missing or not a
+// regular file (/dev/zero) are refused as invalid_argument, naming the file, the key and the
+// value. Keys ze-probe alone uses (layers, gate.*) are read and checked too.
+ZEPROBE_API Config loadConfig(const std::string& path, const std::vector<std::string>& sets = {});
 
 struct DeviceOptions {
     // "" = first Intel GPU, else first zecl device, else the first device; "intel" / "zecl" =
@@ -178,6 +193,9 @@ struct LocalWeightsView {
 // One MoE layer's local experts in device memory. Read-only once made.
 class ZEPROBE_API Layer {
 public:
+    // Every factory refuses, before any allocation, a shape whose local weights exceed the
+    // device's memory (invalid_argument naming the shape and the device).
+    //
     // Weights drawn from `seed` as ze-probe's random weights (the same for the same shape and seed).
     static Layer random(const Device& device, const Shape& shape, std::uint64_t seed);
     // CONTRACT §3 tensors `{prefix}gate_up_proj_blocks` ... of all E experts from a safetensors
@@ -240,5 +258,44 @@ public:
 private:
     std::unique_ptr<detail::ChainState> state_;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Request helpers (a server's decoding of inputs and encoding of answers)
+// ---------------------------------------------------------------------------------------------
+
+// One decode step's inputs for Chain::forward(), row-major.
+struct Inputs {
+    int rows = 0;                       // m, in [1, Shape::rows]
+    std::vector<std::uint16_t> hidden;  // [m, H] BF16 bits
+    std::vector<std::int32_t> topkIds;  // [m, K]
+    std::vector<float> topkWeights;     // [m, K]
+};
+// A safetensors file (in memory) with exactly `hidden` BF16 [m, H], `topk_ids` I32 [m, K] and
+// `topk_weights` F32 [m, K], 1 <= m <= Shape::rows. Anything else (another tensor, a dtype, a
+// shape, a malformed header) is invalid_argument naming `name` and what is wrong. Expert ids
+// are checked by forward().
+ZEPROBE_API Inputs inputsFromSafetensors(std::span<const std::uint8_t> file, const Shape& shape,
+                                         const std::string& name = "safetensors");
+// forward()'s out [m, H] (m = out.size() / H) as a safetensors file with one tensor `out` BF16 [m, H].
+ZEPROBE_API std::vector<std::uint8_t> outputToSafetensors(std::span<const std::uint16_t> out, const Shape& shape);
+
+// An expert id read as a wider integer (a JSON number) before it is narrowed to forward()'s
+// int32: throws invalid_argument with forward()'s message ("topk_ids[m][k] = id is not an
+// expert id in [0, E)") when it is outside [0, E).
+ZEPROBE_API void checkExpertId(std::int64_t id, std::size_t m, std::size_t k, const Shape& shape);
+
+// CONTRACT §2 conversions: a double rounded once to BF16 (round to nearest even; every NaN is 0x7FC0),
+// and BF16 bits widened to f32 (exact).
+ZEPROBE_API std::uint16_t bf16FromDouble(double value) noexcept;
+ZEPROBE_API float floatFromBf16(std::uint16_t bits) noexcept;
+
+// Output files of a server (a port file, a state file), written as ze-probe writes its own.
+// checkOutputFile fails now, before any work, when `path` could not be written later (a
+// directory, a parent that is not a directory, a directory that is not writable);
+// writeFileAtomically writes through a temporary file in the same directory renamed into place,
+// so a reader never sees a partial file (on failure the temporary is removed). Both throw io
+// naming `what` (the option, e.g. "--port-file") and the path.
+ZEPROBE_API void checkOutputFile(const std::string& path, const std::string& what);
+ZEPROBE_API void writeFileAtomically(const std::string& path, std::string_view bytes, const std::string& what);
 
 }  // namespace zeprobe

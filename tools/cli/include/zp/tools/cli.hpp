@@ -2,6 +2,8 @@
 //   --version   "<tool> 0.1.0 (git <describe>), contract 1"
 //   --help      options wrapped at 100 columns, each with its default, and worked examples
 //   errors      "<tool>: error: <message>" on stderr, exit 2 (CLI11's own parse errors too)
+// It needs CLI11 and the standard library only (moe-server builds it against the installed
+// zeprobe package, tools/moe-server/CMakeLists.txt).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -11,12 +13,13 @@
 
 namespace zp::tools {
 
-// "0.1.0 (git v0.1-12-gabcdef0), contract 1".
-std::string versionText();
+// "0.1.0 (git v0.1-12-gabcdef0), contract 1": `contract` is the contract version of the code the
+// tool runs (probe::Config's for ze-probe, zeprobe::contractVersion() for moe-server).
+std::string versionText(int contract);
 
 // Sets the help formatter (wrapped descriptions, defaults shown), the --version flag and the
 // examples as the help's footer. Call before adding options, so every option shows its default.
-void configureApp(CLI::App& app, const std::string& tool, const std::vector<std::string>& examples);
+void configureApp(CLI::App& app, const std::string& tool, int contract, const std::vector<std::string>& examples);
 
 // Parses; on --help / --version prints them and returns 0, on a parse error prints
 // "<tool>: error: ..." and a hint to --help and returns 2; otherwise returns -1 (go on).

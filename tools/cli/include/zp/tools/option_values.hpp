@@ -1,17 +1,22 @@
 // Command-line values read strictly, for the tools' options: a value out of range or malformed
-// is an InputError naming the option and the text, never saturated, wrapped or dropped
-// (CLI11 reads "-1" into a size_t as a huge number and "0,,1" as two cards).
+// is an OptionError naming the option and the text (bad usage: exit 2), never saturated, wrapped
+// or dropped (CLI11 reads "-1" into a size_t as a huge number and "0,,1" as two cards).
+// Standard C++ only: moe-server builds it against the installed zeprobe package.
 #pragma once
 
 #include <charconv>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "zp/probe/input_error.hpp"
+namespace zp::tools {
 
-namespace zp::probe {
+// A malformed or out-of-range option value: the caller prints it and exits 2.
+struct OptionError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
 
 // A decimal integer in [least, most]: digits only (no sign, no spaces, no hex).
 inline std::uint64_t parseUnsignedOption(std::string_view text, std::string_view option, std::uint64_t least,
@@ -22,10 +27,10 @@ inline std::uint64_t parseUnsignedOption(std::string_view text, std::string_view
     const bool digitsOnly = !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
     if (!digitsOnly && !(text.size() > 1 && text.front() == '-' &&
                          text.substr(1).find_first_not_of("0123456789") == std::string_view::npos))
-        throw InputError(std::string(option) + " '" + std::string(text) + "': not a decimal integer in " + range);
+        throw OptionError(std::string(option) + " '" + std::string(text) + "': not a decimal integer in " + range);
     if (!digitsOnly || ec == std::errc::result_out_of_range || end != text.data() + text.size() || v < least ||
         v > most)
-        throw InputError(std::string(option) + " " + std::string(text) + ": out of range " + range);
+        throw OptionError(std::string(option) + " " + std::string(text) + ": out of range " + range);
     return v;
 }
 
@@ -39,12 +44,12 @@ inline std::vector<std::uint64_t> parseUnsignedList(std::string_view text, std::
         const std::size_t comma = text.find(',', at);
         const std::string_view item = text.substr(at, comma == std::string_view::npos ? comma : comma - at);
         if (item.empty())
-            throw InputError(std::string(option) + " '" + std::string(text) + "': element " +
-                             std::to_string(out.size() + 1) + " is empty (give a comma-separated list, e.g. 0,1,2)");
+            throw OptionError(std::string(option) + " '" + std::string(text) + "': element " +
+                              std::to_string(out.size() + 1) + " is empty (give a comma-separated list, e.g. 0,1,2)");
         out.push_back(parseUnsignedOption(item, option, least, most));
         if (comma == std::string_view::npos) return out;
         at = comma + 1;
     }
 }
 
-}  // namespace zp::probe
+}  // namespace zp::tools

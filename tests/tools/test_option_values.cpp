@@ -1,0 +1,20 @@
+// tools/cli's strict option values (issue 17): a number out of range or malformed is an
+// OptionError (exit 2), never saturated, wrapped or dropped.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "zp/tools/option_values.hpp"
+
+using namespace zp::tools;
+
+TEST(OptionValues, GivenMalformedOrOutOfRangeNumbers_ThenOptionErrorNotSaturatedOrDropped) {
+    EXPECT_EQ(parseUnsignedOption("18446744073709551615", "--seed", 0, UINT64_MAX), UINT64_MAX);
+    for (const char* bad : {"18446744073709551616", "-1", "", " 1", "1 ", "0x10", "+1", "1e3", "1.0"})
+        EXPECT_THROW(parseUnsignedOption(bad, "--seed", 0, UINT64_MAX), OptionError) << bad;
+    EXPECT_THROW(parseUnsignedOption("0", "--latency-window", 1, 10), OptionError);
+    EXPECT_EQ(parseUnsignedList("0,1,3", "--cards", 0, 1023), (std::vector<std::uint64_t>{0, 1, 3}));
+    for (const char* bad : {"0,,1", "0,", ",0", "", "0,1024", "0;1"})
+        EXPECT_THROW(parseUnsignedList(bad, "--cards", 0, 1023), OptionError) << bad;
+}
