@@ -96,8 +96,8 @@ TEST(Compaction, GivenInt64Ids_WhenCompacted_ThenTheInt32RoutesAndIdsBeyondInt32
         ids[7] = bad;
         ids[10] = 192;
         EXPECT_EQ(invalidIds(s, ids), (InvalidIds{2, 7})) << bad;
-        for (auto* f : {+[](const ChainShape& sh, std::span<const std::int64_t> v) { compactRoutes(sh, v); },
-                        +[](const ChainShape& sh, std::span<const std::int64_t> v) { narrowIds(sh, v); }}) {
+        for (auto* f : {+[](const ChainShape&sh, std::span<const std::int64_t> v) { compactRoutes(sh, v); },
+                        +[](const ChainShape&sh, std::span<const std::int64_t> v) { narrowIds(sh, v); }}) {
             try {
                 f(s, ids);
                 ADD_FAILURE() << bad << " accepted";

@@ -72,17 +72,16 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
                 fmt::format("unknown key '{}' (known: hidden_bf16, hidden, topk_ids, topk_weights, timings)", key));
 
     MoeRequest r;
-    r.topkIds = rowsOf<std::int32_t>(
+    // Ids are int64 as torch.topk gives them: the facade's int64 forward() checks them before
+    // any device work (one outside [0, E), beyond int32 range or not, is a 400 naming it).
+    r.topkIds = rowsOf<std::int64_t>(
         root, "topk_ids", shape.topK, "top_k", shape.rows, r.rows, [&](const json& x, int m, int k) {
             if (!x.is_number_integer())
                 throw BadRequest(fmt::format("topk_ids[{}][{}] must be an integer, got {}", m, k, x.dump()));
             const std::int64_t id = x.is_number_unsigned()
                                         ? std::int64_t(std::min<std::uint64_t>(x.get<std::uint64_t>(), INT64_MAX))
                                         : x.get<std::int64_t>();
-            // An id that does not even fit an int32 gets the facade's §5.1 message here.
-            if (id < INT32_MIN || id > INT32_MAX)
-                throw BadRequest(zp::probe::expertIdProblem(id, std::size_t(m), std::size_t(k), shape.experts));
-            return std::int32_t(id);
+            return id;
         });
     r.topkWeights = rowsOf<float>(root, "topk_weights", shape.topK, "top_k", shape.rows, r.rows,
                                   [](const json& x, int m, int k) { return float(numberAt(x, "topk_weights", m, k)); });
@@ -151,8 +150,7 @@ MoeRequest parseSafetensorsRequest(std::string_view body, const zeprobe::Shape& 
         const std::int64_t H = shape.hidden, K = shape.topK;
         const std::int64_t anyH[] = {-1, H}, anyK[] = {-1, K};
         MoeRequest r;
-        r.topkIds = probe::tensorValues<std::int32_t>(probe::findTensor(t, "topk_ids", name), probe::DType::I32, anyK,
-                                                      "topk_ids");
+        r.topkIds = probe::topkIdValues(probe::findTensor(t, "topk_ids", name), anyK, "topk_ids");  // I32 or I64
         r.topkWeights = probe::tensorValues<float>(probe::findTensor(t, "topk_weights", name), probe::DType::F32, anyK,
                                                    "topk_weights");
         r.hidden = probe::tensorValues<std::uint16_t>(probe::findTensor(t, "hidden", name), probe::DType::BF16, anyH,

@@ -28,7 +28,7 @@ struct BadRequest : std::runtime_error {
 struct MoeRequest {
     int rows = 0;
     std::vector<std::uint16_t> hidden;  // [rows, H] BF16 bits
-    std::vector<std::int32_t> topkIds;  // [rows, K]
+    std::vector<std::int64_t> topkIds;  // [rows, K], as sent (int32 or int64: torch.topk's)
     std::vector<float> topkWeights;     // [rows, K]
     bool timings = false;               // JSON: "timings": true → kernel timings in the answer
 };
