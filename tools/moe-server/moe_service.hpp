@@ -46,7 +46,7 @@ std::string jsonResponse(const MoeRequest& request, const zeprobe::Shape& shape,
                          const std::vector<zeprobe::KernelTiming>& timings);
 
 // Binary body (Content-Type application/octet-stream): a safetensors file with exactly
-// `hidden` BF16 [m, H], `topk_ids` I32 [m, K], `topk_weights` F32 [m, K].
+// `hidden` BF16 [m, H], `topk_ids` I32 or I64 [m, K], `topk_weights` F32 [m, K].
 MoeRequest parseSafetensorsRequest(std::string_view body, const zeprobe::Shape& shape);
 // Binary answer: a safetensors file with `out` BF16 [m, H].
 std::string safetensorsResponse(const MoeRequest& request, const zeprobe::Shape& shape,
