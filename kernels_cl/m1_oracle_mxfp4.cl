@@ -8,14 +8,14 @@
 #include "common/zp_swiglu.h"
 
 /* Grid: work-group ZP_LANES x ZP_GEMM_ITEMS_Y; groups (ceil(2I / COLS), M*K). */
-kernel ZP_GEMM_ATTRS void m1_gemm1(global const ushort* x,     /* [M, H] */
-                                   global const int* topk_ids, /* [M, K] */
+kernel ZP_GEMM_ATTRS void m1_gemm1(global const ushort* x,              /* [M, H] */
+                                   global const zp_topk_id_t* topk_ids, /* [M, K] */
                                    global const uchar* w1_blocks, global const uchar* w1_scales,
                                    global ushort* gate_up, /* [M*K, 2I] per route */
                                    int top_k, int hidden, int intermediate, int experts, int cards, int card) {
     local float red[ZP_GEMM_RED_FLOATS];
     const int i = get_group_id(1);
-    const int le = zp_local_expert(topk_ids[i], experts, cards, card);
+    const int le = zp_local_expert(zp_topk_id(topk_ids, i), experts, cards, card);
     if (le < 0) return;
     zp_gemm_group(w1_blocks, w1_scales, le, 2 * intermediate, hidden, get_group_id(0), x, 0, i / top_k, 1, gate_up, 0,
                   0, i, red);
@@ -23,10 +23,10 @@ kernel ZP_GEMM_ATTRS void m1_gemm1(global const ushort* x,     /* [M, H] */
 
 /* Grid: ZP_ELEMWISE_WG per group; groups (ceil(I / ZP_ELEMWISE_WG), M*K). */
 kernel ZP_ELEMWISE_ATTRS void m1_swiglu(global const ushort* gate_up, global const ushort* silu,
-                                        global const int* topk_ids, global ushort* act, int intermediate, float limit,
-                                        float up_bias, int layout, int experts, int cards, int card) {
+                                        global const zp_topk_id_t* topk_ids, global ushort* act, int intermediate,
+                                        float limit, float up_bias, int layout, int experts, int cards, int card) {
     const int r = get_group_id(1);
-    if (zp_local_expert(topk_ids[r], experts, cards, card) < 0) return;
+    if (zp_local_expert(zp_topk_id(topk_ids, r), experts, cards, card) < 0) return;
     const int i = get_global_id(0);
     if (i >= intermediate) return;
     const global ushort* gu = gate_up + (size_t)r * 2 * intermediate;
@@ -35,19 +35,20 @@ kernel ZP_ELEMWISE_ATTRS void m1_swiglu(global const ushort* gate_up, global con
 }
 
 /* Grid: work-group ZP_LANES x ZP_GEMM_ITEMS_Y; groups (ceil(H / COLS), M*K). */
-kernel ZP_GEMM_ATTRS void m1_gemm2(global const ushort* act, global const int* topk_ids, global const uchar* w2_blocks,
-                                   global const uchar* w2_scales, global ushort* y, /* [M*K, H] per route */
+kernel ZP_GEMM_ATTRS void m1_gemm2(global const ushort* act, global const zp_topk_id_t* topk_ids,
+                                   global const uchar* w2_blocks, global const uchar* w2_scales,
+                                   global ushort* y, /* [M*K, H] per route */
                                    int hidden, int intermediate, int experts, int cards, int card) {
     local float red[ZP_GEMM_RED_FLOATS];
     const int i = get_group_id(1);
-    const int le = zp_local_expert(topk_ids[i], experts, cards, card);
+    const int le = zp_local_expert(zp_topk_id(topk_ids, i), experts, cards, card);
     if (le < 0) return;
     zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, get_group_id(0), act, 0, i, 1, y, 0, 0, i, red);
 }
 
 /* Grid: ZP_ELEMWISE_WG per group; groups (ceil(H / ZP_ELEMWISE_WG), M). Work-item 0 also
  * writes route_info's error words (R and G are -1: no compaction here). */
-kernel ZP_ELEMWISE_ATTRS void m1_gather(global const ushort* y, global const int* topk_ids,
+kernel ZP_ELEMWISE_ATTRS void m1_gather(global const ushort* y, global const zp_topk_id_t* topk_ids,
                                         global const float* topk_weights, global ushort* out, global int* route_info,
                                         int rows, int top_k, int hidden, int experts, int cards, int card) {
     const int m = get_group_id(1);
@@ -61,7 +62,7 @@ kernel ZP_ELEMWISE_ATTRS void m1_gather(global const ushort* y, global const int
     float acc = 0.0f;
     for (int k = 0; k < top_k; ++k) {
         const int i = m * top_k + k;
-        if (zp_local_expert(topk_ids[i], experts, cards, card) < 0) continue;
+        if (zp_local_expert(zp_topk_id(topk_ids, i), experts, cards, card) < 0) continue;
         acc = fma(topk_weights[i], zp_bf16_to_f32(y[(size_t)i * hidden + h]), acc);
     }
     out[(size_t)m * hidden + h] = zp_f32_to_bf16(acc);

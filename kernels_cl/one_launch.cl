@@ -19,8 +19,8 @@
 #include "common/zp_two_launch.h"
 #include "common/zp_grid_barrier.h"
 
-kernel ZP_GEMM_ATTRS void one_launch(global const int* topk_ids, global const float* topk_weights, /* [M, K] */
-                                     global const ushort* hidden_x,                                /* [M, H] */
+kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global const float* topk_weights, /* [M, K] */
+                                     global const ushort* hidden_x,                                         /* [M, H] */
                                      global const uchar* w1_blocks, global const uchar* w1_scales,
                                      global const ushort* silu, global ushort* act, /* [M*K, I] */
                                      global const uchar* w2_blocks, global const uchar* w2_scales,

@@ -6,7 +6,7 @@
  * routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)]. */
 #include "common/zp_two_launch.h"
 
-kernel ZP_GEMM_ATTRS void two_launch_a(global const int* topk_ids, global const ushort* hidden_x, /* [M, H] */
+kernel ZP_GEMM_ATTRS void two_launch_a(global const zp_topk_id_t* topk_ids, global const ushort* hidden_x, /* [M, H] */
                                        global const uchar* w1_blocks, global const uchar* w1_scales,
                                        global const ushort* silu, global ushort* act, /* [M*K, I] */
                                        global int* route_info, global int* compact_rows, global int* route_row,

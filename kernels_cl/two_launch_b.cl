@@ -5,8 +5,9 @@
  * routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)]; y_tile: local ushort[M*K * ZP_GEMM_COLS_PER_WG]. */
 #include "common/zp_two_launch.h"
 
-kernel ZP_GEMM_ATTRS void two_launch_b(global const int* topk_ids, global const float* topk_weights, /* [M, K] */
-                                       global const ushort* act,                                     /* [M*K, I] */
+kernel ZP_GEMM_ATTRS void two_launch_b(global const zp_topk_id_t* topk_ids,
+                                       global const float* topk_weights, /* [M, K] */
+                                       global const ushort* act,         /* [M*K, I] */
                                        global const uchar* w2_blocks, global const uchar* w2_scales,
                                        global ushort* out, /* [M, H] */
                                        int rows, int top_k, int experts, int cards, int card, int hidden,

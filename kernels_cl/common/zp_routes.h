@@ -4,6 +4,27 @@
 
 #include "zp_platform.h"
 
+/* The route reader: topk_ids as the caller stores them. ZP_TOPK_IDS_I64 (a build of its own
+ * per kernel file that reads ids: the package's `<file>_i64`, picked when the chain is
+ * recorded) reads int64 ids, as torch.topk returns them; without it, int32 ids. Every reader
+ * of topk_ids goes through zp_topk_id, so both builds see the same ints: an int64 id outside
+ * int32 range reads as -1, invalid like any id outside [0, E) (CONTRACT §5.1: not local, and
+ * counted by the error flag at its own route). */
+#ifdef ZP_TOPK_IDS_I64
+typedef long zp_topk_id_t;
+#else
+typedef int zp_topk_id_t;
+#endif
+
+ZP_FN int zp_topk_id(global const zp_topk_id_t* topk_ids, int i) {
+#ifdef ZP_TOPK_IDS_I64
+    const long id = topk_ids[i];
+    return (id >= -2147483647L - 1 && id <= 2147483647L) ? (int)id : -1;
+#else
+    return topk_ids[i];
+#endif
+}
+
 /* The local expert of physical id `id` on card `card`, or -1 when the route is not local.
  * Ids outside [0, E) are invalid input: not local here, flagged by zp_store_routes / m1_gather. */
 ZP_FN int zp_local_expert(int id, int experts, int cards, int card) {
@@ -14,10 +35,10 @@ ZP_FN int zp_local_expert(int id, int experts, int cards, int card) {
 }
 
 /* Writes route_info's error words for ids[0 .. routes): the §5.1 error flag. One work-item. */
-ZP_FN void zp_flag_invalid_ids(global const int* topk_ids, int routes, int experts, global int* route_info) {
+ZP_FN void zp_flag_invalid_ids(global const zp_topk_id_t* topk_ids, int routes, int experts, global int* route_info) {
     int invalid = 0, first = -1;
     for (int i = 0; i < routes; ++i) {
-        const int id = topk_ids[i];
+        const int id = zp_topk_id(topk_ids, i);
         if (id < 0 || id >= experts) {
             if (invalid == 0) first = i;
             ++invalid;
@@ -42,7 +63,7 @@ ZP_FN void zp_flag_invalid_ids(global const int* topk_ids, int routes, int exper
  * the table is complete, for every work-item, on return). Deterministic (no atomics): every
  * entry is a count over the routes, so the order is the contract's by construction: compact
  * rows ordered by le then m, groups by le. */
-ZP_FN void zp_derive_routes(global const int* topk_ids, int rows, int top_k, int experts, int cards, int card,
+ZP_FN void zp_derive_routes(global const zp_topk_id_t* topk_ids, int rows, int top_k, int experts, int cards, int card,
                             local int* s, int lid, int items) {
     const int routes = rows * top_k;
     local int* le_of = ZP_RT_LE(s, routes);
@@ -52,7 +73,7 @@ ZP_FN void zp_derive_routes(global const int* topk_ids, int rows, int top_k, int
     local int* crow = ZP_RT_ROWS(s, routes);
     local int* grp = ZP_RT_GROUPS(s, routes);
 
-    for (int i = lid; i < routes; i += items) le_of[i] = zp_local_expert(topk_ids[i], experts, cards, card);
+    for (int i = lid; i < routes; i += items) le_of[i] = zp_local_expert(zp_topk_id(topk_ids, i), experts, cards, card);
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* A within-row duplicate (same le twice in row m) is one pair: only its first route
@@ -120,8 +141,8 @@ ZP_FN void zp_derive_routes(global const int* topk_ids, int rows, int top_k, int
  * compact_rows[r] for r < R, route_row[m*K+k] = cr(m, k) or -1, groups[g] for g < G. Entries
  * past R / G are left as they were: consumers never read them. Any work-items of one
  * work-group; no barrier. */
-ZP_FN void zp_store_routes(local const int* s, global const int* topk_ids, int routes, int experts, int lid, int items,
-                           global int* route_info, global int* compact_rows, global int* route_row,
+ZP_FN void zp_store_routes(local const int* s, global const zp_topk_id_t* topk_ids, int routes, int experts, int lid,
+                           int items, global int* route_info, global int* compact_rows, global int* route_row,
                            global int* groups) {
     const int r = ZP_RT_COUNT_R(s, routes), g = ZP_RT_COUNT_G(s, routes);
     if (lid == 0) {

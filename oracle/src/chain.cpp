@@ -116,7 +116,17 @@ LocalWeights LocalWeights::zeros(const ChainShape& s) {
     return w;
 }
 
-CompactRoutes compactRoutes(const ChainShape& s, std::span<const std::int32_t> topkIds) {
+namespace {
+
+std::string idProblem(std::int64_t id, int m, int k, int experts) {
+    return "topk_ids[" + std::to_string(m) + "][" + std::to_string(k) + "] = " + std::to_string(id) +
+           " is not an expert id in [0, " + std::to_string(experts) + ")";
+}
+
+// Either id width (int64 is torch.topk's): an id is compared as it is, never narrowed first, so
+// an int64 id beyond int32 range is outside [0, E) like any other bad id (§5.1).
+template <class Id>
+CompactRoutes compactRoutesOf(const ChainShape& s, std::span<const Id> topkIds) {
     const int M = s.rows, K = s.topK, perCard = s.localExperts(), first = s.firstLocalExpert();
     if (topkIds.size() != std::size_t(M) * K)
         throw std::invalid_argument("topk_ids has " + std::to_string(topkIds.size()) +
@@ -124,12 +134,9 @@ CompactRoutes compactRoutes(const ChainShape& s, std::span<const std::int32_t> t
     std::vector<CompactRoutes::Row> pairs;
     for (int m = 0; m < M; ++m)
         for (int k = 0; k < K; ++k) {
-            const std::int32_t id = topkIds[std::size_t(m) * K + k];
-            if (id < 0 || id >= s.experts)
-                throw std::invalid_argument("topk_ids[" + std::to_string(m) + "][" + std::to_string(k) +
-                                            "] = " + std::to_string(id) + " is not an expert id in [0, " +
-                                            std::to_string(s.experts) + ")");
-            if (id >= first && id < first + perCard) pairs.push_back({id - first, m});
+            const std::int64_t id = topkIds[std::size_t(m) * K + k];
+            if (id < 0 || id >= s.experts) throw std::invalid_argument(idProblem(id, m, k, s.experts));
+            if (id >= first && id < first + perCard) pairs.push_back({std::int32_t(id - first), m});
         }
     std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
         return a.localExpert != b.localExpert ? a.localExpert < b.localExpert : a.tokenRow < b.tokenRow;
@@ -141,15 +148,50 @@ CompactRoutes compactRoutes(const ChainShape& s, std::span<const std::int32_t> t
     cr.routeRow.assign(std::size_t(M) * K, -1);
     for (int m = 0; m < M; ++m)
         for (int k = 0; k < K; ++k) {
-            const std::int32_t id = topkIds[std::size_t(m) * K + k];
+            const std::int64_t id = topkIds[std::size_t(m) * K + k];
             if (id < first || id >= first + perCard) continue;
-            const CompactRoutes::Row key{id - first, m};
+            const CompactRoutes::Row key{std::int32_t(id - first), m};
             const auto it = std::lower_bound(cr.rows.begin(), cr.rows.end(), key, [](const auto& a, const auto& b) {
                 return a.localExpert != b.localExpert ? a.localExpert < b.localExpert : a.tokenRow < b.tokenRow;
             });
             cr.routeRow[std::size_t(m) * K + k] = static_cast<std::int32_t>(it - cr.rows.begin());
         }
     return cr;
+}
+
+template <class Id>
+InvalidIds invalidIdsOf(const ChainShape& s, std::span<const Id> topkIds) {
+    InvalidIds r;
+    for (std::size_t i = 0; i < topkIds.size(); ++i) {
+        const std::int64_t id = topkIds[i];
+        if (id >= 0 && id < s.experts) continue;
+        if (r.count == 0) r.firstRoute = int(i);
+        ++r.count;
+    }
+    return r;
+}
+
+}  // namespace
+
+CompactRoutes compactRoutes(const ChainShape& s, std::span<const std::int32_t> topkIds) {
+    return compactRoutesOf(s, topkIds);
+}
+CompactRoutes compactRoutes(const ChainShape& s, std::span<const std::int64_t> topkIds) {
+    return compactRoutesOf(s, topkIds);
+}
+
+InvalidIds invalidIds(const ChainShape& s, std::span<const std::int32_t> topkIds) { return invalidIdsOf(s, topkIds); }
+InvalidIds invalidIds(const ChainShape& s, std::span<const std::int64_t> topkIds) { return invalidIdsOf(s, topkIds); }
+
+std::vector<std::int32_t> narrowIds(const ChainShape& s, std::span<const std::int64_t> topkIds) {
+    std::vector<std::int32_t> out(topkIds.size());
+    const std::size_t K = std::size_t(s.topK);
+    for (std::size_t i = 0; i < topkIds.size(); ++i) {
+        const std::int64_t id = topkIds[i];
+        if (id < 0 || id >= s.experts) throw std::invalid_argument(idProblem(id, int(i / K), int(i % K), s.experts));
+        out[i] = std::int32_t(id);
+    }
+    return out;
 }
 
 ChainOutputs runChain(const ChainShape& s, const LocalWeights& w, const ChainInputs& in, std::span<const bf16_t> silu) {
@@ -221,10 +263,7 @@ std::vector<bf16_t> runChainM1(const ChainShape& s, const LocalWeights& w, const
     for (int m = 0; m < M; ++m)
         for (int k = 0; k < K; ++k) {
             const std::int32_t id = in.topkIds[std::size_t(m) * K + k];
-            if (id < 0 || id >= s.experts)
-                throw std::invalid_argument("topk_ids[" + std::to_string(m) + "][" + std::to_string(k) +
-                                            "] = " + std::to_string(id) + " is not an expert id in [0, " +
-                                            std::to_string(s.experts) + ")");
+            if (id < 0 || id >= s.experts) throw std::invalid_argument(idProblem(id, m, k, s.experts));
             if (id < first || id >= first + perCard) continue;
             local[std::size_t(m) * K + k] = true;
             const std::size_t le = std::size_t(id - first);

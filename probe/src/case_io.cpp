@@ -12,8 +12,11 @@ std::string expertIdProblem(std::int64_t id, std::size_t m, std::size_t k, int e
            " is not an expert id in [0, " + std::to_string(experts) + ")";
 }
 
-std::size_t checkRequestInputs(const ChainShape& s, std::size_t hiddenValues, std::span<const std::int32_t> topkIds,
-                               std::size_t topkWeightValues) {
+namespace {
+
+template <class Id>
+std::size_t checkRequestInputsOf(const ChainShape& s, std::size_t hiddenValues, std::span<const Id> topkIds,
+                                 std::size_t topkWeightValues) {
     const std::size_t H = std::size_t(s.hidden), K = std::size_t(s.topK), M = std::size_t(s.rows);
     if (topkIds.empty() || topkIds.size() % K != 0)
         throw InputError("topk_ids has " + std::to_string(topkIds.size()) +
@@ -32,10 +35,22 @@ std::size_t checkRequestInputs(const ChainShape& s, std::size_t hiddenValues, st
                          " values, expected rows*top_k = " + std::to_string(m * K));
     for (std::size_t r = 0; r < m; ++r)
         for (std::size_t k = 0; k < K; ++k) {
-            const std::int32_t id = topkIds[r * K + k];
+            const std::int64_t id = topkIds[r * K + k];
             if (id < 0 || id >= s.experts) throw InputError(expertIdProblem(id, r, k, s.experts));
         }
     return m;
+}
+
+}  // namespace
+
+std::size_t checkRequestInputs(const ChainShape& s, std::size_t hiddenValues, std::span<const std::int32_t> topkIds,
+                               std::size_t topkWeightValues) {
+    return checkRequestInputsOf(s, hiddenValues, topkIds, topkWeightValues);
+}
+
+std::size_t checkRequestInputs(const ChainShape& s, std::size_t hiddenValues, std::span<const std::int64_t> topkIds,
+                               std::size_t topkWeightValues) {
+    return checkRequestInputsOf(s, hiddenValues, topkIds, topkWeightValues);
 }
 
 void validateInputs(const ChainShape& s, const oracle::ChainInputs& in) {
@@ -45,22 +60,36 @@ void validateInputs(const ChainShape& s, const oracle::ChainInputs& in) {
                          " values, expected rows*top_k = " + std::to_string(std::size_t(s.rows) * s.topK));
 }
 
-oracle::ChainInputs loadInputs(const std::filesystem::path& file, const ChainShape& s) {
+std::vector<std::int64_t> topkIdValues(const Tensor& t, std::span<const std::int64_t> expectedShape,
+                                       std::string_view name) {
+    if (t.dtype == DType::I64) return tensorValues<std::int64_t>(t, DType::I64, expectedShape, name);
+    if (t.dtype != DType::I32)
+        throw InputError("tensor '" + std::string(name) + "': expected I32 or I64 (torch.topk's int64), got " +
+                         std::string(dtypeName(t.dtype)));
+    const auto narrow = tensorValues<std::int32_t>(t, DType::I32, expectedShape, name);
+    return std::vector<std::int64_t>(narrow.begin(), narrow.end());
+}
+
+oracle::ChainInputs loadInputs(const std::filesystem::path& file, const ChainShape& s, DType* topkIdsDType) {
     const TensorMap t = readSafetensors(file);
     const std::int64_t M = s.rows, H = s.hidden, K = s.topK;
     oracle::ChainInputs in;
     const std::int64_t mh[] = {M, H}, mk[] = {M, K};
     in.hidden = tensorValues<oracle::bf16_t>(findTensor(t, "hidden", file.string()), DType::BF16, mh,
                                              file.string() + ": hidden");
-    in.topkIds = tensorValues<std::int32_t>(findTensor(t, "topk_ids", file.string()), DType::I32, mk,
-                                            file.string() + ": topk_ids");
+    const Tensor& ids = findTensor(t, "topk_ids", file.string());
+    const std::vector<std::int64_t> wide = topkIdValues(ids, mk, file.string() + ": topk_ids");
     in.topkWeights = tensorValues<float>(findTensor(t, "topk_weights", file.string()), DType::F32, mk,
                                          file.string() + ": topk_weights");
     try {
+        // Checked as given (an I64 id beyond int32 range names itself), then narrowed: exact.
+        checkRequestInputs(s, in.hidden.size(), wide, in.topkWeights.size());
+        in.topkIds.assign(wide.begin(), wide.end());
         validateInputs(s, in);
     } catch (const InputError& e) {
         throw InputError(file.string() + ": " + e.what(), e.kind());
     }
+    if (topkIdsDType) *topkIdsDType = ids.dtype;
     return in;
 }
 
@@ -111,17 +140,24 @@ TensorMap weightsTensors(const ChainShape& s, const oracle::LocalWeights& w, con
     return t;
 }
 
-TensorMap inputTensors(const ChainShape& s, const oracle::ChainInputs& in) {
+TensorMap inputTensors(const ChainShape& s, const oracle::ChainInputs& in, DType topkIds) {
     TensorMap t;
     t.emplace("hidden", makeTensor(DType::BF16, {s.rows, s.hidden}, in.hidden));
-    t.emplace("topk_ids", makeTensor(DType::I32, {s.rows, s.topK}, in.topkIds));
+    if (topkIds == DType::I64)
+        t.emplace("topk_ids", makeTensor(DType::I64, {s.rows, s.topK},
+                                         std::vector<std::int64_t>(in.topkIds.begin(), in.topkIds.end())));
+    else if (topkIds == DType::I32)
+        t.emplace("topk_ids", makeTensor(DType::I32, {s.rows, s.topK}, in.topkIds));
+    else
+        throw std::invalid_argument("inputTensors: topk_ids as " + std::string(dtypeName(topkIds)) +
+                                    " (I32 or I64 only)");
     t.emplace("topk_weights", makeTensor(DType::F32, {s.rows, s.topK}, in.topkWeights));
     return t;
 }
 
 TensorMap dumpTensors(const ChainShape& s, const oracle::ChainInputs& in, const oracle::ChainOutputs& o,
-                      Materialised mat) {
-    TensorMap t = inputTensors(s, in);
+                      Materialised mat, DType topkIds) {
+    TensorMap t = inputTensors(s, in, topkIds);
     const std::int64_t R = std::int64_t(o.routes.rows.size());
     std::vector<std::int32_t> rows;
     for (const auto& r : o.routes.rows) rows.insert(rows.end(), {r.localExpert, r.tokenRow});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -141,6 +142,24 @@ std::string KernelTuning::buildOptions() const {
     return s;
 }
 
+// ----------------------------------------------------------------------------- id width
+
+std::string_view idWidthName(IdWidth width) noexcept { return width == IdWidth::Int64 ? "int64" : "int32"; }
+
+IdWidth parseIdWidth(std::string_view text) {
+    if (text == "int32" || text == "i32") return IdWidth::Int32;
+    if (text == "int64" || text == "i64") return IdWidth::Int64;
+    throw std::invalid_argument("topk_ids width '" + std::string(text) + "' (valid: int32, int64)");
+}
+
+std::string kernelFileFor(std::string_view file, IdWidth width) {
+    // The files with a `zp_topk_id_t` topk_ids argument (spirv/CMakeLists.txt builds those twice).
+    static constexpr std::string_view kRouteReaders[] = {"route_compact", "two_launch_a", "two_launch_b", "one_launch",
+                                                         "m1_oracle_mxfp4"};
+    const bool reads = std::find(std::begin(kRouteReaders), std::end(kRouteReaders), file) != std::end(kRouteReaders);
+    return std::string(file) + (reads && width == IdWidth::Int64 ? "_i64" : "");
+}
+
 // ----------------------------------------------------------------------------- modules
 
 ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package& package) {
@@ -238,7 +257,8 @@ void DeviceWeights::upload(const oracle::LocalWeights& w, std::span<const int> l
 
 // ----------------------------------------------------------------------------- the plan
 
-ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const ChainBuffers& b, const KernelTuning& t) {
+ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const ChainBuffers& b, const KernelTuning& t,
+                    IdWidth ids) {
     oracle::validateShape(s);
     const std::uint32_t H = s.hidden, I = s.intermediate, M = s.rows, K = s.topK;
     const std::uint32_t routes = M * K;
@@ -253,9 +273,10 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
     const float L = s.swigluLimit, beta = s.swigluUpBias;
 
     ChainPlan p;
+    p.idWidth = ids;
     auto add = [&](std::string file, std::string kernel, ze::GroupSize g, ze::GroupCount n,
                    std::vector<KernelArg> args) {
-        p.launches.push_back({std::move(file), std::move(kernel), g, n, std::move(args)});
+        p.launches.push_back({kernelFileFor(file, ids), std::move(kernel), g, n, std::move(args)});
     };
     auto routeCompact = [&] {
         add("route_compact", "route_compact", {ZP_ROUTE_COMPACT_WG, 1, 1}, {1, 1, 1},
@@ -384,7 +405,7 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
 
 DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& device, KernelModules& modules,
                          const oracle::ChainShape& shape, probe::Variant variant, const DeviceWeights& weights,
-                         std::span<const oracle::bf16_t> siluTable)
+                         std::span<const oracle::bf16_t> siluTable, IdWidth ids)
     : context_(&context), device_(device), shape_(shape), variant_(variant), copies_(context, device) {
     oracle::validateShape(shape);
     const auto& ws = weights.shape();
@@ -403,7 +424,10 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     act_ = u16(routes * I);
     y_ = u16(routes * H);
     out_ = u16(M * H);
-    topkIds_ = i32(routes);
+    if (ids == IdWidth::Int64)
+        topkIds64_ = ze::DeviceBuffer<std::int64_t>(context, device, routes);
+    else
+        topkIds_ = i32(routes);
     routeInfo_ = i32(ZP_INFO_WORDS);
     compactRows_ = i32(routes * ZP_ROW_WORDS);
     routeRow_ = i32(routes);
@@ -415,7 +439,7 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
 
     ChainBuffers b;
     b.hidden = hidden_.data();
-    b.topkIds = topkIds_.data();
+    b.topkIds = ids == IdWidth::Int64 ? static_cast<const void*>(topkIds64_.data()) : topkIds_.data();
     b.topkWeights = topkWeights_.data();
     b.silu = silu_.data();
     b.w1Blocks = weights.w1Blocks().data();
@@ -432,7 +456,7 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     b.y = y_.data();
     b.out = out_.data();
     b.gridBarrier = gridBarrier_.data();
-    plan_ = planChain(variant, shape, b, modules.tuning());
+    plan_ = planChain(variant, shape, b, modules.tuning(), ids);
 
     for (const auto& l : plan_.launches) {
         ze::Kernel kernel = modules.kernel(l.file, l.kernel);
@@ -485,18 +509,43 @@ void DeviceChain::record(ze::CommandListBase& list, bool timestamps) {
 
 void DeviceChain::appendTo(ze::CommandListBase& list) { record(list, false); }
 
-void DeviceChain::setInputs(const oracle::ChainInputs& in) {
+void DeviceChain::uploadInputs(const oracle::ChainInputs& in, std::size_t ids) {
     const std::size_t M = shape_.rows, H = shape_.hidden, routes = std::size_t(shape_.maxRoutes());
-    if (in.hidden.size() != M * H || in.topkIds.size() != routes || in.topkWeights.size() != routes)
+    if (in.hidden.size() != M * H || ids != routes || in.topkWeights.size() != routes)
         throw std::invalid_argument("DeviceChain::setInputs: expected hidden [" + std::to_string(M) + ", " +
                                     std::to_string(H) + "], topk_ids and topk_weights [" + std::to_string(M) + ", " +
                                     std::to_string(shape_.topK) + "]; got " + std::to_string(in.hidden.size()) + ", " +
-                                    std::to_string(in.topkIds.size()) + ", " + std::to_string(in.topkWeights.size()) +
-                                    " values");
+                                    std::to_string(ids) + ", " + std::to_string(in.topkWeights.size()) + " values");
     hidden_.upload(copies_, std::span<const std::uint16_t>(in.hidden));
-    topkIds_.upload(copies_, std::span<const std::int32_t>(in.topkIds));
     topkWeights_.upload(copies_, std::span<const float>(in.topkWeights));
+}
+
+void DeviceChain::setInputs(const oracle::ChainInputs& in) {
+    uploadInputs(in, in.topkIds.size());
+    if (plan_.idWidth == IdWidth::Int64) {
+        const std::vector<std::int64_t> wide(in.topkIds.begin(), in.topkIds.end());
+        topkIds64_.upload(copies_, std::span<const std::int64_t>(wide));
+    } else {
+        topkIds_.upload(copies_, std::span<const std::int32_t>(in.topkIds));
+    }
     lastIds_ = in.topkIds;
+}
+
+void DeviceChain::setInputs(const oracle::ChainInputs& in, std::span<const std::int64_t> topkIds) {
+    uploadInputs(in, topkIds.size());
+    // What the route reader of the Int64 kernels makes of each id (zp_topk_id).
+    std::vector<std::int32_t> narrow(topkIds.size());
+    for (std::size_t i = 0; i < topkIds.size(); ++i) {
+        const std::int64_t id = topkIds[i];
+        narrow[i] = id >= std::numeric_limits<std::int32_t>::min() && id <= std::numeric_limits<std::int32_t>::max()
+                        ? std::int32_t(id)
+                        : -1;
+    }
+    if (plan_.idWidth == IdWidth::Int64)
+        topkIds64_.upload(copies_, topkIds);
+    else
+        topkIds_.upload(copies_, std::span<const std::int32_t>(narrow));
+    lastIds_ = std::move(narrow);
 }
 
 void DeviceChain::execute(ze::CommandQueue& queue) {

@@ -25,13 +25,13 @@ DeviceLayer::DeviceLayer(DeviceSetup& setup, const oracle::ChainShape& shape)
       weights_(setup.context(), setup.device(), shape),
       silu_(oracle::buildSiluTable(shape.swigluAlpha)) {}
 
-std::unique_ptr<DeviceChain> DeviceLayer::makeChain(probe::Variant variant) {
-    return makeChain(variant, setup_->modules());
+std::unique_ptr<DeviceChain> DeviceLayer::makeChain(probe::Variant variant, IdWidth ids) {
+    return makeChain(variant, setup_->modules(), ids);
 }
 
-std::unique_ptr<DeviceChain> DeviceLayer::makeChain(probe::Variant variant, KernelModules& modules) {
+std::unique_ptr<DeviceChain> DeviceLayer::makeChain(probe::Variant variant, KernelModules& modules, IdWidth ids) {
     return std::make_unique<DeviceChain>(setup_->context(), setup_->device(), modules, weights_.shape(), variant,
-                                         weights_, silu_);
+                                         weights_, silu_, ids);
 }
 
 }  // namespace zp::sched

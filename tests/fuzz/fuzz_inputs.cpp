@@ -1,5 +1,5 @@
 // Fuzz target: case inputs from a file, i.e. what loadInputs does: bytes → safetensors →
-// `hidden` BF16 [M,H], `topk_ids` I32 [M,K], `topk_weights` F32 [M,K] → validateInputs.
+// `hidden` BF16 [M,H], `topk_ids` I32 or I64 [M,K], `topk_weights` F32 [M,K] → validateInputs.
 //
 // Input layout: 4 bytes choosing the shape (so that mismatches between file and shape are
 // explored too), then the safetensors file.
@@ -42,8 +42,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const TensorMap t = parseSafetensors(file, "fuzz.safetensors");
         const std::int64_t mh[] = {s.rows, s.hidden}, mk[] = {s.rows, s.topK};
         in.hidden = tensorValues<oracle::bf16_t>(findTensor(t, "hidden", "fuzz"), DType::BF16, mh, "hidden");
-        in.topkIds = tensorValues<std::int32_t>(findTensor(t, "topk_ids", "fuzz"), DType::I32, mk, "topk_ids");
+        const auto ids = topkIdValues(findTensor(t, "topk_ids", "fuzz"), mk, "topk_ids");  // I32 or I64
         in.topkWeights = tensorValues<float>(findTensor(t, "topk_weights", "fuzz"), DType::F32, mk, "topk_weights");
+        checkRequestInputs(s, in.hidden.size(), ids, in.topkWeights.size());
+        in.topkIds.assign(ids.begin(), ids.end());
         validateInputs(s, in);
         ok = true;
     } catch (const InputError& e) {

@@ -115,8 +115,16 @@ def inputs_corpus():
     write(t, "bad_id_negative", shape_prefix(2, 2, 32, 8, 1) + safetensors(inputs(2, 2, 32, [0, -1, 2, 3])))
     write(t, "bad_id_too_large", shape_prefix(2, 2, 32, 8, 1) + safetensors(inputs(2, 2, 32, [0, 1, 2, 8])))
     write(t, "bad_shape", shape_prefix(2, 2, 32, 8, 1) + safetensors(inputs(1, 4, 32, [0, 1, 2, 3])))
+    # topk_ids I64 as torch.topk returns them: accepted; an I64 id beyond int32 range (its low
+    # 32 bits a valid id) is invalid like any bad id; another dtype is rejected.
+    ids_i64 = inputs(2, 2, 32, [0, 1, 2, 3])
+    ids_i64[1] = ("topk_ids", "I64", [2, 2], struct.pack("<4q", 0, 1, 2, 3))
+    write(t, "valid_ids_i64", shape_prefix(2, 2, 32, 8, 1) + safetensors(ids_i64))
+    beyond = inputs(2, 2, 32, [0, 1, 2, 3])
+    beyond[1] = ("topk_ids", "I64", [2, 2], struct.pack("<4q", 0, (1 << 32) + 1, 2, 3))
+    write(t, "bad_id_i64_beyond_int32", shape_prefix(2, 2, 32, 8, 1) + safetensors(beyond))
     bad_dtype = inputs(2, 2, 32, [0, 1, 2, 3])
-    bad_dtype[1] = ("topk_ids", "I64", [2, 2], struct.pack("<4q", 0, 1, 2, 3))
+    bad_dtype[1] = ("topk_ids", "I16", [2, 2], struct.pack("<4h", 0, 1, 2, 3))
     write(t, "bad_ids_dtype", shape_prefix(2, 2, 32, 8, 1) + safetensors(bad_dtype))
     write(t, "bad_missing", shape_prefix(2, 2, 32, 8, 1) + safetensors(inputs(2, 2, 32, [0, 1, 2, 3])[:2]))
     write(t, "bad_not_safetensors", shape_prefix(1, 1, 32, 1, 1) + b"hidden")
@@ -159,7 +167,7 @@ gate:
     write(t, "bad_inf", "swiglu: {alpha: .inf}\n")
     write(t, "bad_overflow", "seed: 18446744073709551616\nhidden: 2147483648\n")
     write(t, "bad_sequence_root", "- rows\n- 2\n")
-    write(t, "edge_tagged_str", "rows: !!str 2\n")  # accepted today: only "!" (quotes) marks a string
+    write(t, "bad_tagged_str", "rows: !!str 2\n")  # a string-tagged scalar is a string: rejected
     write(t, "bad_alias_key", "a: &x rows\n*x : 2\n")
     write(t, "bad_malformed", "swiglu: {limit: [\n")
     write(t, "bad_nested_flow", "rows: " + "[" * 64 + "]" * 64 + "\n")

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <limits>
 #include <stdexcept>
 
 #include "zp/oracle/chain.hpp"
@@ -75,6 +76,39 @@ TEST(Compaction, GivenIdOutOfRange_WhenCompacted_ThenErrorNamesRouteAndId) {
         EXPECT_NE(std::string(e.what()).find("topk_ids[1][2] = 192"), std::string::npos) << e.what();
     }
     EXPECT_THROW(compact({-1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), std::invalid_argument);
+}
+
+// torch.topk's int64 ids: the same routes for the same values; one beyond int32 range is
+// outside [0, E) (never narrowed first: 2^32 + 3 is not expert 3), named whole.
+TEST(Compaction, GivenInt64Ids_WhenCompacted_ThenTheInt32RoutesAndIdsBeyondInt32AreInvalid) {
+    ChainShape s;
+    s.card = 2;
+    const std::vector<std::int32_t> narrow{96, 143, 0, 1, 2, 3, 97, 4, 96, 6, 7, 8};
+    const std::vector<std::int64_t> wide(narrow.begin(), narrow.end());
+    const auto a = compactRoutes(s, narrow), b = compactRoutes(s, wide);
+    EXPECT_EQ(a.rows, b.rows);
+    EXPECT_EQ(a.routeRow, b.routeRow);
+    EXPECT_EQ(narrowIds(s, wide), narrow);
+    EXPECT_EQ(invalidIds(s, wide), (InvalidIds{0, -1}));
+    for (const std::int64_t bad : {(std::int64_t(1) << 32) + 97, std::int64_t(1) << 31, std::int64_t(1) << 40,
+                                   std::numeric_limits<std::int64_t>::min(), std::int64_t(-1)}) {
+        auto ids = wide;
+        ids[7] = bad;
+        ids[10] = 192;
+        EXPECT_EQ(invalidIds(s, ids), (InvalidIds{2, 7})) << bad;
+        for (auto* f : {+[](const ChainShape&sh, std::span<const std::int64_t> v) { compactRoutes(sh, v); },
+                        +[](const ChainShape&sh, std::span<const std::int64_t> v) { narrowIds(sh, v); }}) {
+            try {
+                f(s, ids);
+                ADD_FAILURE() << bad << " accepted";
+            } catch (const std::invalid_argument& e) {
+                EXPECT_NE(std::string(e.what()).find("topk_ids[1][1] = " + std::to_string(bad) +
+                                                     " is not an expert id in [0, 192)"),
+                          std::string::npos)
+                    << e.what();
+            }
+        }
+    }
 }
 
 namespace {

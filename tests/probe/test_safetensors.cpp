@@ -5,8 +5,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
+
+#include "zp/probe/case_io.hpp"
 
 namespace zp::probe {
 namespace {
@@ -206,6 +211,63 @@ TEST(Safetensors, GivenAMissingTensorName_WhenFound_ThenInputErrorListsTheNamesP
             e.what(),
             "w.safetensors: no tensor 'gate_up_proj_blocks' (has: empty, hidden, scalar, topk_ids, topk_weights)");
     }
+}
+
+// ---- case inputs: topk_ids as I32 or I64 (torch.topk's dtype) ----
+
+TEST(SafetensorsCaseInputs, GivenI64TopkIds_WhenWrittenAndLoaded_ThenTheSameInputsAndTheDTypeIsReported) {
+    oracle::ChainShape s;
+    s.hidden = 64;
+    s.intermediate = 32;
+    s.experts = 48;
+    s.topK = 3;
+    s.rows = 2;
+    oracle::ChainInputs in;
+    in.hidden.assign(std::size_t(s.rows * s.hidden), 0x3F80);
+    in.topkIds = {0, 12, 47, 13, 13, 5};
+    in.topkWeights = {0.5f, -1.0f, 0.25f, 1.0f, 2.0f, -0.5f};
+    const auto dir = std::filesystem::temp_directory_path() / ("zp-st-i64-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    for (const DType d : {DType::I64, DType::I32}) {
+        const auto file = dir / (std::string(dtypeName(d)) + ".safetensors");
+        writeSafetensors(file, inputTensors(s, in, d));
+        EXPECT_EQ(readSafetensors(file).at("topk_ids").dtype, d);
+        DType got = DType::U8;
+        const oracle::ChainInputs back = loadInputs(file, s, &got);
+        EXPECT_EQ(got, d);
+        EXPECT_EQ(back.topkIds, in.topkIds);
+        EXPECT_EQ(back.hidden, in.hidden);
+        EXPECT_EQ(back.topkWeights, in.topkWeights);
+    }
+    // An I64 id beyond int32 range (low 32 bits a valid id) is invalid like any bad id; another
+    // dtype is rejected naming both accepted ones.
+    for (const std::int64_t bad : {(std::int64_t(1) << 32) + 12, std::int64_t(1) << 31, std::int64_t(-1),
+                                   std::numeric_limits<std::int64_t>::min()}) {
+        TensorMap t = inputTensors(s, in, DType::I64);
+        std::vector<std::int64_t> ids(in.topkIds.begin(), in.topkIds.end());
+        ids[4] = bad;
+        t["topk_ids"] = makeTensor(DType::I64, {2, 3}, ids);
+        writeSafetensors(dir / "bad.safetensors", t);
+        try {
+            loadInputs(dir / "bad.safetensors", s);
+            ADD_FAILURE() << bad << " accepted";
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find("topk_ids[1][1] = " + std::to_string(bad) +
+                                                 " is not an expert id in [0, 48)"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+    TensorMap t = inputTensors(s, in);
+    t["topk_ids"] = makeTensor(DType::F32, {2, 3}, in.topkWeights);
+    writeSafetensors(dir / "f32.safetensors", t);
+    try {
+        loadInputs(dir / "f32.safetensors", s);
+        ADD_FAILURE() << "F32 topk_ids accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("expected I32 or I64"), std::string::npos) << e.what();
+    }
+    std::filesystem::remove_all(dir);
 }
 
 // ---- hostile files: one row per kind of bad input ----

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -69,9 +70,9 @@ public:
         return s ? zp::sched::KernelTuning::parse(s) : zp::sched::KernelTuning{};
     }
 
-    zp::sched::DeviceChain& chain(Variant v) {
-        auto& c = chains_[static_cast<int>(v)];
-        if (!c) c = layer_.makeChain(v);
+    zp::sched::DeviceChain& chain(Variant v, zp::sched::IdWidth ids = zp::sched::IdWidth::Int32) {
+        auto& c = chains_[static_cast<int>(ids)][static_cast<int>(v)];
+        if (!c) c = layer_.makeChain(v, ids);
         return *c;
     }
 
@@ -105,7 +106,7 @@ private:
     zp::sched::DeviceLayer layer_;
     ze::CommandQueue queue_;
     zp::oracle::LocalWeights hostWeights_;
-    std::unique_ptr<zp::sched::DeviceChain> chains_[zp::probe::kAllVariants.size()];
+    std::unique_ptr<zp::sched::DeviceChain> chains_[2][zp::probe::kAllVariants.size()];  // [IdWidth][Variant]
     std::map<std::pair<int, int>, std::optional<zp::oracle::ChainOutputs>> oracle_;
 };
 
@@ -198,6 +199,83 @@ INSTANTIATE_TEST_SUITE_P(AllVariantsAndPatterns, DeviceChainReduced, ::testing::
                              return std::string(zp::probe::variantName(i.param.variant)) + "_" +
                                     std::string(zp::probe::patternName(i.param.pattern));
                          });
+
+// The same cases with topk_ids as int64 (torch.topk's dtype): chains recorded at IdWidth::Int64
+// run the route readers' `_i64` kernel files, and every variant must give the int32 bits.
+class DeviceChainReducedInt64 : public ::testing::TestWithParam<ChainParam> {};
+
+TEST_P(DeviceChainReducedInt64, GivenInt64Ids_WhenTheChainRuns_ThenEveryTensorMatchesTheOracleBitForBit) {
+    auto& rig = reducedRig();
+    const auto [variant, pattern] = GetParam();
+    if (auto why = zp::probe::patternInvalidReason(rig.shape(), pattern)) GTEST_SKIP() << *why;
+    auto& chain = rig.chain(variant, zp::sched::IdWidth::Int64);
+    ASSERT_EQ(chain.idWidth(), zp::sched::IdWidth::Int64);
+    for (const auto& l : chain.plan().launches)
+        EXPECT_EQ(l.file, zp::sched::kernelFileFor(l.file.substr(0, l.file.rfind("_i64")), zp::sched::IdWidth::Int64));
+    for (int v = 0; v < zp::probe::kInputVariants; ++v) {
+        auto [c, want] = rig.prepare(pattern, v);
+        const std::vector<std::int64_t> ids(c.inputs.topkIds.begin(), c.inputs.topkIds.end());
+        // The host reference reads int64 ids to the same routes.
+        ASSERT_EQ(zp::oracle::compactRoutes(rig.shape(), ids).rows, want.routes.rows) << c.name();
+        chain.setInputs(c.inputs, ids);
+        chain.execute(rig.queue());
+        const auto err = compare(rig.shape(), variant, chain.results(), want);
+        EXPECT_TRUE(err.empty()) << zp::probe::variantName(variant) << " int64 " << c.name() << " (seed " << c.seed
+                                 << "):" << err;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariantsAndPatterns, DeviceChainReducedInt64, ::testing::ValuesIn(allParams()),
+                         [](const ::testing::TestParamInfo<ChainParam>& i) {
+                             return std::string(zp::probe::variantName(i.param.variant)) + "_" +
+                                    std::string(zp::probe::patternName(i.param.pattern));
+                         });
+
+// Ids an int64 tensor can hold and an int32 cannot, and the usual bad ones: each is invalid
+// (CONTRACT §5.1: not local, counted by the error flag at its route) at either width, and the
+// rest of the case computes as if those routes were remote.
+TEST(DeviceChainReducedInt64Routes, GivenIdsBeyondInt32AndOutsideTheExpertRange_WhenTheChainRuns_ThenTheFlagIsRaised) {
+    auto& rig = reducedRig();
+    auto [c, ignored] = rig.prepare(RoutePattern::SixLocal, 0);
+    const ChainShape& s = rig.shape();
+    const int K = s.topK;
+    std::vector<std::int64_t> ids(c.inputs.topkIds.begin(), c.inputs.topkIds.end());
+    const std::int64_t firstLocal = s.firstLocalExpert();
+    // route -> id; the int32 view of 2^32 + a local id is that local id: it must not be local.
+    const std::vector<std::pair<int, std::int64_t>> bad = {
+        {2, std::int64_t(1) << 31},  // INT32_MAX + 1
+        {3, -1},
+        {K + 1, (std::int64_t(1) << 40) + firstLocal},
+        {K + 2, std::numeric_limits<std::int64_t>::min()},
+        {K + 3, (std::int64_t(1) << 32) + firstLocal},  // low 32 bits a local id
+        {K + 5, s.experts},
+    };
+    auto reference = c.inputs;
+    const int remote = (s.card + 1) % s.cards * s.localExperts();
+    for (const auto& [route, id] : bad) {
+        ids[route] = id;
+        reference.topkIds[route] = remote;
+    }
+    const auto want = zp::oracle::runChain(s, rig.hostWeights(), reference, rig.silu());
+    const auto flag = zp::oracle::invalidIds(s, ids);
+    ASSERT_EQ(flag.count, int(bad.size()));
+    ASSERT_EQ(flag.firstRoute, 2);
+    EXPECT_THROW(zp::oracle::compactRoutes(s, ids), std::invalid_argument);
+    for (auto width : {zp::sched::IdWidth::Int64, zp::sched::IdWidth::Int32})
+        for (Variant v : zp::probe::kAllVariants) {
+            const std::string what =
+                std::string(zp::probe::variantName(v)) + " " + std::string(zp::sched::idWidthName(width));
+            auto& chain = rig.chain(v, width);
+            chain.setInputs(c.inputs, ids);
+            chain.execute(rig.queue());
+            auto got = chain.results();
+            EXPECT_EQ(got.invalidIds, flag.count) << what;
+            EXPECT_EQ(got.firstInvalidRoute, flag.firstRoute) << what;
+            got.invalidIds = 0;
+            const auto err = compare(s, v, got, want);
+            EXPECT_TRUE(err.empty()) << what << ":" << err;
+        }
+}
 
 TEST(DeviceChainReducedRoutes, GivenIdsOutsideTheExpertRange_WhenTheChainRuns_ThenTheyAreNotLocalAndTheFlagIsRaised) {
     auto& rig = reducedRig();

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "zp/kernels/package.hpp"
@@ -142,3 +143,36 @@ TEST(ModuleChoiceBuiltPackage, GivenEveryNativeTargetOfThisBuild_WhenADeviceRepo
 }
 
 }  // namespace
+
+// The id-width builds (spirv/CMakeLists.txt builds every file with a `zp_topk_id_t` topk_ids
+// twice): the embedded package holds `<file>_i64` exactly for the files the scheduler's plans
+// read ids with, and every launch of every variant at either width names a packaged file.
+TEST(IdWidthBuilds,
+     GivenTheEmbeddedPackage_WhenPlanningEachWidth_ThenEveryLaunchFileIsPackagedAndOnlyReadersAreDoubled) {
+    using zp::sched::IdWidth;
+    const Package p = Package::embedded();
+    const auto files = p.kernelFiles();
+    const std::set<std::string> have(files.begin(), files.end());
+    std::set<std::string> doubled;
+    for (const auto& f : files)
+        if (f.size() > 4 && f.compare(f.size() - 4, 4, "_i64") == 0) {
+            const std::string base = f.substr(0, f.size() - 4);
+            EXPECT_TRUE(have.count(base)) << f << " without " << base;
+            EXPECT_EQ(zp::sched::kernelFileFor(base, IdWidth::Int64), f);
+            doubled.insert(base);
+        }
+    EXPECT_EQ(doubled, (std::set<std::string>{"m1_oracle_mxfp4", "one_launch", "route_compact", "two_launch_a",
+                                              "two_launch_b"}));
+    zp::oracle::ChainShape s;
+    for (auto width : {IdWidth::Int32, IdWidth::Int64})
+        for (auto v : zp::probe::kAllVariants)
+            for (const auto& l : zp::sched::planChain(v, s, {}, {}, width).launches) {
+                EXPECT_TRUE(have.count(l.file)) << l.file;
+                const bool wide = l.file.size() > 4 && l.file.compare(l.file.size() - 4, 4, "_i64") == 0;
+                const std::string base = wide ? l.file.substr(0, l.file.size() - 4) : l.file;
+                EXPECT_EQ(wide, width == IdWidth::Int64 && doubled.count(base) > 0) << l.file;
+            }
+    EXPECT_EQ(zp::sched::parseIdWidth("i64"), IdWidth::Int64);
+    EXPECT_EQ(zp::sched::parseIdWidth("int32"), IdWidth::Int32);
+    EXPECT_THROW(zp::sched::parseIdWidth("int16"), std::invalid_argument);
+}

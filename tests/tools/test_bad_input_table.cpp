@@ -485,17 +485,31 @@ std::vector<Row> rows() {
          kShape + "--inputs @/in.safetensors",
          2,
          "hidden"},
-        {"RouteIdsAsI64",
+        // I64 ids are torch.topk's and accepted; one beyond int32 range (its low 32 bits the
+        // valid id 1) is invalid like any bad id, named whole.
+        {"RouteIdI64BeyondInt32",
          {{"in.safetensors",
            [] {
                auto t = probe::inputTensors(reducedShape(), validCase().inputs);
                std::vector<std::int64_t> ids(12, 1);
+               ids[2] = (std::int64_t(1) << 32) + 1;
                t["topk_ids"] = probe::makeTensor(probe::DType::I64, {2, 6}, ids);
                return probe::serializeSafetensors(t);
            }}},
          kShape + "--inputs @/in.safetensors",
          2,
-         "topk_ids"},
+         "topk_ids[0][2] = 4294967297 is not an expert id in [0, 48)"},
+        {"RouteIdsAsI16",
+         {{"in.safetensors",
+           [] {
+               auto t = probe::inputTensors(reducedShape(), validCase().inputs);
+               std::vector<std::int16_t> ids(12, 1);
+               t["topk_ids"] = probe::makeTensor(probe::DType::I16, {2, 6}, ids);
+               return probe::serializeSafetensors(t);
+           }}},
+         kShape + "--inputs @/in.safetensors",
+         2,
+         "expected I32 or I64"},
     };
     return v;
 }

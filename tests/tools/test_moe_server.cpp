@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <regex>
@@ -194,11 +195,21 @@ json rowsJson(const auto& flat, int rows, int cols) {
     return a;
 }
 
-std::string safetensorsBody(const Inputs& r, const zp::oracle::ChainShape& s) {
+// topk_ids as I32, or I64 as torch.topk returns them (`wideIds`, when given, are the I64 values).
+std::string safetensorsBody(const Inputs& r, const zp::oracle::ChainShape& s,
+                            zp::probe::DType ids = zp::probe::DType::I32, std::vector<std::int64_t> wideIds = {}) {
     using namespace zp::probe;
     TensorMap t;
     t["hidden"] = makeTensor(DType::BF16, {r.rows, s.hidden}, r.in.hidden);
-    t["topk_ids"] = makeTensor(DType::I32, {r.rows, s.topK}, r.in.topkIds);
+    if (ids == DType::I64) {
+        if (wideIds.empty()) wideIds.assign(r.in.topkIds.begin(), r.in.topkIds.end());
+        t["topk_ids"] = makeTensor(DType::I64, {r.rows, s.topK}, wideIds);
+    } else if (ids == DType::I16) {
+        const std::vector<std::int16_t> narrow(r.in.topkIds.begin(), r.in.topkIds.end());
+        t["topk_ids"] = makeTensor(DType::I16, {r.rows, s.topK}, narrow);
+    } else {
+        t["topk_ids"] = makeTensor(DType::I32, {r.rows, s.topK}, r.in.topkIds);
+    }
     t["topk_weights"] = makeTensor(DType::F32, {r.rows, s.topK}, r.in.topkWeights);
     const auto bytes = serializeSafetensors(t);
     return std::string(bytes.begin(), bytes.end());
@@ -242,6 +253,22 @@ std::vector<BadCase> badCases(const zp::oracle::ChainShape& s) {
         {"application/json", "[1, 2, 3]", "must be a JSON object"},
         {"application/octet-stream", "garbage!", "request body (safetensors)"},
         {"application/octet-stream", safetensorsBody(badId, s), "topk_ids[0][1] = 99 is not an expert id in [0, 48)"},
+        // int64 ids (torch.topk's): beyond int32 range is invalid like any bad id, named whole.
+        {"application/json", body([](json& j) { j["topk_ids"][1][0] = std::int64_t(1) << 40; }),
+         "topk_ids[1][0] = 1099511627776 is not an expert id in [0, 48)"},
+        {"application/json", body([](json& j) { j["topk_ids"][0][3] = std::numeric_limits<std::int64_t>::min(); }),
+         "topk_ids[0][3] = -9223372036854775808 is not an expert id in [0, 48)"},
+        {"application/json", body([](json& j) { j["topk_ids"][0][1] = std::int64_t(1) << 31; }),
+         "topk_ids[0][1] = 2147483648 is not an expert id in [0, 48)"},
+        {"application/octet-stream",
+         safetensorsBody(ok, s, zp::probe::DType::I64,
+                         [&] {
+                             std::vector<std::int64_t> ids(ok.in.topkIds.begin(), ok.in.topkIds.end());
+                             ids[s.topK + 4] = (std::int64_t(1) << 32) + 12;  // low 32 bits a local id
+                             return ids;
+                         }()),
+         "topk_ids[1][4] = 4294967308 is not an expert id in [0, 48)"},
+        {"application/octet-stream", safetensorsBody(ok, s, zp::probe::DType::I16), "expected I32 or I64"},
     };
     return v;
 }
@@ -254,6 +281,7 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
     const zp::oracle::LocalWeights weights = zp::probe::makeRandomWeights(shape, kSeed);
     const std::vector<zp::oracle::bf16_t> silu = zp::oracle::buildSiluTable(shape.swigluAlpha);
     const std::vector<BadCase> bad = badCases(shape);
+    ASSERT_LE(bad.size(), std::size_t(kThreads * kRequestsPerThread / 5)) << "every bad case must be sent";
 
     ServerProcess server;
     const auto listening = Clock::now();
@@ -276,9 +304,9 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
                 const std::string where = "thread " + std::to_string(t) + " request " + std::to_string(i);
                 const int kind = (i + t) % 5;
                 if (kind == 4) {  // invalid
-                    const BadCase& b = bad[std::size_t(t * kRequestsPerThread + i) % bad.size()];
+                    // One counter over every thread: the 20 bad requests cover every bad case.
+                    const BadCase& b = bad[std::size_t(invalid++) % bad.size()];
                     auto res = cli.Post("/v1/moe", b.body, b.contentType);
-                    ++invalid;
                     if (!res) {
                         fail(where + ": no answer to a bad request (" + b.fragment + ")");
                         continue;
@@ -300,7 +328,9 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
                 std::vector<std::uint16_t> got;
                 ++valid;
                 if (kind == 2) {  // safetensors in and out
-                    auto res = cli.Post("/v1/moe", safetensorsBody(r, shape), "application/octet-stream");
+                    // topk_ids I32 and I64 (torch.topk's dtype) in turn: the same bits.
+                    const auto ids = (i / 5) % 2 ? zp::probe::DType::I64 : zp::probe::DType::I32;
+                    auto res = cli.Post("/v1/moe", safetensorsBody(r, shape, ids), "application/octet-stream");
                     if (!res || res->status != 200) {
                         fail(where + ": binary request failed: " + (res ? res->body : "no answer"));
                         continue;

@@ -247,6 +247,45 @@ TEST_F(ZeProbe, GivenOutOfRangeExpertId_WhenRun_ThenRejectedNamingTheRoute) {
     EXPECT_NE(r.output.find("topk_ids[1][4] = 48"), std::string::npos) << r.output;
 }
 
+// topk_ids as torch.topk writes them (I64): the chain is recorded with the int64 route readers,
+// the case passes bit for bit, and the dump keeps the dtype.
+TEST_F(ZeProbe, GivenI64TopkIds_WhenRunOnZecl_ThenTheInt64ChainPassesAndTheDumpKeepsI64) {
+    const auto s = reducedShape();
+    auto weights = probe::makeRandomWeights(s, 3);
+    const auto c = probe::makeCase(s, probe::RoutePattern::CrossRowOverlap, 10, 77, &weights);
+    probe::writeSafetensors(path("in.safetensors"), probe::inputTensors(s, c.inputs, probe::DType::I64));
+    probe::writeSafetensors(path("w.safetensors"), probe::weightsTensors(s, weights, ""));
+    const ProbeRun r =
+        runProbe(std::string(kReducedShapeArgs) + " --device zecl --variant two_launch --weights " +
+                 path("w.safetensors") + " --inputs " + path("in.safetensors") + " --dump " + path("dump.safetensors"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("topk_ids int64"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("passed"), std::string::npos) << r.output;
+    const auto dump = probe::readSafetensors(path("dump.safetensors"));
+    const auto ids = probe::tensorValues<std::int64_t>(probe::findTensor(dump, "topk_ids", "dump"), probe::DType::I64,
+                                                       {2, 6}, "topk_ids");
+    EXPECT_EQ(std::vector<std::int32_t>(ids.begin(), ids.end()), c.inputs.topkIds);
+    const auto want = oracle::runChain(s, weights, c.inputs, oracle::buildSiluTable(1.0));
+    EXPECT_EQ(probe::tensorValues<oracle::bf16_t>(probe::findTensor(dump, "out", "dump"), probe::DType::BF16, {2, 128},
+                                                  "out"),
+              want.out);
+}
+
+TEST_F(ZeProbe, GivenAnI64IdBeyondInt32_WhenRun_ThenRejectedNamingTheWholeId) {
+    const auto s = reducedShape();
+    const auto c = probe::makeCase(s, probe::RoutePattern::SixLocal, 0, 1, nullptr);
+    auto t = probe::inputTensors(s, c.inputs, probe::DType::I64);
+    std::vector<std::int64_t> ids(c.inputs.topkIds.begin(), c.inputs.topkIds.end());
+    ids[3] = (std::int64_t(1) << 40) + ids[3];  // its low 32 bits still a valid id
+    t["topk_ids"] = probe::makeTensor(probe::DType::I64, {2, 6}, ids);
+    probe::writeSafetensors(path("in.safetensors"), t);
+    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) + " --device host --inputs " + path("in.safetensors"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("topk_ids[0][3] = " + std::to_string(ids[3]) + " is not an expert id in [0, 48)"),
+              std::string::npos)
+        << r.output;
+}
+
 TEST_F(ZeProbe, GivenInputsOfAnotherShape_WhenRun_ThenRejectedNamingTheTensor) {
     const auto s = reducedShape();
     const auto c = probe::makeCase(s, probe::RoutePattern::SixLocal, 0, 1, nullptr);

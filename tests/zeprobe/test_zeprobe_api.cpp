@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -220,8 +221,17 @@ TEST(ZeprobeApiRequests, GivenSafetensorsBodies_WhenDecodedAndEncoded_ThenExactV
     const zeprobe::Inputs in = zeprobe::inputsFromSafetensors(body(1, false), s, "req");
     EXPECT_EQ(in.rows, 1);
     EXPECT_EQ(in.hidden, st.hidden);
-    EXPECT_EQ(in.topkIds, st.ids);
+    EXPECT_EQ(in.topkIds, std::vector<std::int64_t>(st.ids.begin(), st.ids.end()));
     EXPECT_EQ(in.topkWeights, st.weights);
+    // The same ids as I64 (torch.topk's dtype) read the same.
+    {
+        zp::probe::TensorMap t;
+        t["hidden"] = zp::probe::makeTensor(DType::BF16, {1, s.hidden}, st.hidden);
+        t["topk_ids"] =
+            zp::probe::makeTensor(DType::I64, {1, s.topK}, std::vector<std::int64_t>(st.ids.begin(), st.ids.end()));
+        t["topk_weights"] = zp::probe::makeTensor(DType::F32, {1, s.topK}, st.weights);
+        EXPECT_EQ(zeprobe::inputsFromSafetensors(zp::probe::serializeSafetensors(t), s, "req").topkIds, in.topkIds);
+    }
 
     const auto extra = errorOf([&] { zeprobe::inputsFromSafetensors(body(1, true), s, "req"); });
     EXPECT_EQ(extra.code(), zeprobe::ErrorCode::invalid_argument);
@@ -318,6 +328,46 @@ TEST_F(ZeprobeApi, GivenBadInputs_WhenForward_ThenInvalidArgumentBeforeDeviceWor
     ASSERT_EQ(timings.size(), 6u);
     EXPECT_EQ(timings.front().kernel, "route_compact");
     for (const auto& t : timings) EXPECT_GE(t.ns, 0.0) << t.kernel;
+}
+
+// torch.topk gives int64 ids: the int64 overload on Chains of either id width gives the int32
+// overload's bits (the oracle's), one row and two; ids beyond int32 range are rejected before
+// any device work, naming (m, k) and the whole id.
+TEST_F(ZeprobeApi, GivenInt64Ids_WhenForward_ThenTheSameBitsAsInt32AndIdsBeyondInt32AreInvalid) {
+    const zeprobe::Shape s = smallShape();
+    zeprobe::Layer layer = zeprobe::Layer::random(*device_, s, 5);
+    const auto w = zp::probe::makeRandomWeights(oracleShape(s, 2), 5);
+    std::mt19937_64 rng(17);
+    for (const char* variant : {"baseline", "two_launch", "m1_oracle"})
+        for (auto width : {zeprobe::IdWidth::int64, zeprobe::IdWidth::int32}) {
+            zeprobe::Chain chain(layer, variant, width);
+            EXPECT_EQ(chain.idWidth(), width);
+            for (int rows : {2, 1}) {
+                const Step st = randomStep(rng, s, rows);
+                const std::vector<std::int64_t> ids(st.ids.begin(), st.ids.end());
+                const auto want = oracle(s, w, st);
+                EXPECT_EQ(chain.forward(st.hidden, ids, st.weights), want) << variant << " rows " << rows;
+                EXPECT_EQ(chain.forward(st.hidden, st.ids, st.weights), want) << variant << " rows " << rows;
+            }
+        }
+
+    zeprobe::Chain chain(layer, "baseline", zeprobe::IdWidth::int64);
+    const Step st = randomStep(rng, s, 2);
+    for (const std::int64_t bad : {std::int64_t(1) << 31, std::int64_t(-1), std::int64_t(1) << 40,
+                                   std::numeric_limits<std::int64_t>::min(), (std::int64_t(1) << 32) + 13}) {
+        std::vector<std::int64_t> ids(st.ids.begin(), st.ids.end());
+        ids[1 * 6 + 2] = bad;
+        const auto e = errorOf([&] { chain.forward(st.hidden, ids, st.weights); });
+        EXPECT_EQ(e.code(), zeprobe::ErrorCode::invalid_argument) << bad;
+        const std::string want = "topk_ids[1][2] = " + std::to_string(bad) + " is not an expert id in [0, 48)";
+        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+    // Still usable after the rejections.
+    const std::vector<std::int64_t> ids(st.ids.begin(), st.ids.end());
+    EXPECT_EQ(chain.forward(st.hidden, ids, st.weights), oracle(s, w, st));
+    const auto timings = chain.kernelTimings();
+    ASSERT_FALSE(timings.empty());
+    EXPECT_EQ(timings.front().kernel, "route_compact");
 }
 
 // One Device, one Layer, six threads each making its own Chain (of different variants) at the

@@ -8,7 +8,8 @@
 //                         "topk_ids": [[int..]..], "topk_weights": [[number..]..], "timings": bool}
 //                  → {"rows", "hidden", "out_bf16": [[u16..]..], "out": [[float|null..]..], "timings"?}
 //                  binary (Content-Type application/octet-stream): a safetensors body with
-//                  hidden BF16 [m,H], topk_ids I32 [m,K], topk_weights F32 [m,K] → safetensors `out` BF16 [m,H]
+//                  hidden BF16 [m,H], topk_ids I32 or I64 (torch.topk's) [m,K], topk_weights F32 [m,K]
+//                  → safetensors `out` BF16 [m,H]; JSON ids are read as int64
 //                  400 + {"error", "code"} for malformed bodies, wrong shapes, expert ids outside [0, E)
 //   GET /healthz   {"status": "ok", device, variant, shape}
 //   GET /metrics   Prometheus text: requests by status, errors, latency p50/p95/p99 (sliding window),

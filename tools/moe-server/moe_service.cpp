@@ -67,22 +67,16 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
                 fmt::format("unknown key '{}' (known: hidden_bf16, hidden, topk_ids, topk_weights, timings)", key));
 
     MoeRequest r;
-    r.topkIds = rowsOf<std::int32_t>(
+    // Ids are int64 as torch.topk gives them: the facade's int64 forward() checks them before
+    // any device work (one outside [0, E), beyond int32 range or not, is a 400 naming it).
+    r.topkIds = rowsOf<std::int64_t>(
         root, "topk_ids", shape.topK, "top_k", shape.rows, r.rows, [&](const json& x, int m, int k) {
             if (!x.is_number_integer())
                 throw BadRequest(fmt::format("topk_ids[{}][{}] must be an integer, got {}", m, k, x.dump()));
             const std::int64_t id = x.is_number_unsigned()
                                         ? std::int64_t(std::min<std::uint64_t>(x.get<std::uint64_t>(), INT64_MAX))
                                         : x.get<std::int64_t>();
-            // An id that does not even fit an int32 gets the facade's §5.1 message here.
-            if (id < INT32_MIN || id > INT32_MAX) {
-                try {
-                    zeprobe::checkExpertId(id, std::size_t(m), std::size_t(k), shape);
-                } catch (const zeprobe::Error& e) {
-                    throw BadRequest(e.what());
-                }
-            }
-            return std::int32_t(id);
+            return id;
         });
     r.topkWeights = rowsOf<float>(root, "topk_weights", shape.topK, "top_k", shape.rows, r.rows,
                                   [](const json& x, int m, int k) { return float(numberAt(x, "topk_weights", m, k)); });

@@ -28,7 +28,7 @@ struct BadRequest : std::runtime_error {
 struct MoeRequest {
     int rows = 0;
     std::vector<std::uint16_t> hidden;  // [rows, H] BF16 bits
-    std::vector<std::int32_t> topkIds;  // [rows, K]
+    std::vector<std::int64_t> topkIds;  // [rows, K], as sent (int32 or int64: torch.topk's)
     std::vector<float> topkWeights;     // [rows, K]
     bool timings = false;               // JSON: "timings": true → kernel timings in the answer
 };
@@ -46,7 +46,7 @@ std::string jsonResponse(const MoeRequest& request, const zeprobe::Shape& shape,
                          const std::vector<zeprobe::KernelTiming>& timings);
 
 // Binary body (Content-Type application/octet-stream): a safetensors file with exactly
-// `hidden` BF16 [m, H], `topk_ids` I32 [m, K], `topk_weights` F32 [m, K].
+// `hidden` BF16 [m, H], `topk_ids` I32 or I64 [m, K], `topk_weights` F32 [m, K].
 MoeRequest parseSafetensorsRequest(std::string_view body, const zeprobe::Shape& shape);
 // Binary answer: a safetensors file with `out` BF16 [m, H].
 std::string safetensorsResponse(const MoeRequest& request, const zeprobe::Shape& shape,

@@ -53,15 +53,16 @@ struct DeviceSession::State {
     std::vector<std::pair<probe::Variant, std::string>> notValid;
     ExecutionSink sink;
     oracle::ChainShape shape;
+    sched::IdWidth ids = sched::IdWidth::Int32;
 
     void buildChains() {
-        for (auto& [v, chain] : chains) chain = layer->makeChain(v);
+        for (auto& [v, chain] : chains) chain = layer->makeChain(v, ids);
     }
 };
 
 DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& shape,
                              const std::vector<probe::Variant>& variants,
-                             const std::optional<sched::KernelTuning>& requested)
+                             const std::optional<sched::KernelTuning>& requested, sched::IdWidth ids)
     : device_(selectDeviceOrInputError(spec)), state_(std::make_unique<State>()) {
     State& s = *state_;
     s.setup = makeSetup(device_, requested);
@@ -70,8 +71,9 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
     probe::checkFitsMemory(shape, device_.totalMemory(), "the memory of device " + device_.name());
     s.layer = std::make_unique<sched::DeviceLayer>(*s.setup, shape);
     s.shape = shape;
+    s.ids = ids;
     for (probe::Variant v : variants) try {
-            s.chains.emplace_back(v, s.layer->makeChain(v));
+            s.chains.emplace_back(v, s.layer->makeChain(v, ids));
         } catch (const sched::VariantNotValid& e) {
             s.notValid.emplace_back(v, e.what());  // never run at the risk of a hang
         }

@@ -19,10 +19,12 @@ class DeviceSession {
 public:
     // `deviceSpec`: "" (best: first Intel GPU, else first zecl device), "intel", "zecl" or an index.
     // `tuning`: none = KernelTuning::recommendedFor(the device). A non-packaged one needs a device
-    // that builds the zecl source bundle (InputError otherwise).
+    // that builds the zecl source bundle (InputError otherwise). `ids`: topk_ids' width in the
+    // chains' device buffers (an --inputs file's I64 topk_ids run the int64 route readers).
     DeviceSession(const std::string& deviceSpec, const oracle::ChainShape& shape,
                   const std::vector<probe::Variant>& variants,
-                  const std::optional<sched::KernelTuning>& tuning = std::nullopt);
+                  const std::optional<sched::KernelTuning>& tuning = std::nullopt,
+                  sched::IdWidth ids = sched::IdWidth::Int32);
     ~DeviceSession();
     DeviceSession(const DeviceSession&) = delete;
     DeviceSession& operator=(const DeviceSession&) = delete;

@@ -139,7 +139,10 @@ std::vector<probe::Variant> chooseVariants(const std::string& name) {
 int runOneCase(const Options& o, const probe::Config& cfg) {
     const auto& s = cfg.shape;
     const probe::Variant variant = o.variant.empty() ? probe::Variant::Baseline : probe::parseVariant(o.variant);
-    const auto in = probe::loadInputs(o.inputsFile, s);
+    probe::DType idsDType = probe::DType::I32;
+    const auto in = probe::loadInputs(o.inputsFile, s, &idsDType);
+    // The chain reads topk_ids at the file's width (I64: the route readers' int64 builds).
+    const sched::IdWidth ids = idsDType == probe::DType::I64 ? sched::IdWidth::Int64 : sched::IdWidth::Int32;
     const auto weights = o.weightsFile.empty() ? probe::makeRandomWeights(s, cfg.seed)
                                                : probe::loadWeights(o.weightsFile, s, cfg.weightsPrefix);
     const auto silu = oracle::buildSiluTable(s.swigluAlpha);
@@ -156,16 +159,17 @@ int runOneCase(const Options& o, const probe::Config& cfg) {
     } else {
         initLevelZero();
         session = std::make_unique<app::DeviceSession>(o.device, s, std::vector<probe::Variant>{variant},
-                                                       app::parseTuningOrInputError(o.kernelTuning));
+                                                       app::parseTuningOrInputError(o.kernelTuning), ids);
         session->uploadWeights(weights, {});
         got = session->executors().front().run(app::CaseRun{s, weights, in, silu, nullptr});
-        fmt::print("device: {} ({})\n", session->device().name(), session->kernelsText());
+        fmt::print("device: {} ({}; topk_ids {})\n", session->device().name(), session->kernelsText(),
+                   sched::idWidthName(ids));
     }
     const auto mismatch = app::compareWithOracle(s, want, got);
     if (!o.dumpFile.empty()) {
         oracle::ChainOutputs dumped = got.outputs;
         if (variant == probe::Variant::M1Oracle) dumped.routes = want.routes;  // M1 does not compact
-        probe::writeSafetensors(o.dumpFile, probe::dumpTensors(s, in, dumped, got.materialised),
+        probe::writeSafetensors(o.dumpFile, probe::dumpTensors(s, in, dumped, got.materialised, idsDType),
                                 {{"variant", std::string(probe::variantName(variant))},
                                  {"device", session ? session->device().name() : "host"},
                                  {"contract", "1"}});

@@ -244,6 +244,7 @@ struct ChainState {
     std::unique_ptr<zp::sched::DeviceChain> chain;
     zp::oracle::ChainInputs inputs;  // staging, reused between calls: [M, ·] with padded rows
     std::int32_t paddingId = 0;      // expert id of padded routes: another card's when C > 1
+    IdWidth idWidth = IdWidth::int32;
     bool ran = false;
 
     // A forward() that failed part-way (e.g. an enqueue error) can leave earlier commands in
@@ -403,7 +404,7 @@ const Shape& Layer::shape() const {
 // Chain
 // ---------------------------------------------------------------------------------------------
 
-Chain::Chain(const Layer& layer, const std::string& variant) {
+Chain::Chain(const Layer& layer, const std::string& variant, IdWidth ids) {
     try {
         if (!layer.state_) throw Error(ErrorCode::invalid_argument, "moved-from Layer");
         auto s = std::make_unique<detail::ChainState>();
@@ -419,7 +420,9 @@ Chain::Chain(const Layer& layer, const std::string& variant) {
         detail::DeviceState& d = *s->layer->device;
         std::lock_guard lock(d.mutex);
         s->queue = d.setup->makeQueue();
-        s->chain = s->layer->layer->makeChain(s->variant);
+        s->idWidth = ids;
+        s->chain = s->layer->layer->makeChain(
+            s->variant, ids == IdWidth::int64 ? zp::sched::IdWidth::Int64 : zp::sched::IdWidth::Int32);
         state_ = std::move(s);
     } catch (...) {
         rethrowTranslated("zeprobe::Chain", ErrorCode::invalid_argument, ErrorCode::unsupported);
@@ -430,22 +433,24 @@ Chain::~Chain() = default;
 Chain::Chain(Chain&&) noexcept = default;
 Chain& Chain::operator=(Chain&&) noexcept = default;
 
-std::vector<std::uint16_t> Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::int32_t> topkIds,
-                                          std::span<const float> topkWeights) {
-    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: moved-from Chain");
-    const Shape& sh = state_->layer->shape;
+namespace {
+
+// Both forward() widths: the ids are checked as given (int64 ones beyond int32 range are
+// outside [0, E)), then staged as int32 (exact for valid ids) and stored at the chain's width.
+template <class Id>
+std::vector<std::uint16_t> forwardAlloc(Chain& chain, const Shape& sh, std::span<const std::uint16_t> hidden,
+                                        std::span<const Id> topkIds, std::span<const float> topkWeights) {
     const std::size_t K = std::size_t(sh.topK), H = std::size_t(sh.hidden), m = topkIds.size() / K;
     // Sized only for a plausible row count (never a huge allocation from a bad input); the
-    // overload below checks everything and names what is wrong.
+    // overload with `out` checks everything and names what is wrong.
     std::vector<std::uint16_t> out(topkIds.size() % K == 0 && m <= std::size_t(sh.rows) ? m * H : 0);
-    forward(hidden, topkIds, topkWeights, out);
+    chain.forward(hidden, topkIds, topkWeights, out);
     return out;
 }
 
-void Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::int32_t> topkIds,
-                    std::span<const float> topkWeights, std::span<std::uint16_t> out) {
-    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: moved-from Chain");
-    detail::ChainState& s = *state_;
+template <class Id>
+void forwardInto(detail::ChainState& s, std::span<const std::uint16_t> hidden, std::span<const Id> topkIds,
+                 std::span<const float> topkWeights, std::span<std::uint16_t> out) {
     const Shape& sh = s.layer->shape;
     const std::size_t H = std::size_t(sh.hidden), K = std::size_t(sh.topK);
     auto bad = [](const std::string& why) {
@@ -467,7 +472,8 @@ void Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::
         // Rows m..M-1 keep the padding set at construction (zero hidden, weight 0, padding id);
         // rows are independent in the chain (CONTRACT §5), so they never change rows < m.
         std::copy(hidden.begin(), hidden.end(), s.inputs.hidden.begin());
-        std::copy(topkIds.begin(), topkIds.end(), s.inputs.topkIds.begin());
+        std::transform(topkIds.begin(), topkIds.end(), s.inputs.topkIds.begin(),
+                       [](Id id) { return std::int32_t(id); });  // checked: in [0, E)
         std::copy(topkWeights.begin(), topkWeights.end(), s.inputs.topkWeights.begin());
         std::fill(s.inputs.hidden.begin() + std::ptrdiff_t(m * H), s.inputs.hidden.end(), 0);
         std::fill(s.inputs.topkIds.begin() + std::ptrdiff_t(m * K), s.inputs.topkIds.end(), s.paddingId);
@@ -487,6 +493,32 @@ void Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::
     }
 }
 
+}  // namespace
+
+std::vector<std::uint16_t> Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::int32_t> topkIds,
+                                          std::span<const float> topkWeights) {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: moved-from Chain");
+    return forwardAlloc(*this, state_->layer->shape, hidden, topkIds, topkWeights);
+}
+
+std::vector<std::uint16_t> Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::int64_t> topkIds,
+                                          std::span<const float> topkWeights) {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: moved-from Chain");
+    return forwardAlloc(*this, state_->layer->shape, hidden, topkIds, topkWeights);
+}
+
+void Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::int32_t> topkIds,
+                    std::span<const float> topkWeights, std::span<std::uint16_t> out) {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: moved-from Chain");
+    forwardInto(*state_, hidden, topkIds, topkWeights, out);
+}
+
+void Chain::forward(std::span<const std::uint16_t> hidden, std::span<const std::int64_t> topkIds,
+                    std::span<const float> topkWeights, std::span<std::uint16_t> out) {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: moved-from Chain");
+    forwardInto(*state_, hidden, topkIds, topkWeights, out);
+}
+
 std::vector<KernelTiming> Chain::kernelTimings() const {
     if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::kernelTimings: moved-from Chain");
     if (!state_->ran) return {};
@@ -502,6 +534,11 @@ std::vector<KernelTiming> Chain::kernelTimings() const {
 const std::string& Chain::variant() const {
     if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::variant: moved-from Chain");
     return state_->variantName;
+}
+
+IdWidth Chain::idWidth() const {
+    if (!state_) throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::idWidth: moved-from Chain");
+    return state_->idWidth;
 }
 
 const Shape& Chain::shape() const {
@@ -538,8 +575,7 @@ Inputs inputsFromSafetensors(std::span<const std::uint8_t> file, const Shape& sh
                 bad(name + ": unknown tensor '" + key + "' (expected hidden, topk_ids, topk_weights)");
         const std::int64_t anyH[] = {-1, shape.hidden}, anyK[] = {-1, shape.topK};
         Inputs r;
-        r.topkIds = probe::tensorValues<std::int32_t>(probe::findTensor(t, "topk_ids", name), probe::DType::I32, anyK,
-                                                      "topk_ids");
+        r.topkIds = probe::topkIdValues(probe::findTensor(t, "topk_ids", name), anyK, "topk_ids");  // I32 or I64
         r.topkWeights = probe::tensorValues<float>(probe::findTensor(t, "topk_weights", name), probe::DType::F32, anyK,
                                                    "topk_weights");
         r.hidden = probe::tensorValues<std::uint16_t>(probe::findTensor(t, "hidden", name), probe::DType::BF16, anyH,

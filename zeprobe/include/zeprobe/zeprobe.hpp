@@ -4,11 +4,13 @@
 //   zeprobe::Layer layer = zeprobe::Layer::random(device, shape, /*seed=*/1);
 //   zeprobe::Chain chain(layer, "paired_direct");        // records the command list once
 //   std::vector<std::uint16_t> out = chain.forward(hidden, topkIds, topkWeights);   // many times
+//   // topkIds: std::span<const std::int32_t>, or std::int64_t as torch.topk returns them
 //   for (const auto& t : chain.kernelTimings()) ...      // per kernel, of the last forward()
 //
 // Numerics are docs/contract.md's, bit for bit: hidden and out are BF16 bit patterns, topk_ids
-// physical expert ids, topk_weights f32. The layer is one card's local experts (Shape::card
-// of Shape::cards); routes to other cards' experts contribute nothing (CONTRACT §5).
+// physical expert ids (int32, or int64 as torch.topk returns them), topk_weights f32. The layer
+// is one card's local experts (Shape::card of Shape::cards); routes to other cards' experts
+// contribute nothing (CONTRACT §5).
 //
 // Errors are zeprobe::Error (a message, an ErrorCode and, for a failing Level Zero call, the
 // raw ze_result_t). The library never prints or exits; it sets ZE_ENABLE_ALT_DRIVERS when that
@@ -219,6 +221,10 @@ private:
     std::shared_ptr<detail::LayerState> state_;
 };
 
+// topk_ids' element type in the Chain's device buffer: int32, or int64 as torch.topk returns
+// them (the kernels that read ids are built for both; the same bits either way).
+enum class IdWidth { int32, int64 };
+
 struct KernelTiming {
     std::string kernel{};  // entry point, in launch order
     double ns = 0;         // kernel timestamp end - start
@@ -227,9 +233,11 @@ struct KernelTiming {
 // One recorded chain of one variant over one Layer: buffers sized for Shape::rows rows, the
 // launches recorded once into a command list and replayed by every forward(). The first Chain
 // of a variant on a Device builds its kernel modules (seconds on a CPU OpenCL device).
+// `ids` is the width of topk_ids in device memory, fixed when the chain is recorded; either
+// forward() overload works on a Chain of either width (ids are checked, then stored at it).
 class ZEPROBE_API Chain {
 public:
-    explicit Chain(const Layer& layer, const std::string& variant = "baseline");
+    explicit Chain(const Layer& layer, const std::string& variant = "baseline", IdWidth ids = IdWidth::int32);
     ~Chain();
     Chain(Chain&&) noexcept;
     Chain& operator=(Chain&&) noexcept;
@@ -246,6 +254,13 @@ public:
     // The same into `out` (exactly m*H values).
     void forward(std::span<const std::uint16_t> hidden, std::span<const std::int32_t> topkIds,
                  std::span<const float> topkWeights, std::span<std::uint16_t> out);
+    // The same with int64 topk_ids, as torch.topk returns them (e.g. a CPU tensor's
+    // data_ptr<int64_t>()): the same checks, the same bits. An id beyond int32 range is outside
+    // [0, E) like any bad id: invalid_argument naming (m, k) and the id.
+    std::vector<std::uint16_t> forward(std::span<const std::uint16_t> hidden, std::span<const std::int64_t> topkIds,
+                                       std::span<const float> topkWeights);
+    void forward(std::span<const std::uint16_t> hidden, std::span<const std::int64_t> topkIds,
+                 std::span<const float> topkWeights, std::span<std::uint16_t> out);
 
     // Per launch of the last forward(), in launch order (empty before the first one). Runs
     // with fewer than Shape::rows rows time the padded rows too (they are never local work
@@ -254,6 +269,7 @@ public:
 
     const std::string& variant() const;
     const Shape& shape() const;
+    IdWidth idWidth() const;
 
 private:
     std::unique_ptr<detail::ChainState> state_;
@@ -267,10 +283,10 @@ private:
 struct Inputs {
     int rows = 0;                       // m, in [1, Shape::rows]
     std::vector<std::uint16_t> hidden;  // [m, H] BF16 bits
-    std::vector<std::int32_t> topkIds;  // [m, K]
+    std::vector<std::int64_t> topkIds;  // [m, K], as the file holds them (I32 or I64)
     std::vector<float> topkWeights;     // [m, K]
 };
-// A safetensors file (in memory) with exactly `hidden` BF16 [m, H], `topk_ids` I32 [m, K] and
+// A safetensors file (in memory) with exactly `hidden` BF16 [m, H], `topk_ids` I32 or I64 [m, K] and
 // `topk_weights` F32 [m, K], 1 <= m <= Shape::rows. Anything else (another tensor, a dtype, a
 // shape, a malformed header) is invalid_argument naming `name` and what is wrong. Expert ids
 // are checked by forward().

@@ -68,7 +68,25 @@ struct CompactRoutes {
 };
 
 // Throws std::invalid_argument naming (m, k) and the id for an id outside [0, E) (§5.1).
+// topk_ids come as int32 or, as torch.topk returns them, int64: the same routes for the same
+// values, and an int64 id beyond int32 range is outside [0, E) like any other bad id.
 CompactRoutes compactRoutes(const ChainShape& s, std::span<const std::int32_t> topkIds);
+CompactRoutes compactRoutes(const ChainShape& s, std::span<const std::int64_t> topkIds);
+
+// §5.1's device error flag as the host computes it: how many ids lie outside [0, E) and the
+// route index m*K + k of the first (-1 when none). What every variant's route_info must say.
+struct InvalidIds {
+    int count = 0;
+    int firstRoute = -1;
+    bool operator==(const InvalidIds&) const = default;
+};
+InvalidIds invalidIds(const ChainShape& s, std::span<const std::int32_t> topkIds);
+InvalidIds invalidIds(const ChainShape& s, std::span<const std::int64_t> topkIds);
+
+// int64 ids as the chain's int32 ids (ChainInputs::topkIds): exact, since every valid id is in
+// [0, E). Throws std::invalid_argument naming (m, k) (K = s.topK) and the id for one outside
+// [0, E), an id beyond int32 range included.
+std::vector<std::int32_t> narrowIds(const ChainShape& s, std::span<const std::int64_t> topkIds);
 
 struct ChainOutputs {
     CompactRoutes routes;

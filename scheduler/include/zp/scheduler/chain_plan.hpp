@@ -66,6 +66,20 @@ struct KernelTuning {
     bool operator==(const KernelTuning&) const = default;
 };
 
+// topk_ids' element type in device memory: int32, or int64 as torch.topk returns it. Chosen
+// when a chain is recorded: the kernel files that read topk_ids (route_compact, two_launch_a/b,
+// one_launch, m1_oracle_mxfp4) are packaged twice, `<file>` for int32 and `<file>_i64` for int64
+// (kernels_cl/common/zp_routes.h, ZP_TOPK_IDS_I64); every other kernel never reads the ids.
+// Both widths give the same bits; an int64 id beyond int32 range is invalid like any id
+// outside [0, E) (the §5.1 error flag).
+enum class IdWidth { Int32, Int64 };
+std::string_view idWidthName(IdWidth width) noexcept;  // "int32", "int64"
+// "int32" / "i32" or "int64" / "i64"; throws std::invalid_argument naming the text.
+IdWidth parseIdWidth(std::string_view text);
+// The package's kernel file for `file` at this id width: `file`, or `file` + "_i64" for a
+// route-reading file at int64.
+std::string kernelFileFor(std::string_view file, IdWidth width);
+
 // Which module format a device gets: the native binary for its IP version (Intel; by PCI
 // device id when the driver reports no IP version), else SPIR-V when the device takes
 // SPIR-V, else the zecl source bundle when the device's
@@ -142,12 +156,13 @@ struct PlannedLaunch {
 };
 struct ChainPlan {
     std::vector<PlannedLaunch> launches;
+    IdWidth idWidth = IdWidth::Int32;  // the launches' route readers read topk_ids at this width
 };
 
 // The device buffers a plan reads and writes (device pointers; sizes in elements).
 struct ChainBuffers {
     const void* hidden = nullptr;       // bf16 [M, H]
-    const void* topkIds = nullptr;      // i32 [M, K]
+    const void* topkIds = nullptr;      // [M, K] i32, or i64 for IdWidth::Int64
     const void* topkWeights = nullptr;  // f32 [M, K]
     const void* silu = nullptr;         // bf16 [65536]
     const void* w1Blocks = nullptr;
@@ -175,10 +190,10 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// The launches of `variant` (DESIGN.md "Chain variants") for kernels built with `tuning`.
-// Pure: no device calls.
+// The launches of `variant` (DESIGN.md "Chain variants") for kernels built with `tuning`,
+// reading topk_ids at `ids` (the route readers' `_i64` kernel files for Int64). Pure: no device calls.
 ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& shape, const ChainBuffers& buffers,
-                    const KernelTuning& tuning = {});
+                    const KernelTuning& tuning = {}, IdWidth ids = IdWidth::Int32);
 
 struct KernelTiming {
     std::string kernel;  // entry point
@@ -207,20 +222,24 @@ struct DeviceResults {
     int firstInvalidRoute = -1;       // m*K + k of the first one
 };
 
-// One chain per (device, shape, variant): buffers sized for the worst case, the plan recorded
-// once into a regular command list (kernel timestamps on every launch, a barrier between
-// launches). Not thread-safe; move-only.
+// One chain per (device, shape, variant, id width): buffers sized for the worst case (topk_ids
+// at `ids`: 4 or 8 bytes an id), the plan recorded once into a regular command list (kernel
+// timestamps on every launch, a barrier between launches). Not thread-safe; move-only.
 class DeviceChain {
 public:
     DeviceChain(const ze::Context& context, const ze::DeviceInfo& device, KernelModules& modules,
                 const oracle::ChainShape& shape, probe::Variant variant, const DeviceWeights& weights,
-                std::span<const oracle::bf16_t> siluTable);
+                std::span<const oracle::bf16_t> siluTable, IdWidth ids = IdWidth::Int32);
     DeviceChain(DeviceChain&&) noexcept = default;
     DeviceChain& operator=(DeviceChain&&) noexcept = default;
 
     // Uploads hidden, topk_ids and topk_weights (sizes checked against the shape; ids are not:
-    // the device flags those outside [0, E)).
+    // the device flags those outside [0, E)). The ids are stored at the chain's width.
     void setInputs(const oracle::ChainInputs& inputs);
+    // The same with int64 ids (inputs.topkIds is not read): an Int64 chain uploads them as they
+    // are; an Int32 chain stores an id beyond int32 range as -1, so the device flags it at the
+    // same route as the Int64 kernels do.
+    void setInputs(const oracle::ChainInputs& inputs, std::span<const std::int64_t> topkIds);
     // Replays the recorded list on `queue` and waits for it.
     void execute(ze::CommandQueue& queue);
     // CONTRACT §8's timed sample where the timer is coarse: `times` executions of the same
@@ -240,6 +259,7 @@ public:
     std::vector<KernelSpan> kernelSpans() const;
 
     probe::Variant variant() const noexcept { return variant_; }
+    IdWidth idWidth() const noexcept { return plan_.idWidth; }
     const ChainPlan& plan() const noexcept { return plan_; }
     // The grid each launch runs with: the plan's, or for a cooperative launch min(the plan's,
     // the suggested cooperative count).
@@ -247,6 +267,7 @@ public:
 
 private:
     void record(ze::CommandListBase& list, bool timestamps);
+    void uploadInputs(const oracle::ChainInputs& in, std::size_t ids);
 
     const ze::Context* context_;
     ze::DeviceInfo device_;
@@ -254,7 +275,8 @@ private:
     probe::Variant variant_;
     ze::ImmediateCommandList copies_;
     ze::DeviceBuffer<std::uint16_t> hidden_, silu_, a_, gateUp_, act_, y_, out_;
-    ze::DeviceBuffer<std::int32_t> topkIds_, routeInfo_, compactRows_, routeRow_, groups_;
+    ze::DeviceBuffer<std::int32_t> topkIds_, routeInfo_, compactRows_, routeRow_, groups_;  // topkIds_: Int32
+    ze::DeviceBuffer<std::int64_t> topkIds64_;                                              // Int64
     ze::DeviceBuffer<float> topkWeights_;
     ze::DeviceBuffer<std::uint32_t> gridBarrier_;
     ChainPlan plan_;
@@ -263,7 +285,7 @@ private:
     ze::EventPool timestampPool_;
     std::vector<ze::Event> events_;  // one per launch
     ze::CommandList list_;
-    std::vector<std::int32_t> lastIds_;  // host copy of the ids of the last setInputs
+    std::vector<std::int32_t> lastIds_;  // host copy of the ids of the last setInputs (beyond int32: -1)
     // executeBatch's list for batchTimes_ executions and its extra event (the first launch's).
     int batchTimes_ = 0;
     ze::EventPool batchPool_;

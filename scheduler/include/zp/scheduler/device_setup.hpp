@@ -56,9 +56,11 @@ public:
     const oracle::ChainShape& shape() const noexcept { return weights_.shape(); }
     DeviceWeights& weights() noexcept { return weights_; }
     std::span<const oracle::bf16_t> silu() const noexcept { return silu_; }
-    // A chain of `variant` over these weights, built with the setup's modules (or `modules`).
-    std::unique_ptr<DeviceChain> makeChain(probe::Variant variant);
-    std::unique_ptr<DeviceChain> makeChain(probe::Variant variant, KernelModules& modules);
+    // A chain of `variant` over these weights, built with the setup's modules (or `modules`),
+    // reading topk_ids at `ids`.
+    std::unique_ptr<DeviceChain> makeChain(probe::Variant variant, IdWidth ids = IdWidth::Int32);
+    std::unique_ptr<DeviceChain> makeChain(probe::Variant variant, KernelModules& modules,
+                                           IdWidth ids = IdWidth::Int32);
 
 private:
     DeviceSetup* setup_;
