@@ -259,8 +259,7 @@ TEST(CardsAtOnce, GivenASoloTurnThatThrows_WhenTheNextWaits_ThenItGetsItsTurn) {
         room.startLine(0);
         try {
             room.soloTurn(0, [] { throw std::runtime_error("device lost"); });
-        } catch (const std::runtime_error&) {
-        }
+        } catch (const std::runtime_error&) {}
     });
     std::thread t1([&] {
         const app::CardsAtOnce::Seat seat(&room, 1);

@@ -170,7 +170,8 @@ TEST_F(ZeProbeCards, GivenTheRunsReport_WhenRead_ThenItShowsTheStepAndTheFourCar
     EXPECT_NE(html.find("<h2>The step: step of cards 0,1,2,3 (one after another)</h2>"), std::string::npos);
     const auto side = html.find("<table class=\"sidebyside\">");
     ASSERT_NE(side, std::string::npos);
-    for (const char* head : {"<th>card 0</th>", "<th>card 1</th>", "<th>card 2</th>", "<th>card 3</th>", "<th>step</th>"})
+    for (const char* head :
+         {"<th>card 0</th>", "<th>card 1</th>", "<th>card 2</th>", "<th>card 3</th>", "<th>step</th>"})
         EXPECT_NE(html.find(head, side), std::string::npos) << head;
     EXPECT_NE(html.find("interference not measured"), std::string::npos);
     // `ze-probe report` of the files makes the same page.
@@ -181,6 +182,43 @@ TEST_F(ZeProbeCards, GivenTheRunsReport_WhenRead_ThenItShowsTheStepAndTheFourCar
     std::ifstream g(dir / "again.html");
     const std::string html2((std::istreambuf_iterator<char>(g)), std::istreambuf_iterator<char>());
     EXPECT_EQ(html2, html);
+}
+
+// --cards-at-once on the one device: the code of cards at once (one thread per card, the start
+// line, the solo turns, the interference) runs on CPU too, the cards contending for the device.
+TEST(ZeProbeCardsAtOnce, GivenTwoCardsAtOnceOnOneDevice_WhenRun_ThenInterferenceFiguresAndSoloTurnsAfterAllTiming) {
+    const fs::path dir = fs::temp_directory_path() / ("zp-cards-at-once-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    const ProbeRun r = runProbe(std::string(kReducedShapeArgs) +
+                                " --route-pattern six_local --variant paired_direct --cards 0,1 --cards-at-once "
+                                "--repeats 4 --warmup 1 --blocks 2 --out " +
+                                dir.string());
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const json step = readJson(dir / "step.json");
+    for (const auto& p : zp::probe::schemaProblems(stepSchema(), step)) ADD_FAILURE() << "step.json: " << p;
+    EXPECT_EQ(step["concurrent"], true);
+    EXPECT_NE(step["how"].get<std::string>().find("at once on one shared device (--cards-at-once)"), std::string::npos);
+    ASSERT_TRUE(step["interference"].is_array());
+    // Every card x variant (m1_oracle, baseline, paired_direct): alone, and together = the card's own median.
+    EXPECT_EQ(step["interference"].size(), 6u);
+    for (const json& row : step["interference"]) {
+        const json card = readCard((dir / ("card" + row["card"].dump() + ".json")).string());
+        const json& together = card["timings"]["patterns"]["six_local"]["variants"][row["variant"].get<std::string>()];
+        EXPECT_EQ(row["together_median_ns"], together["device_ns"]["median"]) << row;
+        EXPECT_GT(row["alone_median_ns"].get<double>(), 0) << row;
+        EXPECT_DOUBLE_EQ(row["ratio"].get<double>(),
+                         row["together_median_ns"].get<double>() / row["alone_median_ns"].get<double>());
+    }
+    // The solo turns start after both cards' timing together, card 0's first.
+    const auto last0 = r.output.rfind("[card 0]   timing six_local"),
+               last1 = r.output.rfind("[card 1]   timing six_local");
+    const auto solo0 = r.output.find("[card 0]   alone: timing six_local"),
+               solo1 = r.output.find("[card 1]   alone: timing six_local");
+    ASSERT_NE(solo0, std::string::npos) << r.output;
+    ASSERT_NE(solo1, std::string::npos) << r.output;
+    EXPECT_LT(std::max(last0, last1), std::min(solo0, solo1)) << r.output;
+    EXPECT_LT(solo0, solo1) << r.output;
+    fs::remove_all(dir);
 }
 
 }  // namespace

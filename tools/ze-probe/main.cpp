@@ -69,6 +69,7 @@ struct Options {
     bool noTiming = false;
     std::vector<std::string> cardLists;  // "0,1", read strictly by strictValues()
     std::vector<int> cards;
+    bool cardsAtOnce = false;  // --cards-at-once: at once even on one shared device
     std::string traceFile, reportFile;
     // sweeps
     std::string sweepFile;
@@ -451,8 +452,14 @@ CardDevices cardDevices(const Options& o, std::size_t cards) {
         d.why = "one after another on the host oracle (--device host)";
         return d;
     }
+    const std::string shared = fmt::format(
+        "at once on one shared device (--cards-at-once): the {} cards contend for it, which is not the deployment's "
+        "one device per card",
+        n);
     if (!o.device.empty() && o.device != "intel" && o.device != "zecl") {
-        d.why = "one after another on device " + o.device + ", the one --device names (not at once)";
+        d.atOnce = o.cardsAtOnce;
+        d.why = o.cardsAtOnce ? shared + ", device " + o.device
+                              : "one after another on device " + o.device + ", the one --device names (not at once)";
         return d;
     }
     const auto all = ze::listDevices();
@@ -466,6 +473,11 @@ CardDevices cardDevices(const Options& o, std::size_t cards) {
         if ((kind == "intel" && dev.isIntel() && dev.isGpu()) || (kind == "zecl" && dev.isZecl()))
             same.push_back(std::to_string(dev.index));
     const std::string kindName = kind.empty() ? "device" : kind + " device";
+    if (same.size() < cards && o.cardsAtOnce) {
+        d.atOnce = true;
+        d.why = shared;
+        return d;
+    }
     if (same.size() < cards) {
         d.why = fmt::format(
             "one after another on one shared device: {} {}{} for {} cards (at once needs one device per card)",
@@ -554,6 +566,10 @@ int run(Options& o) {
         throw probe::InputError(std::string(o.traceFile.empty() ? "--report" : "--trace") +
                                 " needs the timing: not with --no-timing or --device host");
 
+    if (o.cardsAtOnce && o.cards.size() < 2)
+        throw probe::InputError("--cards-at-once plays several cards at once: give them with --cards, e.g. 0,1,2,3");
+    if (o.cardsAtOnce && o.device == "host")
+        throw probe::InputError("--cards-at-once plays the cards at once on a device: not with --device host");
     std::vector<probe::Config> configs;
     if (o.cards.empty()) configs.push_back(base);
     for (std::size_t i = 0; i < o.cards.size(); ++i) {
@@ -778,7 +794,12 @@ int main(int argc, char** argv) {
                    "the verdicts and the spread of the medians (--report shows it)")
         ->check(CLI::Range(2, 100));
     app.add_flag("--no-timing", o.noTiming, "check the cases only: no timing, no gate");
-    app.add_option("--cards", o.cardLists, "play these cards (config key card), e.g. 0,1,2,3: card<N>.json each");
+    app.add_option("--cards", o.cardLists,
+                   "play these cards (config key card), e.g. 0,1,2,3: card<N>.json each and step.json (the step: per "
+                   "round the slowest card, and its gate); card i on the i-th device of the kind when there is one "
+                   "per card, all at once; else one after another on the one device");
+    app.add_flag("--cards-at-once", o.cardsAtOnce,
+                 "with --cards: play the cards at once even when they share one device (they contend for it)");
     app.add_option("--trace", o.traceFile,
                    "write the timed kernels as a Chrome trace (ui.perfetto.dev), one track per variant");
     app.add_option("--report", o.reportFile,
@@ -793,7 +814,7 @@ int main(int argc, char** argv) {
                    "with --sweep: run slice K of N (points whose index % N == K-1), e.g. 2/3; merge the shards' "
                    "--out directories with `ze-probe sweep-merge`");
     for (const char* name : {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--route-pattern",
-                             "--seed", "--no-timing", "--cards", "--trace", "--report"})
+                             "--seed", "--no-timing", "--cards", "--cards-at-once", "--trace", "--report"})
         sweep->excludes(app.get_option(name));
     for (int i = 1; i < argc; ++i) o.args.emplace_back(argv[i]);
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;

@@ -62,7 +62,8 @@ CardRounds cardRoundsOf(const json& card, const std::string& what) {
         for (const json& p : gate["candidates"][0].at("projections"))
             if (patterns.contains(p.at("pattern").get<std::string>())) r.patterns.push_back(p["pattern"]);
     for (auto it = patterns.begin(); it != patterns.end(); ++it)
-        if (std::find(r.patterns.begin(), r.patterns.end(), it.key()) == r.patterns.end()) r.patterns.push_back(it.key());
+        if (std::find(r.patterns.begin(), r.patterns.end(), it.key()) == r.patterns.end())
+            r.patterns.push_back(it.key());
     for (const std::string& p : r.patterns) {
         const json& pt = patterns[p];
         CardPatternRounds& cr = r.rounds[p];
@@ -296,15 +297,19 @@ json stepJson(const Step& step, const StepRun& run) {
 }
 
 std::string formatStep(const Step& step, const StepRun& run) {
-    std::string out = fmt::format("step of cards {}: {}\n", [&] {
-        std::vector<int> ids;
-        for (const auto& p : run.placement) ids.push_back(p.card);
-        return cardList(ids);
-    }(), run.why);
+    std::string out = fmt::format(
+        "step of cards {}: {}\n",
+        [&] {
+            std::vector<int> ids;
+            for (const auto& p : run.placement) ids.push_back(p.card);
+            return cardList(ids);
+        }(),
+        run.why);
     for (const auto& p : run.placement)
         out += fmt::format("  card {} on device {} ({})\n", p.card, p.deviceSpec, p.device);
     if (step.patterns.empty()) return out + "  no pattern was timed on every card: no step\n";
-    out += "step time = per round the slowest card's device time; medians in us (slowest card: rounds it was slowest)\n";
+    out +=
+        "step time = per round the slowest card's device time; medians in us (slowest card: rounds it was slowest)\n";
     for (const auto& sp : step.patterns) {
         out += fmt::format("  {:<22} {} blocks, {} rounds{}\n", sp.pattern, sp.blockEnds.size(),
                            sp.blockEnds.empty() ? 0 : sp.blockEnds.back(),
@@ -317,9 +322,10 @@ std::string formatStep(const Step& step, const StepRun& run) {
             out += fmt::format("    {:<20} {:>9.1f}   ({})\n", sv.variant, med(sv.stepNs) / 1e3, who);
         }
     }
-    out += fmt::format("gate on the step (CONTRACT §8 on step times): saving = baseline step - candidate step per "
-                       "layer x {} layers; 95% CI = {}\n",
-                       step.layers, kGateCiMethod);
+    out += fmt::format(
+        "gate on the step (CONTRACT §8 on step times): saving = baseline step - candidate step per "
+        "layer x {} layers; 95% CI = {}\n",
+        step.layers, kGateCiMethod);
     for (const auto& g : step.gates) out += probe::formatGateTable(g);
     out += "step verdicts:\n";
     if (step.gates.empty()) out += "  (no candidate ran on every card)\n";

@@ -42,7 +42,7 @@ struct CardRounds {
     int card = 0;
     std::vector<std::string> patterns;  // timed, in the card's order
     std::map<std::string, CardPatternRounds> rounds;
-    std::vector<std::string> candidates;  // the card's gate candidates, in order
+    std::vector<std::string> candidates;              // the card's gate candidates, in order
     std::map<std::string, probe::CaseCounts> counts;  // per variant, over the case set
     std::vector<probe::NotValidPattern> notValid;     // patterns not valid for the card's configuration
     int layers = 0;
