@@ -152,6 +152,14 @@ const json* notValid(const json& cand, const std::string& pattern) {
     return nullptr;
 }
 
+// An axis label that fits the panel's 46 px margin: 3 digits, thousands as k and millions as M
+// (a wide CPU interval's "-4.46e+04" would not).
+std::string tickLabel(double v) {
+    if (std::fabs(v) >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
+    if (std::fabs(v) >= 1e3) return fmt::format("{:.3g}k", v / 1e3);
+    return fmt::format("{:.3g}", v);
+}
+
 // One pattern's panel: the CI as a whisker, the median as a dot, the bar dashed, zero solid;
 // the scale is the panel's own (the CI, the bar and zero, with a margin).
 std::string panelSvg(const json& p, double bar, const std::string& title, double x0, double y0, double w, double h) {
@@ -176,8 +184,8 @@ std::string panelSvg(const json& p, double bar, const std::string& title, double
         const double v = vmin + (vmax - vmin) * t / 4;
         s += fmt::format(R"~(<line x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}" stroke="#e4e4e4"/>)~", left, right,
                          y(v), y(v));
-        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="9" text-anchor="end" fill="#555">{:.3g}</text>)~",
-                         left - 3, y(v) + 3, v);
+        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="9" text-anchor="end" fill="#555">{}</text>)~",
+                         left - 3, y(v) + 3, tickLabel(v));
     }
     s += fmt::format(R"~(<line x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}" stroke="#000" stroke-width="0.8"/>)~",
                      left, right, y(0), y(0));
@@ -476,17 +484,36 @@ std::string stepSection(const std::vector<LoadedCard>& cards, const json& step) 
         s += "<p class=\"missing\">interference not measured: " +
              esc(step.value("interference_skipped", std::string("–"))) + "</p>";
     } else {
-        s += "<table class=\"interference\"><caption>Interference: median device time alone vs with the other cards "
-             "running, µs</caption><thead><tr><th>card</th><th>pattern</th><th>variant</th><th>alone</th>"
-             "<th>together</th><th>together / alone</th></tr></thead><tbody>";
+        // The cards side by side again: per pattern and variant, each card's together / alone.
+        std::vector<int> ids;
+        std::vector<std::pair<std::string, std::string>> rows;
+        std::map<std::pair<std::string, std::string>, std::map<int, const json*>> cell;
         for (const auto& r : inter) {
-            const auto ratio = num(r, "ratio");
-            s += fmt::format(
-                "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td "
-                "class=\"n\">{}</td></tr>",
-                r.value("card", 0), breakable(r.value("pattern", "?")), esc(r.value("variant", "?")),
-                us(num(r, "alone_median_ns")), us(num(r, "together_median_ns")),
-                ratio ? fmt::format("{:.3f}", *ratio) : std::string("–"));
+            const int card = r.value("card", 0);
+            const std::pair<std::string, std::string> key{r.value("pattern", "?"), r.value("variant", "?")};
+            if (std::find(ids.begin(), ids.end(), card) == ids.end()) ids.push_back(card);
+            if (std::find(rows.begin(), rows.end(), key) == rows.end()) rows.push_back(key);
+            cell[key][card] = &r;
+        }
+        s += "<table class=\"interference\"><caption>Interference: median device time with the other cards running / "
+             "alone (the others idle); below, both in µs</caption><thead><tr><th>pattern</th><th>variant</th>";
+        for (int c : ids) s += fmt::format("<th>card {}</th>", c);
+        s += "</tr></thead><tbody>";
+        for (const auto& key : rows) {
+            s += "<tr><th scope=\"row\">" + breakable(key.first) + "</th><td>" + esc(key.second) + "</td>";
+            for (int c : ids) {
+                const auto it = cell[key].find(c);
+                if (it == cell[key].end()) {
+                    s += "<td class=\"n\">–</td>";
+                    continue;
+                }
+                const json& r = *it->second;
+                const auto ratio = num(r, "ratio");
+                s += fmt::format("<td class=\"n\">×{}<br><small>{} / {}</small></td>",
+                                 ratio ? fmt::format("{:.2f}", *ratio) : std::string("–"),
+                                 us(num(r, "together_median_ns")), us(num(r, "alone_median_ns")));
+            }
+            s += "</tr>";
         }
         s += "</tbody></table>";
     }
