@@ -185,13 +185,14 @@ TEST_F(ZeProbeCards, GivenTheRunsReport_WhenRead_ThenItShowsTheStepAndTheFourCar
 }
 
 // --cards-at-once on the one device: the code of cards at once (one thread per card, the start
-// line, the solo turns, the interference) runs on CPU too, the cards contending for the device.
+// line, the solo turns, the interference) runs on CPU too, the cards contending for the device;
+// with each timing block in a fresh process per card (the children play their one card).
 TEST(ZeProbeCardsAtOnce, GivenTwoCardsAtOnceOnOneDevice_WhenRun_ThenInterferenceFiguresAndSoloTurnsAfterAllTiming) {
     const fs::path dir = fs::temp_directory_path() / ("zp-cards-at-once-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     const ProbeRun r = runProbe(std::string(kReducedShapeArgs) +
                                 " --route-pattern six_local --variant paired_direct --cards 0,1 --cards-at-once "
-                                "--repeats 4 --warmup 1 --blocks 2 --out " +
+                                "--repeats 4 --warmup 1 --blocks 3 --block-isolation process --out " +
                                 dir.string());
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const json step = readJson(dir / "step.json");
