@@ -788,11 +788,14 @@ int reportMain(int argc, char** argv) {
         "ze-probe report: render saved results (card<N>.json of any run, schema 2 or later) as one page: "
         "the overview of candidates x patterns against the bar, per-pattern panels on their own scales, "
         "the per-kernel breakdown, the launch floor and the roofline fraction. Several cards render side by "
-        "side (the cards of one run, or runs of two devices)."};
-    zp::tools::configureApp(app, "ze-probe report",
-                            {"ze-probe report probe-out/card0.json -o gate.html",
-                             "ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
-                             "ze-probe report probe-out/card*.json --sweep probe-out/smoke/smoke.jsonl -o all.html"});
+        "side (the cards of one run, or runs of two devices); with the step.json of a --cards run, the step first (its "
+        "gate, the cards side by side, the interference)."};
+    zp::tools::configureApp(
+        app, "ze-probe report",
+        {"ze-probe report probe-out/card0.json -o gate.html",
+         "ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
+         "ze-probe report probe-out/card*.json probe-out/step.json -o step.html   # --cards 0,1,2,3",
+         "ze-probe report probe-out/card*.json --sweep probe-out/smoke/smoke.jsonl -o all.html"});
     std::vector<std::string> cardFiles;
     std::string sweepFile, outFile;
     app.add_option("cards", cardFiles, "card<N>.json files written by ze-probe, and at most one step.json of --cards")
