@@ -211,8 +211,9 @@ TEST(ZeProbeCardsAtOnce, GivenTwoCardsAtOnceOnOneDevice_WhenRun_ThenInterference
                          row["together_median_ns"].get<double>() / row["alone_median_ns"].get<double>());
     }
     // The solo turns start after both cards' timing together, card 0's first.
-    const auto last0 = r.output.rfind("[card 0]   timing six_local"),
-               last1 = r.output.rfind("[card 1]   timing six_local");
+    // ("timing six_local: block 1 of 3" before the cases, "timing block 2 of 3 (fresh process)" between them)
+    const auto last0 = r.output.rfind("[card 0]   timing "), last1 = r.output.rfind("[card 1]   timing ");
+    ASSERT_NE(r.output.find("[card 1]   timing block 3 of 3 (fresh process)"), std::string::npos) << r.output;
     const auto solo0 = r.output.find("[card 0]   alone: timing six_local"),
                solo1 = r.output.find("[card 1]   alone: timing six_local");
     ASSERT_NE(solo0, std::string::npos) << r.output;

@@ -270,6 +270,12 @@ TEST_F(ZeProbeTiming, GivenBlockIsolationProcess_WhenRun_ThenEveryBlockAfterTheF
                                 path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("each other one in a fresh ze-probe process"), std::string::npos) << r.output;
+    // Spread over the run: block 2 of 3 between the patterns' cases, block 3 after the last.
+    const std::size_t second = r.output.find("timing block 2 of 3 (fresh process)");
+    ASSERT_NE(second, std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("within_row_duplicate/v11", 0), std::string::npos);
+    EXPECT_LT(r.output.find("within_row_duplicate/v11"), second) << "after 4 of 7 patterns";
+    EXPECT_GT(r.output.find("all_duplicate/v0"), second) << r.output;
     EXPECT_FALSE(fs::exists(dir / "out/blocks")) << "the children's files are removed once read";
     std::set<long> seen;
     for (const char* card : {"card0.json", "card2.json"}) {

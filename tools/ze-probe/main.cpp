@@ -382,9 +382,41 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
         out.blockSamples = app::blockSamplesJson(pts);
         return out;
     }
-    // On a CPU device the case set's executions are the timing: they start together.
-    if (atOnce && timing && ts.caseSet) atOnce->startLine(slot);
+    // Cards at once start their timing together: on a CPU device the case set's executions are
+    // the timing, with fresh-process blocks the first block comes before the cases.
+    if (atOnce && timing && (ts.caseSet || ts.blockProcesses)) atOnce->startLine(slot);
+    // Fresh-process blocks spread over the run: the first here before the cases, the others
+    // in children between the patterns' cases, so drift on the scale of a run (the H200's
+    // launch gaps moved by whole µs between runs while the blocks of one run agreed) falls
+    // between blocks, where the interval sees it.
+    std::vector<app::PatternTiming> timings;
+    std::unique_ptr<oracle::LocalWeights> scratch;
+    if (timing && !ts.caseSet && !rs.fixedWeights)
+        scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
+    int childBlocks = 0;  // timed so far in children
+    auto childBlockDue = [&](std::size_t patternsDone) {
+        // Child b (1 .. blocks-1) after ceil(b * patterns / (blocks - 1)) patterns.
+        while (!timings.empty() && 1 + childBlocks < ts.blocks &&
+               std::size_t(1 + childBlocks) * rs.patterns.size() <= patternsDone * std::size_t(ts.blocks - 1)) {
+            const int b = 1 + childBlocks++;
+            progress(fmt::format("timing block {} of {} (fresh process)", b + 1, ts.blocks));
+            app::appendBlock(timings, timeBlockInChild(o, cfg.shape.card, deviceSpec, b, timings, nullptr));
+        }
+    };
+    if (timing && !ts.caseSet && ts.blockProcesses) {
+        app::TimingSettings first = ts;
+        first.repeats = ts.roundsPerBlock();
+        first.blocks = 1;
+        for (auto p : rs.patterns) {
+            if (probe::patternInvalidReason(cfg.shape, p)) continue;
+            progress(fmt::format("timing {}: block 1 of {}", probe::patternName(p), ts.blocks));
+            timings.push_back(app::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
+                                               scratch.get(), first, collectTrace ? &out.spans : nullptr, trackPrefix));
+        }
+        rs.afterPattern = childBlockDue;
+    }
     const app::Correctness c = app::runCases(rs, executors);
+    if (timing && !ts.caseSet && ts.blockProcesses) childBlockDue(rs.patterns.size());
     if (session) session->setExecutionSink(nullptr);
     if (tty) fmt::print(stderr, "\n");
     text += app::formatTable(c);
@@ -409,35 +441,22 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
         return out;
     }
 
-    std::vector<app::PatternTiming> timings;
     std::vector<probe::NotValidPattern> notValid;
     for (auto p : rs.patterns)
         if (auto why = probe::patternInvalidReason(cfg.shape, p))
             notValid.push_back({std::string(probe::patternName(p)), *why});
-    if (atOnce && !ts.caseSet) atOnce->startLine(slot);
+    if (atOnce && !ts.caseSet && !ts.blockProcesses) atOnce->startLine(slot);
     if (ts.caseSet) {
         std::vector<std::string> names;
         for (auto v : order) names.emplace_back(probe::variantName(v));
         timings = recorder->result(names);
-    } else {
-        std::unique_ptr<oracle::LocalWeights> scratch;
-        if (!rs.fixedWeights) scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
-        app::TimingSettings here = ts;
-        if (ts.blockProcesses) {  // the first block here, the others in fresh processes
-            here.repeats = ts.roundsPerBlock();
-            here.blocks = 1;
-        }
+    } else if (!ts.blockProcesses) {
         for (auto p : rs.patterns) {
             if (probe::patternInvalidReason(cfg.shape, p)) continue;
             progress(fmt::format("timing {}", probe::patternName(p)));
             timings.push_back(app::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
-                                               scratch.get(), here, collectTrace ? &out.spans : nullptr, trackPrefix));
+                                               scratch.get(), ts, collectTrace ? &out.spans : nullptr, trackPrefix));
         }
-        if (ts.blockProcesses && !timings.empty())
-            for (int b = 1; b < ts.blocks; ++b) {
-                progress(fmt::format("timing block {} of {} (fresh process)", b + 1, ts.blocks));
-                app::appendBlock(timings, timeBlockInChild(o, cfg.shape.card, deviceSpec, b, timings, nullptr));
-            }
     }
     progress("bandwidth");
     const app::Bandwidth bw = app::deviceBandwidth(*session);
@@ -466,8 +485,8 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
         const auto spent = [&] {
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         };
-        std::unique_ptr<oracle::LocalWeights> scratch;
-        if (!rs.fixedWeights) scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
+        if (!rs.fixedWeights && !scratch)
+            scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
         int added = 0;
         std::set<std::string> undecided;
         for (;;) {
@@ -505,10 +524,8 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
             atOnce->soloTurn(slot, [] {});
         } else {
             // Each card in turn, the others idle: the same patterns and rounds again, alone.
+            // All its blocks in this process (rebuilt), also under --block-isolation process.
             atOnce->soloTurn(slot, [&] {
-                std::unique_ptr<oracle::LocalWeights> scratch;
-                if (!rs.fixedWeights)
-                    scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
                 for (const auto& together : timings) {
                     progress(fmt::format("alone: timing {}", together.pattern));
                     const app::PatternTiming alone =

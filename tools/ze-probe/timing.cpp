@@ -46,8 +46,9 @@ std::string TimingSettings::describe() const {
         "per pattern its case v0 in {} blocks, {}, {} warm-up + {} timed rounds a block, every variant once per round "
         "in an order rotated by one each round",
         blocks,
-        blockProcesses ? "the first in this process, each other one in a fresh ze-probe process (new context, kernels "
-                         "loaded again, new allocations); a trace holds the first block"
+        blockProcesses ? "the first in this process before the cases, each other one in a fresh ze-probe process "
+                         "(new context, kernels loaded again, new allocations), spread between the patterns' cases; "
+                         "a trace holds the first block"
                        : "each on chains rebuilt as a fresh process builds them",
         warmup, roundsPerBlock());
 }
