@@ -811,8 +811,7 @@ int reportMain(int argc, char** argv) {
         app, "ze-probe report",
         {"ze-probe report probe-out/card0.json -o gate.html",
          "ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
-         "ze-probe report probe-out/card*.json probe-out/step.json -o step.html   # --cards 0,1,2,3",
-         "ze-probe report probe-out/card*.json --sweep probe-out/smoke/smoke.jsonl -o all.html"});
+         "ze-probe report probe-out/card*.json probe-out/step.json -o step.html   # of --cards 0,1,2,3"});
     std::vector<std::string> cardFiles;
     std::string sweepFile, outFile;
     app.add_option("cards", cardFiles, "card<N>.json files written by ze-probe, and at most one step.json of --cards")
