@@ -376,8 +376,8 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
         std::vector<app::PatternTiming> pts;
         for (const auto& [p, batch] : parseBlockBatches(o.timingBlockBatches)) {
             progress(fmt::format("timing block: {}", probe::patternName(p)));
-            pts.push_back(app::timePatternBlocks(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
-                                                 scratch.get(), one, batch, o.timingBlockRotation));
+            pts.push_back(app::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
+                                           scratch.get(), one, nullptr, "", batch, o.timingBlockRotation));
         }
         out.blockSamples = app::blockSamplesJson(pts);
         return out;
@@ -403,6 +403,12 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
             app::appendBlock(timings, timeBlockInChild(o, cfg.shape.card, deviceSpec, b, timings, nullptr));
         }
     };
+    int batch = 0;  // one B for every pattern (deviceBatch)
+    if (timing && !ts.caseSet) {
+        progress("timing: B");
+        batch = app::deviceBatch(*session, order, cfg, rs.patterns, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
+                                 scratch.get());
+    }
     if (timing && !ts.caseSet && ts.blockProcesses) {
         app::TimingSettings first = ts;
         first.repeats = ts.roundsPerBlock();
@@ -411,7 +417,8 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
             if (probe::patternInvalidReason(cfg.shape, p)) continue;
             progress(fmt::format("timing {}: block 1 of {}", probe::patternName(p), ts.blocks));
             timings.push_back(app::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
-                                               scratch.get(), first, collectTrace ? &out.spans : nullptr, trackPrefix));
+                                               scratch.get(), first, collectTrace ? &out.spans : nullptr, trackPrefix,
+                                               batch));
         }
         rs.afterPattern = childBlockDue;
     }
@@ -455,7 +462,8 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
             if (probe::patternInvalidReason(cfg.shape, p)) continue;
             progress(fmt::format("timing {}", probe::patternName(p)));
             timings.push_back(app::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
-                                               scratch.get(), ts, collectTrace ? &out.spans : nullptr, trackPrefix));
+                                               scratch.get(), ts, collectTrace ? &out.spans : nullptr, trackPrefix,
+                                               batch));
         }
     }
     progress("bandwidth");

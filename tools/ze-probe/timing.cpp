@@ -258,28 +258,36 @@ PatternTiming emptyTiming(DeviceSession& session, const std::vector<probe::Varia
 PatternTiming timePattern(DeviceSession& session, const std::vector<probe::Variant>& variants, const probe::Config& cfg,
                           probe::RoutePattern pattern, const oracle::LocalWeights* fixedWeights,
                           oracle::LocalWeights* scratch, const TimingSettings& ts, std::vector<TraceSpan>* trace,
-                          const std::string& trackPrefix) {
-    const probe::Case kase = caseV0(cfg, pattern, fixedWeights, scratch);
-    PatternTiming pt = emptyTiming(session, variants, cfg.shape, kase);
-    const oracle::LocalWeights& w = fixedWeights ? *fixedWeights : *scratch;
-    for (int b = 0; b < ts.blocks; ++b)
-        timeBlock(pt, session, variants, kase, w, fixedWeights != nullptr, ts.warmup, ts.roundsPerBlock(), b == 0,
-                  trace, trackPrefix);
-    return pt;
-}
-
-PatternTiming timePatternBlocks(DeviceSession& session, const std::vector<probe::Variant>& variants,
-                                const probe::Config& cfg, probe::RoutePattern pattern,
-                                const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
-                                const TimingSettings& ts, int batch, std::size_t rotation) {
+                          const std::string& trackPrefix, int batch, std::size_t rotation) {
     const probe::Case kase = caseV0(cfg, pattern, fixedWeights, scratch);
     PatternTiming pt = emptyTiming(session, variants, cfg.shape, kase);
     if (batch > 0) pt.batch = batch;
     const oracle::LocalWeights& w = fixedWeights ? *fixedWeights : *scratch;
     for (int b = 0; b < ts.blocks; ++b)
         timeBlock(pt, session, variants, kase, w, fixedWeights != nullptr, ts.warmup, ts.roundsPerBlock(),
-                  batch <= 0 && b == 0, nullptr, "", rotation);
+                  batch <= 0 && b == 0, trace, trackPrefix, rotation);
     return pt;
+}
+
+int deviceBatch(DeviceSession& session, const std::vector<probe::Variant>& variants, const probe::Config& cfg,
+                const std::vector<probe::RoutePattern>& patterns, const oracle::LocalWeights* fixedWeights,
+                oracle::LocalWeights* scratch) {
+    const double tick = session.device().kernelClock().nsPerTick;
+    if (probe::chooseBatch(tick, 1000.0) == 1) return 1;  // a fine timer: any chain (>= 1 us) spans 200 ticks
+    double fastest = std::numeric_limits<double>::infinity();
+    for (probe::RoutePattern p : patterns) {
+        if (probe::patternInvalidReason(cfg.shape, p)) continue;
+        const probe::Case kase = caseV0(cfg, p, fixedWeights, scratch);
+        const oracle::LocalWeights& w = fixedWeights ? *fixedWeights : *scratch;
+        session.rebuild(w, fixedWeights ? std::span<const int>{} : std::span<const int>(kase.touchedLocalExperts));
+        for (probe::Variant v : variants) {
+            sched::DeviceChain& c = session.chain(v);
+            c.setInputs(kase.inputs);
+            c.executeBatch(session.queue(), 1);  // warm-up
+            fastest = std::min(fastest, c.executeBatch(session.queue(), 1));
+        }
+    }
+    return probe::chooseBatch(tick, fastest);
 }
 
 nlohmann::json blockSamplesJson(const std::vector<PatternTiming>& pts) {

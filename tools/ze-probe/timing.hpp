@@ -122,15 +122,22 @@ std::uint64_t chainBytes(const oracle::ChainShape&, int touchedExperts);
 // Times one pattern's case on every variant of `variants` (baseline first: the tables and
 // the pairs read it there; the same variant twice is the A/A control). `weights`: the fixed weights (already uploaded)
 // or null to draw the case's touched experts into `scratch` and upload them.
+// `batch`: B of every sample (deviceBatch's; 0 = chosen from this pattern's warm-ups);
+// `rotation`: the round order continued from the blocks before (a block of another process).
 PatternTiming timePattern(DeviceSession&, const std::vector<probe::Variant>& variants, const probe::Config&,
                           probe::RoutePattern, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
-                          const TimingSettings&, std::vector<TraceSpan>* trace, const std::string& trackPrefix = "");
-// Variants: `batch` > 0 fixes B (a block of another process follows the first block's B);
-// `rotation` continues the round order of the blocks before (timeBlock's rotation).
-PatternTiming timePatternBlocks(DeviceSession&, const std::vector<probe::Variant>& variants, const probe::Config&,
-                                probe::RoutePattern, const oracle::LocalWeights* fixedWeights,
-                                oracle::LocalWeights* scratch, const TimingSettings&, int batch, std::size_t rotation);
+                          const TimingSettings&, std::vector<TraceSpan>* trace, const std::string& trackPrefix = "",
+                          int batch = 0, std::size_t rotation = 0);
 
+// One B for every pattern of the run: chooseBatch of the fastest single execution of any
+// variant on any of `patterns`' cases v0 (one warm-up each first). Per pattern, B flipped
+// between runs (3 or 4 on the H200's same_typical, from warm-ups near the threshold) and the
+// saving with it, by a whole µs: what a sample adds once (the first launch of the batch) is
+// spread over B, so B must not depend on a pattern's noise. B is large where it matters (the
+// fastest chain sets it), which leaves that once-per-sample part small.
+int deviceBatch(DeviceSession&, const std::vector<probe::Variant>& variants, const probe::Config&,
+                const std::vector<probe::RoutePattern>& patterns, const oracle::LocalWeights* fixedWeights,
+                oracle::LocalWeights* scratch);
 // A block timed in a child process travels as JSON: per pattern its B and, per variant, the
 // samples it took. appendBlock adds them to `pts` as one more block of each pattern it holds;
 // a pattern, variant or launch list that does not match is a std::runtime_error.
