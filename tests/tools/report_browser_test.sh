@@ -10,12 +10,18 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/zp-report-browser.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-"$probe" report "$data/card0_pocl_fixture.json" "$data/card0_h200_no_timing.json" "$data/card1_future_verdicts.json" \
-  -o "$tmp/report.html" || fail "ze-probe report"
+# check_report NAME MIN_TABLES FILE...: `ze-probe report FILE... -o <tmp>/NAME/report.html`, then
+# the browser's checks; the DOM is left in <tmp>/NAME/dom.html for more greps.
+check_report() {
+local name=$1 min_tables=$2
+shift 2
+local out="$tmp/$name"
+mkdir -p "$out"
+"$probe" report "$@" -o "$out/report.html" || fail "$name: ze-probe report"
 
 # The layout check runs in the page: every table cell and SVG text must fit its box and the
 # 1000 px viewport; the verdict lands in the DOM for --dump-dom.
-python3 - "$tmp/report.html" "$tmp/check.html" <<'PY'
+python3 - "$out/report.html" "$out/check.html" <<'PY'
 import sys
 check = """<script>
 window.addEventListener("load", () => {
@@ -39,19 +45,19 @@ open(sys.argv[2], "w").write(html.replace("</body>", check + "</body>"))
 PY
 
 flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1000,2400 --virtual-time-budget=3000)
-timeout 120 "$chromium" "${flags[@]}" --screenshot="$tmp/shot.png" "file://$tmp/report.html" > "$tmp/shot.log" 2>&1 ||
-  { cat "$tmp/shot.log"; fail "chromium --screenshot"; }
-timeout 120 "$chromium" "${flags[@]}" --dump-dom "file://$tmp/check.html" > "$tmp/dom.html" 2> "$tmp/dom.log" ||
-  { cat "$tmp/dom.log"; fail "chromium --dump-dom"; }
+timeout 120 "$chromium" "${flags[@]}" --screenshot="$out/shot.png" "file://$out/report.html" > "$out/shot.log" 2>&1 ||
+  { cat "$out/shot.log"; fail "chromium --screenshot"; }
+timeout 120 "$chromium" "${flags[@]}" --dump-dom "file://$out/check.html" > "$out/dom.html" 2> "$out/dom.log" ||
+  { cat "$out/dom.log"; fail "chromium --dump-dom"; }
 
-grep -q '<table class="overview">' "$tmp/dom.html" || fail "no overview table in the DOM"
-tables=$(grep -o '<table' "$tmp/dom.html" | wc -l)
-((tables >= 6)) || fail "only $tables tables in the DOM"
-grep -o '<pre id="layout-check">[^<]*' "$tmp/dom.html" || fail "the layout check did not run"
-grep -q '<pre id="layout-check">layout ok' "$tmp/dom.html" || fail "labels clipped at 1000 px"
+grep -q '<table class="overview">' "$out/dom.html" || fail "$name: no overview table in the DOM"
+tables=$(grep -o '<table' "$out/dom.html" | wc -l)
+((tables >= min_tables)) || fail "$name: only $tables tables in the DOM"
+grep -o '<pre id="layout-check">[^<]*' "$out/dom.html" || fail "$name: the layout check did not run"
+grep -q '<pre id="layout-check">layout ok' "$out/dom.html" || fail "$name: labels clipped at 1000 px"
 
 # Not blank: the PNG decodes to 1000 px wide rows with many distinct colours.
-python3 - "$tmp/shot.png" <<'PY' || fail "blank or broken screenshot"
+python3 - "$out/shot.png" <<'PY' || fail "$name: blank or broken screenshot"
 import struct, sys, zlib
 data = open(sys.argv[1], "rb").read()
 assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
@@ -69,5 +75,21 @@ print(f"screenshot {width}x{height}, {len(raw)} bytes raw, {len(set(raw))} disti
 assert width == 1000, width
 assert len(set(raw)) > 40, "too few distinct values: blank"
 PY
-[[ -n "${ZP_REPORT_SCREENSHOT:-}" ]] && cp "$tmp/shot.png" "$ZP_REPORT_SCREENSHOT"
-echo "PASS ($tables tables)"
+echo "PASS $name ($tables tables)"
+}
+
+check_report cards 6 "$data/card0_pocl_fixture.json" "$data/card0_h200_no_timing.json" "$data/card1_future_verdicts.json"
+[[ -n "${ZP_REPORT_SCREENSHOT:-}" ]] && cp "$tmp/cards/shot.png" "$ZP_REPORT_SCREENSHOT"
+
+# The step of four cards at once: where each ran, the step's overview, the cards side by side
+# (each card's median and the step's), the interference (alone vs together).
+check_report step "$((4 + 2))" "$data/step4/card0.json" "$data/step4/card1.json" "$data/step4/card2.json" \
+  "$data/step4/card3.json" "$data/step4/step.json"
+for table in placement overview sidebyside interference; do
+  grep -q "<table class=\"$table\">" "$tmp/step/dom.html" || fail "step: no $table table in the DOM"
+done
+grep -q '<h2>The step: step of cards 0,1,2,3 (at once)</h2>' "$tmp/step/dom.html" || fail "step: no step heading"
+for card in 0 1 2 3; do
+  grep -q "<th>card $card</th>" "$tmp/step/dom.html" || fail "step: card $card is not side by side"
+done
+echo PASS

@@ -20,11 +20,13 @@
 #include <fmt/ranges.h>
 
 #include "card.hpp"
+#include "cards_at_once.hpp"
 #include "child_process.hpp"
 #include "device_session.hpp"
 #include "probe.hpp"
 #include "report_cards.hpp"
 #include "repeat_run.hpp"
+#include "step.hpp"
 #include "sweep_run.hpp"
 #include "timing.hpp"
 #include "trace_json.hpp"
@@ -73,6 +75,7 @@ struct Options {
     bool noTiming = false;
     std::vector<std::string> cardLists;  // "0,1", read strictly by strictValues()
     std::vector<int> cards;
+    bool cardsAtOnce = false;  // --cards-at-once: at once even on one shared device
     std::string traceFile, reportFile;
     // sweeps
     std::string sweepFile;
@@ -191,7 +194,10 @@ struct CardOutcome {
     std::vector<probe::CandidateGate> gates;
     std::vector<app::TraceSpan> spans;
     std::string deviceName;
-    nlohmann::json blockSamples;  // a timing-block child's samples (--timing-block-child)
+    std::string deviceIndex;                       // --list-devices' index ("host" for the oracle)
+    std::vector<app::AloneTogether> interference;  // played at once: medians alone vs together
+    std::string interferenceSkipped;               // why not, when played at once
+    nlohmann::json blockSamples;                   // a timing-block child's samples (--timing-block-child)
 };
 
 probe::CaseCounts countsOf(const app::Correctness& c, const std::string& variant) {
@@ -243,6 +249,7 @@ nlohmann::json timeBlockInChild(const Options& o, int card, const std::string& d
     const fs::path log = dir / fmt::format("card{}-block{}.log", card, block);
     std::vector<std::string> args = app::withoutOptions(
         o.args, {"--gate-repeat", "--gate-budget", "--out", "--report", "--trace", "--cards", "--device"});
+    std::erase(args, std::string("--cards-at-once"));  // a flag: the child plays its one card
     args.insert(args.end(), {"--cards", std::to_string(card), "--out", dir.string(), "--timing-block-child",
                              file.string(), "--timing-block-batches", batches, "--timing-block-rotation",
                              std::to_string(timings.front().variants.front().deviceNs.size())});
@@ -267,9 +274,13 @@ nlohmann::json timeBlockInChild(const Options& o, int card, const std::string& d
 
 // Correctness of the case set, then (on a device, unless --no-timing) the timing, the
 // projections and the gate of one card. `progressTag`: empty for a lone card (a line
-// rewritten in place on a terminal), "[card N] " when several play at once.
+// rewritten in place on a terminal), "[card N] " when several play at once. `atOnce`: the
+// cards played at once (null when one after another), this card is its `slot`: the timing
+// starts with the others', and afterwards the card is timed again alone in its turn.
 CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::string& deviceSpec,
-                     const std::string& progressTag, bool collectTrace, const std::string& trackPrefix) {
+                     const std::string& progressTag, bool collectTrace, const std::string& trackPrefix,
+                     app::CardsAtOnce* atOnce = nullptr, std::size_t slot = 0) {
+    const app::CardsAtOnce::Seat seat(atOnce, slot);  // an early end never keeps the others waiting
     CardOutcome out;
     out.card = cfg.shape.card;
     std::string& text = out.text;
@@ -296,6 +307,7 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
     if (o.device == "host") {
         executors.push_back(app::Executor::hostM1());
         out.deviceName = "host oracle";
+        out.deviceIndex = "host";
     } else {
         std::vector<probe::Variant> variants = chooseVariants(o.variant);
         // The gate compares against baseline: a lone candidate brings it along.
@@ -307,6 +319,7 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
         executors = session->executors();
         deviceJson = session->describe();
         out.deviceName = session->device().name();
+        out.deviceIndex = std::to_string(session->device().index);
         rs.deviceFlushesSubnormals = session->flushesSubnormals();
         // Weights from a file are uploaded once; random ones change with each case (§7).
         if (rs.fixedWeights)
@@ -373,6 +386,9 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
         out.blockSamples = app::blockSamplesJson(pts);
         return out;
     }
+    // Cards at once start their timing together: on a CPU device the case set's executions are
+    // the timing, with fresh-process blocks the first block comes before the cases.
+    if (atOnce && timing && (ts.caseSet || ts.blockProcesses)) atOnce->startLine(slot);
     // Fresh-process blocks spread over the run: the first here before the cases, the others
     // in children between the patterns' cases, so drift on the scale of a run (the H200's
     // launch gaps moved by whole µs between runs while the blocks of one run agreed) falls
@@ -440,6 +456,7 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
     for (auto p : rs.patterns)
         if (auto why = probe::patternInvalidReason(cfg.shape, p))
             notValid.push_back({std::string(probe::patternName(p)), *why});
+    if (atOnce && !ts.caseSet && !ts.blockProcesses) atOnce->startLine(slot);
     if (ts.caseSet) {
         std::vector<std::string> names;
         for (auto v : order) names.emplace_back(probe::variantName(v));
@@ -512,6 +529,29 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
                             undecided.empty() ? std::string("every candidate decided")
                                               : fmt::format("still on the bar: {}", fmt::join(undecided, ", ")));
     }
+    if (atOnce) {
+        if (ts.caseSet) {
+            out.interferenceSkipped =
+                "CPU devices: the timing was the case set's own executions, no dedicated rounds to repeat alone";
+            atOnce->soloTurn(slot, [] {});
+        } else {
+            // Each card in turn, the others idle: the same patterns and rounds again, alone.
+            // All its blocks in this process (rebuilt), also under --block-isolation process.
+            atOnce->soloTurn(slot, [&] {
+                for (const auto& together : timings) {
+                    progress(fmt::format("alone: timing {}", together.pattern));
+                    const app::PatternTiming alone =
+                        app::timePattern(*session, order, cfg, probe::parsePattern(together.pattern),
+                                         rs.fixedWeights ? &*rs.fixedWeights : nullptr, scratch.get(), ts, nullptr);
+                    for (const auto& vt : together.variants)
+                        if (const app::VariantTiming* a = alone.find(vt.variant);
+                            a && !a->deviceNs.empty() && !vt.deviceNs.empty())
+                            out.interference.push_back(
+                                {together.pattern, vt.variant, probe::median(a->deviceNs), probe::median(vt.deviceNs)});
+                }
+            });
+        }
+    }
     text += fmt::format(
         "gate (CONTRACT §8): saving = baseline - candidate device time per layer x {} layers; 95% CI = {}\n",
         cfg.layers, app::kGateCiMethod);
@@ -527,12 +567,32 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
     return out;
 }
 
-// Which device each card plays on: its own where the chosen kind has enough devices (and
-// the cards then play at once), else all on the one device, one after another.
-std::vector<std::string> cardDevices(const Options& o, std::size_t cards) {
-    std::vector<std::string> specs(cards, o.device);
-    if (cards < 2 || o.device == "host") return specs;
-    if (!o.device.empty() && o.device != "intel" && o.device != "zecl") return specs;  // an index: that one device
+// Which device each card plays on: card i of --cards on the i-th device of the chosen kind
+// where the kind has a device for every card (the cards then play at once), else all on the
+// one device, one after another; `why` says which and why, for the output and step.json.
+struct CardDevices {
+    std::vector<std::string> specs;
+    bool atOnce = false;
+    std::string why;
+};
+CardDevices cardDevices(const Options& o, std::size_t cards) {
+    CardDevices d{std::vector<std::string>(cards, o.device), false, ""};
+    if (cards < 2) return d;
+    const std::string n = std::to_string(cards);
+    if (o.device == "host") {
+        d.why = "one after another on the host oracle (--device host)";
+        return d;
+    }
+    const std::string shared = fmt::format(
+        "at once on one shared device (--cards-at-once): the {} cards contend for it, which is not the deployment's "
+        "one device per card",
+        n);
+    if (!o.device.empty() && o.device != "intel" && o.device != "zecl") {
+        d.atOnce = o.cardsAtOnce;
+        d.why = o.cardsAtOnce ? shared + ", device " + o.device
+                              : "one after another on device " + o.device + ", the one --device names (not at once)";
+        return d;
+    }
     const auto all = ze::listDevices();
     std::string kind = o.device;
     if (kind.empty()) {
@@ -540,12 +600,26 @@ std::vector<std::string> cardDevices(const Options& o, std::size_t cards) {
         kind = best.isIntel() ? "intel" : best.isZecl() ? "zecl" : "";
     }
     std::vector<std::string> same;
-    for (const auto& d : all)
-        if ((kind == "intel" && d.isIntel() && d.isGpu()) || (kind == "zecl" && d.isZecl()))
-            same.push_back(std::to_string(d.index));
-    if (same.size() < cards) return specs;
-    for (std::size_t i = 0; i < cards; ++i) specs[i] = same[i];
-    return specs;
+    for (const auto& dev : all)
+        if ((kind == "intel" && dev.isIntel() && dev.isGpu()) || (kind == "zecl" && dev.isZecl()))
+            same.push_back(std::to_string(dev.index));
+    const std::string kindName = kind.empty() ? "device" : kind + " device";
+    if (same.size() < cards && o.cardsAtOnce) {
+        d.atOnce = true;
+        d.why = shared;
+        return d;
+    }
+    if (same.size() < cards) {
+        d.why = fmt::format(
+            "one after another on one shared device: {} {}{} for {} cards (at once needs one device per card)",
+            same.size(), kindName, same.size() == 1 ? "" : "s", n);
+        return d;
+    }
+    for (std::size_t i = 0; i < cards; ++i) d.specs[i] = same[i];
+    d.atOnce = true;
+    d.why = fmt::format("at once, one {} each (one thread per card in this process), card i of --cards on the i-th",
+                        kindName);
+    return d;
 }
 
 // --kernels: the packaged native binaries' figures, then which module each device gets and why.
@@ -563,6 +637,29 @@ int printKernels() {
         fmt::print("device {} ({}, {}): {}\n", d.index, d.name(), ze::driverKindName(d.kind), why);
     }
     return kExitOk;
+}
+
+// step.json beside the cards: the step of the cards' timed rounds and its gate, where each
+// card ran, and (played at once) each card's medians alone vs together. Printed and written.
+nlohmann::json writeStep(const Options& o, const CardDevices& placed, const std::vector<CardOutcome>& outcomes) {
+    std::vector<app::CardRounds> rounds;
+    app::StepRun run;
+    run.concurrent = placed.atOnce;
+    run.why = placed.why;
+    for (const auto& out : outcomes) {
+        const std::string file = fmt::format("card{}.json", out.card);
+        rounds.push_back(app::cardRoundsOf(out.json, file));
+        run.placement.push_back({out.card, out.deviceIndex, out.deviceName, file});
+        if (!out.interference.empty()) run.interference[out.card] = out.interference;
+        if (!out.interferenceSkipped.empty()) run.interferenceSkipped = out.interferenceSkipped;
+    }
+    if (!placed.atOnce) run.interferenceSkipped = "the cards did not run at once: each ran alone";
+    const app::Step step = app::combineCards(rounds);
+    const nlohmann::json j = app::stepJson(step, run);
+    const fs::path file = fs::path(o.outDir) / "step.json";
+    app::writeStep(file, j);
+    fmt::print("{}wrote {}\n", app::formatStep(step, run), file.string());
+    return j;
 }
 
 int run(Options& o) {
@@ -600,6 +697,10 @@ int run(Options& o) {
         throw probe::InputError(std::string(o.traceFile.empty() ? "--report" : "--trace") +
                                 " needs the timing: not with --no-timing or --device host");
 
+    if (o.cardsAtOnce && o.cards.size() < 2)
+        throw probe::InputError("--cards-at-once plays several cards at once: give them with --cards, e.g. 0,1,2,3");
+    if (o.cardsAtOnce && o.device == "host")
+        throw probe::InputError("--cards-at-once plays the cards at once on a device: not with --device host");
     std::vector<probe::Config> configs;
     if (o.cards.empty()) configs.push_back(base);
     for (std::size_t i = 0; i < o.cards.size(); ++i) {
@@ -613,8 +714,9 @@ int run(Options& o) {
         configs.push_back(c);
     }
     if (o.device != "host") initLevelZero();
-    const std::vector<std::string> specs = cardDevices(o, configs.size());
-    const bool together = configs.size() > 1 && specs.front() != specs.back();
+    const CardDevices placed = cardDevices(o, configs.size());
+    const std::vector<std::string>& specs = placed.specs;
+    const bool together = placed.atOnce;
     const bool collectTrace = !o.traceFile.empty();
     auto trackPrefix = [&](const probe::Config& c) {
         return configs.size() > 1 ? fmt::format("card{} ", c.shape.card) : std::string();
@@ -629,15 +731,19 @@ int run(Options& o) {
     }
     std::vector<CardOutcome> outcomes;
     if (together) {
-        fmt::print("{} cards on {} devices at once\n", configs.size(), configs.size());
+        fmt::print("{} cards {}\n", configs.size(), placed.why);
         std::fflush(stdout);
+        // Threads, not processes: the cards meet at the start of their timing and take solo
+        // turns after it (CardsAtOnce), and the step is combined from their results in memory.
+        app::CardsAtOnce atOnce(configs.size());
         std::vector<std::future<CardOutcome>> running;
         for (std::size_t i = 0; i < configs.size(); ++i)
             running.push_back(std::async(std::launch::async, playCard, std::cref(o), std::cref(configs[i]),
                                          std::cref(specs[i]), fmt::format("[card {}] ", configs[i].shape.card),
-                                         collectTrace, trackPrefix(configs[i])));
+                                         collectTrace, trackPrefix(configs[i]), &atOnce, i));
         for (auto& f : running) outcomes.push_back(f.get());
     } else {
+        if (configs.size() > 1) fmt::print("{} cards {}\n", configs.size(), placed.why);
         for (std::size_t i = 0; i < configs.size(); ++i) {
             if (configs.size() > 1) {
                 fmt::print("== card {} ({} of {}, one after another on one device)\n", configs[i].shape.card, i + 1,
@@ -675,11 +781,18 @@ int run(Options& o) {
         app::writeTrace(o.traceFile, spans);
         fmt::print("wrote {} ({} kernel spans; open in ui.perfetto.dev)\n", o.traceFile, spans.size());
     }
+    nlohmann::json step;
+    if (configs.size() > 1 && wantsTiming(o)) {
+        step = writeStep(o, placed, outcomes);
+    } else if (configs.size() > 1) {
+        fmt::print("step: not made ({}: the cards have no timed rounds)\n",
+                   o.device == "host" ? "--device host" : "--no-timing");
+    }
     if (!o.reportFile.empty()) {
         std::vector<app::LoadedCard> cards;
         for (const auto& out : outcomes)
             cards.push_back({fmt::format("card{} · {}", out.card, out.deviceName), out.json});
-        app::writeCardsReport(o.reportFile, cards);
+        app::writeCardsReport(o.reportFile, cards, {}, {}, step);
         fmt::print("wrote {}\n", o.reportFile);
     }
     return failed ? kExitCaseFailed : kExitOk;
@@ -716,14 +829,18 @@ int reportMain(int argc, char** argv) {
         "ze-probe report: render saved results (card<N>.json of any run, schema 2 or later) as one page: "
         "the overview of candidates x patterns against the bar, per-pattern panels on their own scales, "
         "the per-kernel breakdown, the launch floor and the roofline fraction. Several cards render side by "
-        "side (the cards of one run, or runs of two devices)."};
-    zp::tools::configureApp(app, "ze-probe report", probe::Config{}.contract,
-                            {"ze-probe report probe-out/card0.json -o gate.html",
-                             "ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
-                             "ze-probe report probe-out/card*.json --sweep probe-out/smoke/smoke.jsonl -o all.html"});
+        "side (the cards of one run, or runs of two devices); with the step.json of a --cards run, the step first (its "
+        "gate, the cards side by side, the interference)."};
+    zp::tools::configureApp(
+        app, "ze-probe report", probe::Config{}.contract,
+        {"ze-probe report probe-out/card0.json -o gate.html",
+         "ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
+         "ze-probe report probe-out/card*.json probe-out/step.json -o step.html   # of --cards 0,1,2,3"});
     std::vector<std::string> cardFiles;
     std::string sweepFile, outFile;
-    app.add_option("cards", cardFiles, "card<N>.json files written by ze-probe")->required()->check(CLI::ExistingFile);
+    app.add_option("cards", cardFiles, "card<N>.json files written by ze-probe, and at most one step.json of --cards")
+        ->required()
+        ->check(CLI::ExistingFile);
     app.add_option("--sweep", sweepFile, "a sweep's JSONL: its points as a table (HTML only)")
         ->check(CLI::ExistingFile);
     app.add_option("-o,--out", outFile, "the report: OUT.html (tables and pictures) or OUT.svg (pictures)")->required();
@@ -733,11 +850,21 @@ int reportMain(int argc, char** argv) {
         if (format == app::ReportFormat::svg && !sweepFile.empty())
             throw probe::InputError("--sweep goes into the HTML report's tables: write OUT.html");
         std::vector<app::LoadedCard> cards;
-        for (const auto& f : cardFiles) cards.push_back(app::loadCard(f));
+        nlohmann::json step;
+        for (const auto& f : cardFiles) {
+            app::LoadedResult r = app::loadResult(f);
+            if (!r.step)
+                cards.push_back(std::move(r.card));
+            else if (step.is_null())
+                step = std::move(r.card.card);
+            else
+                throw probe::InputError(f + ": a second step.json: the report shows one step");
+        }
         std::vector<nlohmann::json> rows;
         if (!sweepFile.empty()) rows = probe::readSweepRows(sweepFile, false);
-        app::writeCardsReport(outFile, cards, rows);
-        fmt::print("wrote {} ({} card{})\n", outFile, cards.size(), cards.size() == 1 ? "" : "s");
+        app::writeCardsReport(outFile, cards, rows, {}, step);
+        fmt::print("wrote {} ({} card{}{})\n", outFile, cards.size(), cards.size() == 1 ? "" : "s",
+                   step.is_null() ? "" : " and the step");
         return kExitOk;
     });
 }
@@ -760,8 +887,6 @@ int sweepMergeMain(int argc, char** argv) {
     return guarded([&] { return app::runSweepMerge(dirs, outDir); });
 }
 
-}  // namespace
-
 int gateRepeatMergeMain(int argc, char** argv) {
     CLI::App app{
         "ze-probe gate-repeat-merge: the --gate-repeat table (per candidate the verdicts of every run, per "
@@ -783,6 +908,8 @@ int gateRepeatMergeMain(int argc, char** argv) {
         return app::mergeGateRepeats(dirs, outDir, report);
     });
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "report") return reportMain(argc - 1, argv + 1);
@@ -852,7 +979,12 @@ int main(int argc, char** argv) {
     app.add_option("--timing-block-batches", o.timingBlockBatches)->group("");
     app.add_option("--timing-block-rotation", o.timingBlockRotation)->group("");
     app.add_flag("--no-timing", o.noTiming, "check the cases only: no timing, no gate");
-    app.add_option("--cards", o.cardLists, "play these cards (config key card), e.g. 0,1,2,3: card<N>.json each");
+    app.add_option("--cards", o.cardLists,
+                   "play these cards (config key card), e.g. 0,1,2,3: card<N>.json each and step.json (the step: per "
+                   "round the slowest card, and its gate); card i on the i-th device of the kind when there is one "
+                   "per card, all at once; else one after another on the one device");
+    app.add_flag("--cards-at-once", o.cardsAtOnce,
+                 "with --cards: play the cards at once even when they share one device (they contend for it)");
     app.add_option("--trace", o.traceFile,
                    "write the timed kernels as a Chrome trace (ui.perfetto.dev), one track per variant");
     app.add_option("--report", o.reportFile,
@@ -867,7 +999,7 @@ int main(int argc, char** argv) {
                    "with --sweep: run slice K of N (points whose index % N == K-1), e.g. 2/3; merge the shards' "
                    "--out directories with `ze-probe sweep-merge`");
     for (const char* name : {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--route-pattern",
-                             "--seed", "--no-timing", "--cards", "--trace", "--report"})
+                             "--seed", "--no-timing", "--cards", "--cards-at-once", "--trace", "--report"})
         sweep->excludes(app.get_option(name));
     for (int i = 1; i < argc; ++i) o.args.emplace_back(argv[i]);
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;

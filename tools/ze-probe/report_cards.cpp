@@ -152,6 +152,14 @@ const json* notValid(const json& cand, const std::string& pattern) {
     return nullptr;
 }
 
+// An axis label that fits the panel's 46 px margin: 3 digits, thousands as k and millions as M
+// (a wide CPU interval's "-4.46e+04" would not).
+std::string tickLabel(double v) {
+    if (std::fabs(v) >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
+    if (std::fabs(v) >= 1e3) return fmt::format("{:.3g}k", v / 1e3);
+    return fmt::format("{:.3g}", v);
+}
+
 // One pattern's panel: the CI as a whisker, the median as a dot, the bar dashed, zero solid;
 // the scale is the panel's own (the CI, the bar and zero, with a margin).
 std::string panelSvg(const json& p, double bar, const std::string& title, double x0, double y0, double w, double h) {
@@ -176,8 +184,8 @@ std::string panelSvg(const json& p, double bar, const std::string& title, double
         const double v = vmin + (vmax - vmin) * t / 4;
         s += fmt::format(R"~(<line x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}" stroke="#e4e4e4"/>)~", left, right,
                          y(v), y(v));
-        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="9" text-anchor="end" fill="#555">{:.3g}</text>)~",
-                         left - 3, y(v) + 3, v);
+        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="9" text-anchor="end" fill="#555">{}</text>)~",
+                         left - 3, y(v) + 3, tickLabel(v));
     }
     s += fmt::format(R"~(<line x1="{:.1f}" x2="{:.1f}" y1="{:.1f}" y2="{:.1f}" stroke="#000" stroke-width="0.8"/>)~",
                      left, right, y(0), y(0));
@@ -395,7 +403,141 @@ std::string sweepTable(const std::vector<json>& rows) {
     return s + "</tbody></table>";
 }
 
+// The step as a card of the overview: its gate is the card's `gate`.
+LoadedCard stepAsCard(const json& step) {
+    std::string ids;
+    for (const auto& c : step.value("cards", json::array())) ids += (ids.empty() ? "" : ",") + c.dump();
+    return {
+        fmt::format("step of cards {} ({})", ids, step.value("concurrent", false) ? "at once" : "one after another"),
+        {{"gate", step.value("gate", json())}}};
+}
+
+// A card's median device time of one pattern and variant, from its timings.
+std::optional<double> cardMedianNs(const json& card, const std::string& pattern, const std::string& variant) {
+    if (!card.contains("timings") || !card["timings"].is_object()) return std::nullopt;
+    const json& pats = card["timings"].value("patterns", json::object());
+    if (!pats.contains(pattern) || !pats[pattern].contains("variants")) return std::nullopt;
+    const json& vs = pats[pattern]["variants"];
+    if (!vs.contains(variant) || !vs[variant].contains("device_ns")) return std::nullopt;
+    return num(vs[variant]["device_ns"], "median");
+}
+
+std::string us(std::optional<double> ns) { return ns ? fmt::format("{:.1f}", *ns / 1e3) : "–"; }
+
+std::string stepSection(const std::vector<LoadedCard>& cards, const json& step) {
+    const LoadedCard asCard = stepAsCard(step);
+    std::string s = "<section class=\"step\"><h2>The step: " + esc(asCard.label) + "</h2>";
+    s += "<p><b>How the cards ran:</b> " + esc(step.value("how", std::string())) + ".<br><b>Step time:</b> " +
+         esc(step.value("step_time", std::string())) + ".</p>";
+    s += "<table class=\"placement\"><caption>Which card ran where</caption><thead><tr><th>card</th><th>device "
+         "(--device)</th><th>name</th><th>file</th></tr></thead><tbody>";
+    for (const auto& p : step.value("placement", json::array()))
+        s += fmt::format("<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", p.value("card", 0),
+                         esc(p.value("device_spec", "?")), esc(p.value("device", "?")), esc(p.value("file", "?")));
+    s += "</tbody></table>";
+    const auto patterns = patternsOf({asCard});
+    if (patterns.empty())
+        s += "<p class=\"missing\">no candidate ran on every card: no gate on the step</p>";
+    else
+        s += overviewTable({asCard}, patterns);
+    // The cards side by side: each card's median and the step's, per pattern and variant.
+    std::vector<const LoadedCard*> byCard;
+    for (const auto& p : step.value("placement", json::array())) {
+        const LoadedCard* found = nullptr;
+        for (const auto& c : cards)
+            if (c.card.value("card", -1) == p.value("card", -2)) found = &c;
+        byCard.push_back(found);
+    }
+    s += "<table class=\"sidebyside\"><caption>Median device time, µs: each card and the step (per round the "
+         "slowest card)</caption><thead><tr><th>pattern</th><th>variant</th>";
+    for (const auto& p : step.value("placement", json::array()))
+        s += fmt::format("<th>card {}</th>", p.value("card", 0));
+    s += "<th>step</th><th>slowest card (rounds)</th></tr></thead><tbody>";
+    const json& pats = step.value("patterns", json::object());
+    // Rows in the cards' order: baseline, m1_oracle, then the candidates as the gate lists them.
+    std::vector<std::string> order = {"baseline", "m1_oracle"};
+    for (const auto& cand : candidatesOf(asCard)) order.push_back(cand.value("candidate", "?"));
+    for (auto pt = pats.begin(); pt != pats.end(); ++pt) {
+        const json& vs = pt->value("variants", json::object());
+        std::vector<std::string> names;
+        for (const auto& n : order)
+            if (vs.contains(n)) names.push_back(n);
+        for (auto v = vs.begin(); v != vs.end(); ++v)
+            if (std::find(names.begin(), names.end(), v.key()) == names.end()) names.push_back(v.key());
+        for (const auto& name : names) {
+            const auto v = vs.find(name);
+            s += "<tr><th scope=\"row\">" + breakable(pt.key()) + "</th><td>" + esc(v.key()) + "</td>";
+            for (const LoadedCard* c : byCard)
+                s += "<td class=\"n\">" + (c ? us(cardMedianNs(c->card, pt.key(), v.key())) : std::string("–")) +
+                     "</td>";
+            s += "<td class=\"n\"><b>" + us(num(v->value("step_ns", json::object()), "median")) + "</b></td><td>";
+            std::string who;
+            const json& counts = v->value("slowest_count", json::object());
+            for (auto c = counts.begin(); c != counts.end(); ++c)
+                who += (who.empty() ? "" : ", ") + std::string("card ") + esc(c.key()) + ": " + c->dump();
+            s += who + "</td></tr>";
+        }
+    }
+    s += "</tbody></table>";
+    const json& inter = step.contains("interference") ? step["interference"] : json();
+    if (!inter.is_array()) {
+        s += "<p class=\"missing\">interference not measured: " +
+             esc(step.value("interference_skipped", std::string("–"))) + "</p>";
+    } else {
+        // The cards side by side again: per pattern and variant, each card's together / alone.
+        std::vector<int> ids;
+        std::vector<std::pair<std::string, std::string>> rows;
+        std::map<std::pair<std::string, std::string>, std::map<int, const json*>> cell;
+        for (const auto& r : inter) {
+            const int card = r.value("card", 0);
+            const std::pair<std::string, std::string> key{r.value("pattern", "?"), r.value("variant", "?")};
+            if (std::find(ids.begin(), ids.end(), card) == ids.end()) ids.push_back(card);
+            if (std::find(rows.begin(), rows.end(), key) == rows.end()) rows.push_back(key);
+            cell[key][card] = &r;
+        }
+        s += "<table class=\"interference\"><caption>Interference: median device time with the other cards running / "
+             "alone (the others idle); below, both in µs</caption><thead><tr><th>pattern</th><th>variant</th>";
+        for (int c : ids) s += fmt::format("<th>card {}</th>", c);
+        s += "</tr></thead><tbody>";
+        for (const auto& key : rows) {
+            s += "<tr><th scope=\"row\">" + breakable(key.first) + "</th><td>" + esc(key.second) + "</td>";
+            for (int c : ids) {
+                const auto it = cell[key].find(c);
+                if (it == cell[key].end()) {
+                    s += "<td class=\"n\">–</td>";
+                    continue;
+                }
+                const json& r = *it->second;
+                const auto ratio = num(r, "ratio");
+                s += fmt::format("<td class=\"n\">×{}<br><small>{} / {}</small></td>",
+                                 ratio ? fmt::format("{:.2f}", *ratio) : std::string("–"),
+                                 us(num(r, "together_median_ns")), us(num(r, "alone_median_ns")));
+            }
+            s += "</tr>";
+        }
+        s += "</tbody></table>";
+    }
+    return s + "</section>";
+}
+
 }  // namespace
+
+LoadedResult loadResult(const fs::path& path) {
+    std::ifstream f(path);
+    if (!f) throw probe::InputError(path.string() + ": cannot open the file");
+    json j;
+    try {
+        j = json::parse(f);
+    } catch (const json::exception& e) {
+        throw probe::InputError(path.string() + ": not JSON: " + e.what());
+    }
+    if (j.is_object() && j.contains("step_time") && j.contains("placement")) {
+        if (!j.contains("schema") || !j["schema"].is_number_integer() || j["schema"].get<int>() != 1)
+            throw probe::InputError(path.string() + ": a step.json of a schema this report does not know (want 1)");
+        return {{path.filename().string(), j}, true};
+    }
+    return {loadCard(path), false};
+}
 
 LoadedCard loadCard(const fs::path& path) {
     std::ifstream f(path);
@@ -426,7 +568,7 @@ ReportFormat reportFormatOf(const fs::path& p) {
 }
 
 std::string cardsReportHtml(const std::vector<LoadedCard>& cards, const std::vector<json>& sweepRows,
-                            const std::string& repeatTable) {
+                            const std::string& repeatTable, const json& step) {
     std::string s = R"~(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>ze-probe report</title><style>
 body{font-family:sans-serif;margin:16px;max-width:1000px;color:#222}
 table{border-collapse:collapse;margin:8px 0 16px 0;font-size:13px}
@@ -442,6 +584,7 @@ caption{text-align:left;font-weight:bold;padding:4px 0}
     s += "<p>";
     for (std::size_t i = 0; i < cards.size(); ++i) s += (i ? "; " : "") + esc(cards[i].label);
     s += "</p>";
+    if (step.is_object()) s += stepSection(cards, step) + "<h2>The cards</h2>";
     const auto patterns = patternsOf(cards);
     if (patterns.empty())
         s += "<p class=\"missing\">no gate in these cards (no timing): nothing to compare against the bar</p>";
@@ -457,8 +600,11 @@ caption{text-align:left;font-weight:bold;padding:4px 0}
     return s + "</body></html>\n";
 }
 
-std::string cardsReportSvg(const std::vector<LoadedCard>& cards) {
+std::string cardsReportSvg(const std::vector<LoadedCard>& given, const json& step) {
     // The overview as a grid of coloured cells, then each candidate's panels.
+    std::vector<LoadedCard> cards;
+    if (step.is_object()) cards.push_back(stepAsCard(step));
+    cards.insert(cards.end(), given.begin(), given.end());
     const auto patterns = patternsOf(cards);
     const double width = 1000, label = 200,
                  cellW = std::min(110.0, (width - label - 70) / double(std::max<std::size_t>(1, patterns.size()))),
@@ -524,10 +670,10 @@ std::string cardsReportSvg(const std::vector<LoadedCard>& cards) {
 }
 
 void writeCardsReport(const fs::path& path, const std::vector<LoadedCard>& cards, const std::vector<json>& sweepRows,
-                      const std::string& repeatTable) {
+                      const std::string& repeatTable, const json& step) {
     const ReportFormat f = reportFormatOf(path);
     const std::string text =
-        f == ReportFormat::html ? cardsReportHtml(cards, sweepRows, repeatTable) : cardsReportSvg(cards);
+        f == ReportFormat::html ? cardsReportHtml(cards, sweepRows, repeatTable, step) : cardsReportSvg(cards, step);
     probe::writeFileAtomically(path, text, "--report");
 }
 

@@ -29,6 +29,13 @@ struct LoadedCard {
 
 // Throws probe::InputError naming the file: unreadable, not JSON, not a card, schema < 2.
 LoadedCard loadCard(const std::filesystem::path&);
+// A results file: a card (loadCard's checks) or a step.json (`step` set; then `card` is it).
+// InputError naming the file otherwise.
+struct LoadedResult {
+    LoadedCard card;
+    bool step = false;
+};
+LoadedResult loadResult(const std::filesystem::path&);
 
 // The report's format from the output path: ".html" or ".svg"; anything else is an
 // InputError naming the path (nothing is written).
@@ -36,12 +43,16 @@ enum class ReportFormat { html, svg };
 ReportFormat reportFormatOf(const std::filesystem::path&);
 
 // `repeatTable`: the table of `--gate-repeat` (verdicts and spread of medians over fresh
-// processes), shown after the overview when given.
+// processes), shown after the overview when given. `step`: a step.json (null: none), shown
+// first: how and where the cards ran, the overview of the gate on the step, the cards' and
+// the step's medians side by side, and the interference (alone vs together).
 std::string cardsReportHtml(const std::vector<LoadedCard>&, const std::vector<nlohmann::json>& sweepRows = {},
-                            const std::string& repeatTable = {});
-std::string cardsReportSvg(const std::vector<LoadedCard>&);
+                            const std::string& repeatTable = {}, const nlohmann::json& step = nullptr);
+// The step's gate is one more row group of the overview.
+std::string cardsReportSvg(const std::vector<LoadedCard>&, const nlohmann::json& step = nullptr);
 // Renders by the path's extension and writes it; InputError on a bad extension or I/O error.
 void writeCardsReport(const std::filesystem::path&, const std::vector<LoadedCard>&,
-                      const std::vector<nlohmann::json>& sweepRows = {}, const std::string& repeatTable = {});
+                      const std::vector<nlohmann::json>& sweepRows = {}, const std::string& repeatTable = {},
+                      const nlohmann::json& step = nullptr);
 
 }  // namespace zp::app

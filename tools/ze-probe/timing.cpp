@@ -22,15 +22,15 @@ bool isCandidate(const std::string& v) { return v != "baseline" && v != "m1_orac
 
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
+double med(const std::vector<double>& x) { return x.empty() ? std::nan("") : probe::median(x); }
+
+}  // namespace
+
 nlohmann::json summaryJson(const std::vector<double>& x) {
     const probe::Summary s = probe::summarize(x);
     return {{"median", s.median}, {"p05", s.p05},   {"p95", s.p95},       {"min", s.min},
             {"max", s.max},       {"mean", s.mean}, {"stddev", s.stddev}, {"n", s.n}};
 }
-
-double med(const std::vector<double>& x) { return x.empty() ? std::nan("") : probe::median(x); }
-
-}  // namespace
 
 TimingSettings TimingSettings::defaultsFor(const ze::DeviceInfo& d) {
     if (d.isGpu()) return {50, 2, 5, false, true};
@@ -53,16 +53,21 @@ std::string TimingSettings::describe() const {
         warmup, roundsPerBlock());
 }
 
-std::vector<std::vector<double>> PatternTiming::blocksOf(const std::vector<double>& samples) const {
+std::vector<std::vector<double>> splitBlocks(const std::vector<double>& samples,
+                                             const std::vector<std::size_t>& blockEnds) {
     std::vector<std::vector<double>> out;
     std::size_t begin = 0;
     for (std::size_t end : blockEnds) {
         end = std::min(end, samples.size());
         if (end > begin)
             out.emplace_back(samples.begin() + std::ptrdiff_t(begin), samples.begin() + std::ptrdiff_t(end));
-        begin = end;
+        begin = std::max(begin, end);
     }
     return out;
+}
+
+std::vector<std::vector<double>> PatternTiming::blocksOf(const std::vector<double>& samples) const {
+    return splitBlocks(samples, blockEnds);
 }
 
 CaseSetRecorder::CaseSetRecorder(const oracle::ChainShape& s, double tickNs, std::vector<TraceSpan>* trace,

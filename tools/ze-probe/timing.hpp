@@ -56,6 +56,14 @@ struct TimingSettings {
     std::string describe() const;
 };
 
+// Samples cut into blocks at `blockEnds` (sample index one past each block's last; an end past
+// the samples is clamped, an empty block left out).
+std::vector<std::vector<double>> splitBlocks(const std::vector<double>& samples,
+                                             const std::vector<std::size_t>& blockEnds);
+
+// The card's "summary" of samples (median, p05, p95, min, max, mean, stddev, n).
+nlohmann::json summaryJson(const std::vector<double>& samples);
+
 struct VariantTiming {
     std::string variant;
     std::vector<std::string> kernels;           // entry point per launch, plan order
