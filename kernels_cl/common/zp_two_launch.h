@@ -35,6 +35,10 @@
  *    every A unit must have finished (two_launch: the launch boundary; one_launch: the
  *    device-wide barrier, with act read past any stale cache). two_launch's grid:
  *    (ceil(H / COLS), 1), one unit per work-group.
+ * 4'. zp_tl_gemm2_gather_row_tile(routes, tile, m, ...), kernel B's unit when it is split over
+ *    the token rows (build option ZP_TL_B_PER_ROW = 1): the same for row m's compact rows and
+ *    out row m only; grid (ceil(H / COLS), M). Twice the work-groups for M = 2 and half the
+ *    groups walked in turn by each (B is latency-bound on the H200: docs/perf.md "two_launch").
  *
  * Compact M2 at run time: an expert group with one compact row runs a 1-row specialisation of
  * the tile (nrows a literal 1: the dead rows' loads, fmas, lane sums and tree fold away), one
@@ -79,6 +83,28 @@ ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int ti
                               count, silu, limit, up_bias, act, red);
 }
 
+/* out[m][h] for rows m0 <= m < m1 and the columns h of column tile `tile`, in §5.7's route
+ * order, from y_tile (y of the tile's columns for every compact row r the routes of those rows
+ * use, at y_tile[r * COLS + h - h0]); rows without a local route get +0.0. */
+ZP_FN void zp_tl_gather_rows(local const int* routes, int rows, int top_k, int m0, int m1, int tile,
+                             global const float* topk_weights, global ushort* out, int hidden,
+                             local const ushort* y_tile) {
+    local const int* cr_of = ZP_RT_CR(routes, rows * top_k);
+    const int h0 = tile * ZP_GEMM_COLS_PER_WG;
+    for (int e = zp_tl_lid(); e < (m1 - m0) * ZP_GEMM_COLS_PER_WG; e += ZP_TL_ITEMS) {
+        const int dm = e / ZP_GEMM_COLS_PER_WG, j = e - dm * ZP_GEMM_COLS_PER_WG;
+        const int m = m0 + dm;
+        if (h0 + j >= hidden) continue;
+        float acc = 0.0f;
+        for (int k = 0; k < top_k; ++k) {
+            const int r = cr_of[m * top_k + k];
+            if (r < 0) continue;
+            acc = fma(topk_weights[m * top_k + k], zp_bf16_to_f32(y_tile[r * ZP_GEMM_COLS_PER_WG + j]), acc);
+        }
+        out[(size_t)m * hidden + h0 + j] = zp_f32_to_bf16(acc);
+    }
+}
+
 ZP_FN void zp_tl_gemm2_gather_tile(local const int* routes, int rows, int top_k, int tile,
                                    global const ushort* act, /* [MK, I] */
                                    global const uchar* w2_blocks, global const uchar* w2_scales,
@@ -98,20 +124,36 @@ ZP_FN void zp_tl_gemm2_gather_tile(local const int* routes, int rows, int top_k,
                           first, red);
     }
     barrier(CLK_LOCAL_MEM_FENCE); /* y_tile complete */
+    zp_tl_gather_rows(routes, rows, top_k, 0, rows, tile, topk_weights, out, hidden, y_tile);
+    barrier(CLK_LOCAL_MEM_FENCE); /* y_tile may be rewritten by the caller's next unit */
+}
 
+/* Kernel B's unit of work when B is split over the token rows (ZP_TL_B_PER_ROW == 1): column
+ * tile `tile` of y for the compact rows of token row m only (one per distinct local expert of
+ * row m, in k order; each a 1-row pass, since a row's within-row duplicates share one compact
+ * row), then out[m][h] for the tile's columns in §5.7's order. A compact row of a group shared
+ * by several token rows is computed by each of their work-groups (the weight tile is read once
+ * per row, as a rows_per_pass=1 build does anyway), so no y crosses work-groups; every y and
+ * out value is the same bits as zp_tl_gemm2_gather_tile's. two_launch's grid: (ceil(H / COLS), M). */
+ZP_FN void zp_tl_gemm2_gather_row_tile(local const int* routes, int rows, int top_k, int tile, int m,
+                                       global const ushort* act, /* [MK, I] */
+                                       global const uchar* w2_blocks, global const uchar* w2_scales,
+                                       global const float* topk_weights, /* [M, K] */
+                                       global ushort* out,               /* [M, H] */
+                                       int hidden, int intermediate, local ushort* y_tile, local float* red) {
+    const int mk = rows * top_k;
+    local const int* rep = ZP_RT_REP(routes, mk);
     local const int* cr_of = ZP_RT_CR(routes, mk);
-    const int h0 = tile * ZP_GEMM_COLS_PER_WG;
-    for (int e = zp_tl_lid(); e < rows * ZP_GEMM_COLS_PER_WG; e += ZP_TL_ITEMS) {
-        const int m = e / ZP_GEMM_COLS_PER_WG, j = e - m * ZP_GEMM_COLS_PER_WG;
-        if (h0 + j >= hidden) continue;
-        float acc = 0.0f;
-        for (int k = 0; k < top_k; ++k) {
-            const int r = cr_of[m * top_k + k];
-            if (r < 0) continue;
-            acc = fma(topk_weights[m * top_k + k], zp_bf16_to_f32(y_tile[r * ZP_GEMM_COLS_PER_WG + j]), acc);
-        }
-        out[(size_t)m * hidden + h0 + j] = zp_f32_to_bf16(acc);
+    local const int* crow = ZP_RT_ROWS(routes, mk);
+    for (int k = 0; k < top_k; ++k) {
+        const int i = m * top_k + k;
+        if (!rep[i]) continue; /* not local, or a duplicate of an earlier k of this row */
+        const int r = cr_of[i];
+        zp_gemm_group(w2_blocks, w2_scales, crow[ZP_ROW_WORDS * r], hidden, intermediate, tile, act, 0, r, 1, 0, y_tile,
+                      1, r, red);
     }
+    barrier(CLK_LOCAL_MEM_FENCE); /* y_tile complete */
+    zp_tl_gather_rows(routes, rows, top_k, m, m + 1, tile, topk_weights, out, hidden, y_tile);
     barrier(CLK_LOCAL_MEM_FENCE); /* y_tile may be rewritten by the caller's next unit */
 }
 

@@ -15,7 +15,7 @@ namespace zp::sched {
 static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG &&
                   KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
                   KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE &&
-                  KernelTuning{}.gemmTile == ZP_GEMM_TILE,
+                  KernelTuning{}.gemmTile == ZP_GEMM_TILE && KernelTuning{}.bPerRow == ZP_TL_B_PER_ROW,
               "KernelTuning's defaults must be the packaged kernels' (kernels_cl/abi/zp_abi.h)");
 
 namespace {
@@ -67,15 +67,21 @@ std::string packageTargets(const kernels::Package& package) {
 struct TuningKey {
     const char* name;
     int KernelTuning::*field;
-    const char* macro;
+    const char* macro;  // nullptr: not a build option of its own (b_cols_*: see forKernelFile)
+    bool kernelB;       // kernel B's: described (and a -D) only where it differs from the packaged kernels'
 };
 constexpr TuningKey kTuningKeys[] = {
-    {"cols_per_wg", &KernelTuning::colsPerWorkGroup, "ZP_GEMM_COLS_PER_WG"},
-    {"cols_per_item", &KernelTuning::colsPerItem, "ZP_GEMM_COLS_PER_ITEM"},
-    {"rows_per_pass", &KernelTuning::rowsPerPass, "ZP_GEMM_ROWS_PER_PASS"},
-    {"e2m1_decode", &KernelTuning::e2m1Decode, "ZP_E2M1_DECODE"},
-    {"gemm_tile", &KernelTuning::gemmTile, "ZP_GEMM_TILE"},
+    {"cols_per_wg", &KernelTuning::colsPerWorkGroup, "ZP_GEMM_COLS_PER_WG", false},
+    {"cols_per_item", &KernelTuning::colsPerItem, "ZP_GEMM_COLS_PER_ITEM", false},
+    {"rows_per_pass", &KernelTuning::rowsPerPass, "ZP_GEMM_ROWS_PER_PASS", false},
+    {"e2m1_decode", &KernelTuning::e2m1Decode, "ZP_E2M1_DECODE", false},
+    {"gemm_tile", &KernelTuning::gemmTile, "ZP_GEMM_TILE", false},
+    {"b_per_row", &KernelTuning::bPerRow, "ZP_TL_B_PER_ROW", true},
+    {"b_cols_per_wg", &KernelTuning::bColsPerWorkGroup, nullptr, true},
+    {"b_cols_per_item", &KernelTuning::bColsPerItem, nullptr, true},
 };
+constexpr const char* kTuningKeyList =
+    "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, b_per_row, b_cols_per_wg, b_cols_per_item";
 
 }  // namespace
 
@@ -95,8 +101,7 @@ KernelTuning KernelTuning::parse(std::string_view text) {
         const auto* k = std::find_if(std::begin(kTuningKeys), std::end(kTuningKeys),
                                      [&](const TuningKey& tk) { return key == tk.name; });
         if (k == std::end(kTuningKeys))
-            throw std::invalid_argument("kernel tuning: unknown key '" + key +
-                                        "' (valid: cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile)");
+            throw std::invalid_argument("kernel tuning: unknown key '" + key + "' (valid: " + kTuningKeyList + ")");
         std::size_t used = 0;
         int v = 0;
         try {
@@ -116,6 +121,13 @@ KernelTuning KernelTuning::parse(std::string_view text) {
     if (t.rowsPerPass < 1) bad("rows_per_pass must be at least 1");
     if (t.e2m1Decode != 0 && t.e2m1Decode != 1) bad("e2m1_decode must be 0 or 1");
     if (t.gemmTile != 0 && t.gemmTile != 1) bad("gemm_tile must be 0 (lanes) or 1 (blocks)");
+    if (t.bPerRow != 0 && t.bPerRow != 1) bad("b_per_row must be 0 (a column tile for every row) or 1 (per row)");
+    if (t.bColsPerWorkGroup < 0 || t.bColsPerItem < 0) bad("b_cols_per_wg and b_cols_per_item must be >= 0");
+    const KernelTuning b = t.forKernelFile("two_launch_b");
+    if (b.colsPerItem < 2 || b.colsPerItem % 2) bad("B's cols_per_item (b_cols_per_item) must be even and at least 2");
+    if (b.colsPerWorkGroup % b.colsPerItem)
+        bad("B's cols_per_item (" + std::to_string(b.colsPerItem) + ") must divide B's cols_per_wg (" +
+            std::to_string(b.colsPerWorkGroup) + ")");
     return t;
 }
 
@@ -128,17 +140,33 @@ KernelTuning KernelTuning::recommendedFor(const ze::DeviceInfo& device) {
 }
 
 std::string KernelTuning::describe() const {
+    // Kernel B's keys only where they differ from the packaged kernels', so that the tiles of
+    // the GEMMs read as before (card JSON kernel_tuning).
+    const KernelTuning packaged;
     std::string s;
     for (const auto& k : kTuningKeys)
-        s += (s.empty() ? "" : ",") + std::string(k.name) + "=" + std::to_string(this->*(k.field));
+        if (!k.kernelB || this->*(k.field) != packaged.*(k.field))
+            s += (s.empty() ? "" : ",") + std::string(k.name) + "=" + std::to_string(this->*(k.field));
     return s;
 }
 
 std::string KernelTuning::buildOptions() const {
     std::string s;
+    const KernelTuning packaged;
     for (const auto& k : kTuningKeys)
-        s += (s.empty() ? "-D" : " -D") + std::string(k.macro) + "=" + std::to_string(this->*(k.field));
+        if (k.macro && (!k.kernelB || this->*(k.field) != packaged.*(k.field)))
+            s += (s.empty() ? "-D" : " -D") + std::string(k.macro) + "=" + std::to_string(this->*(k.field));
     return s;
+}
+
+KernelTuning KernelTuning::forKernelFile(std::string_view kernelFile) const {
+    KernelTuning t = *this;
+    if (kernelFile == "two_launch_b") {
+        if (bColsPerWorkGroup) t.colsPerWorkGroup = bColsPerWorkGroup;
+        if (bColsPerItem) t.colsPerItem = bColsPerItem;
+    }
+    t.bColsPerWorkGroup = t.bColsPerItem = 0;
+    return t;
 }
 
 // ----------------------------------------------------------------------------- modules
@@ -190,7 +218,8 @@ const ze::Module& KernelModules::module(const std::string& kernelFile) {
     // SPIR-V and native binaries need no build flags; a bundle gets the tile options only when
     // they differ from the packaged ones (zecl appends them to the bundle's own options).
     // Never -cl-mad-enable / -cl-fast-relaxed-math (CONTRACT §2).
-    const std::string flags = tuning_.isPackaged() ? std::string() : tuning_.buildOptions();
+    const KernelTuning tiles = tuning_.forKernelFile(kernelFile);
+    const std::string flags = tiles.isPackaged() ? std::string() : tiles.buildOptions();
     return modules_.emplace(kernelFile, ze::Module::create(*context_, device_, format, a->bytes, flags)).first->second;
 }
 
@@ -321,9 +350,13 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
                 {b.topkIds,     b.hidden,   b.w1Blocks, b.w1Scales, b.silu, b.act,  b.routeInfo,
                  b.compactRows, b.routeRow, b.groups,   m,          k,      e,      c,
                  card,          h,          i,          L,          beta,   layout, routeTable});
-            add("two_launch_b", "two_launch_b", gemm, {ceilDiv(H, cols), 1, 1},
+            // B: its own column tile (KernelTuning::forKernelFile), split over the rows with b_per_row.
+            const KernelTuning tb = t.forKernelFile("two_launch_b");
+            const std::uint32_t colsB = tb.colsPerWorkGroup;
+            add("two_launch_b", "two_launch_b", {ZP_LANES, colsB / std::uint32_t(tb.colsPerItem), 1},
+                {ceilDiv(H, colsB), t.bPerRow ? M : 1u, 1},
                 {b.topkIds, b.topkWeights, b.act, b.w2Blocks, b.w2Scales, b.out, m, k, e, c, card, h, i, routeTable,
-                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * cols}});
+                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * colsB}});
             break;
         }
         case probe::Variant::OneLaunch: {
@@ -331,7 +364,8 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
             // asked for is the wider of A's (pair tile, expert group) units and B's column
             // tiles; DeviceChain caps it at the suggested cooperative count.
             const ze::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
-            const std::uint32_t most = std::max(ceilDiv(I, pairs) * groupSlots, ceilDiv(H, cols));
+            const std::uint32_t most =
+                std::max(ceilDiv(I, pairs) * groupSlots, ceilDiv(H, cols) * (t.bPerRow ? M : 1u));
             add("one_launch", "one_launch", gemm, {most, 1, 1},
                 {b.topkIds,
                  b.topkWeights,
