@@ -133,9 +133,11 @@ KernelTuning KernelTuning::parse(std::string_view text) {
 
 KernelTuning KernelTuning::recommendedFor(const ze::DeviceInfo& device) {
     constexpr std::uint32_t kNvidiaVendorId = 0x10de;
-    // docs/perf.md: the fastest H200 tiles for six_local on every variant.
+    // docs/perf.md: the fastest H200 tiles for six_local on every variant; kernel B of
+    // two_launch / one_launch split over the token rows, two_launch_b with 16-column tiles
+    // ("two_launch": B 99 -> 66 us on six_local, bit for bit the same).
     if (device.isZecl() && device.isGpu() && device.props.vendorId == kNvidiaVendorId)
-        return parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1");
+        return parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_per_row=1,b_cols_per_wg=16");
     return {};
 }
 

@@ -391,7 +391,8 @@ TEST(DeviceChainPlan, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidi
     d.props.vendorId = 0x10de;
     const auto nvidia = KernelTuning::recommendedFor(d);
     EXPECT_EQ(nvidia.gemmTile, 1);
-    EXPECT_EQ(nvidia.describe(), "cols_per_wg=32,cols_per_item=4,rows_per_pass=1,e2m1_decode=1,gemm_tile=1");
+    EXPECT_EQ(nvidia.describe(),
+              "cols_per_wg=32,cols_per_item=4,rows_per_pass=1,e2m1_decode=1,gemm_tile=1,b_per_row=1,b_cols_per_wg=16");
     d.props.type = ZE_DEVICE_TYPE_CPU;  // PoCL
     EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
     d.props.type = ZE_DEVICE_TYPE_GPU;
