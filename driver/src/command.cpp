@@ -1370,9 +1370,8 @@ ze_result_t EventHostReset(ze_event_handle_t hEvent) {
 
 ze_result_t EventQueryKernelTimestamp(ze_event_handle_t hEvent, ze_kernel_timestamp_result_t* dst) {
     ze_result_t err;
-    Event* e = lookup<Event>(hEvent, err);
+    Event* e = lookupQuery<Event>(hEvent, dst, err);
     if (!e) return err;
-    if (dst == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (!(e->pool->flags & ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP))
         return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // the pool was not created for timestamps
     std::lock_guard lock(e->mutex);

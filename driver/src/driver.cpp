@@ -470,6 +470,18 @@ ze_result_t Init(ze_init_flags_t flags) {
     return disc.result;
 }
 
+namespace {
+
+// The count protocol of a query with one entry: a size query (count 0 or no array) learns
+// 1; otherwise the caller fills the entry. Either way the count becomes 1.
+bool fillsTheOneEntry(uint32_t* pCount, const void* entries) {
+    const bool fill = *pCount != 0 && entries != nullptr;
+    *pCount = 1;
+    return fill;
+}
+
+}  // namespace
+
 ze_result_t DriverGet(uint32_t* pCount, ze_driver_handle_t* phDrivers) {
     Discovery& disc = discovery();
     std::lock_guard lock(disc.mutex);
@@ -479,17 +491,15 @@ ze_result_t DriverGet(uint32_t* pCount, ze_driver_handle_t* phDrivers) {
 
 ze_result_t DriverGetApiVersion(ze_driver_handle_t hDriver, ze_api_version_t* version) {
     ze_result_t err;
-    if (!lookup<Driver>(hDriver, err)) return err;
-    if (version == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookupQuery<Driver>(hDriver, version, err)) return err;
     *version = ZE_API_VERSION_1_4;
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t DriverGetProperties(ze_driver_handle_t hDriver, ze_driver_properties_t* p) {
     ze_result_t err;
-    Driver* drv = lookup<Driver>(hDriver, err);
+    Driver* drv = lookupQuery<Driver>(hDriver, p, err);
     if (!drv) return err;
-    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->uuid = drv->uuid;
     p->driverVersion = drv->driverVersion;
     return ZE_RESULT_SUCCESS;
@@ -497,8 +507,7 @@ ze_result_t DriverGetProperties(ze_driver_handle_t hDriver, ze_driver_properties
 
 ze_result_t DriverGetIpcProperties(ze_driver_handle_t hDriver, ze_driver_ipc_properties_t* p) {
     ze_result_t err;
-    if (!lookup<Driver>(hDriver, err)) return err;
-    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookupQuery<Driver>(hDriver, p, err)) return err;
     p->flags = 0;  // no IPC over OpenCL SVM
     return ZE_RESULT_SUCCESS;
 }
@@ -506,8 +515,7 @@ ze_result_t DriverGetIpcProperties(ze_driver_handle_t hDriver, ze_driver_ipc_pro
 ze_result_t DriverGetExtensionProperties(ze_driver_handle_t hDriver, uint32_t* pCount,
                                          ze_driver_extension_properties_t* pProperties) {
     ze_result_t err;
-    if (!lookup<Driver>(hDriver, err)) return err;
-    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookupQuery<Driver>(hDriver, pCount, err)) return err;
     // The extensions zecl implements in full.
     static const ze_driver_extension_properties_t kExtensions[] = {
         {ZE_GLOBAL_OFFSET_EXP_NAME, ZE_GLOBAL_OFFSET_EXP_VERSION_CURRENT},
@@ -531,17 +539,15 @@ ze_result_t DeviceGet(ze_driver_handle_t hDriver, uint32_t* pCount, ze_device_ha
 
 ze_result_t DeviceGetSubDevices(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_handle_t*) {
     ze_result_t err;
-    if (!lookup<Device>(hDevice, err)) return err;
-    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookupQuery<Device>(hDevice, pCount, err)) return err;
     *pCount = 0;
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t DeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties_t* p) {
     ze_result_t err;
-    Device* d = lookup<Device>(hDevice, err);
+    Device* d = lookupQuery<Device>(hDevice, p, err);
     if (!d) return err;
-    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->type = d->type;
     p->vendorId = d->vendorId;
     p->deviceId = 0;  // OpenCL has no portable PCI device id
@@ -575,9 +581,8 @@ ze_result_t DeviceGetProperties(ze_device_handle_t hDevice, ze_device_properties
 
 ze_result_t DeviceGetComputeProperties(ze_device_handle_t hDevice, ze_device_compute_properties_t* p) {
     ze_result_t err;
-    Device* d = lookup<Device>(hDevice, err);
+    Device* d = lookupQuery<Device>(hDevice, p, err);
     if (!d) return err;
-    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     auto clamp32 = [](uint64_t v) { return uint32_t(std::min<uint64_t>(v, UINT32_MAX)); };
     p->maxTotalGroupSize = clamp32(d->maxWorkGroupSize);
     p->maxGroupSizeX = clamp32(std::min(d->maxWorkItemSizes[0], d->maxWorkGroupSize));
@@ -595,9 +600,8 @@ ze_result_t DeviceGetComputeProperties(ze_device_handle_t hDevice, ze_device_com
 
 ze_result_t DeviceGetModuleProperties(ze_device_handle_t hDevice, ze_device_module_properties_t* p) {
     ze_result_t err;
-    Device* d = lookup<Device>(hDevice, err);
+    Device* d = lookupQuery<Device>(hDevice, p, err);
     if (!d) return err;
-    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->spirvVersionSupported = d->ilSpirv ? d->spirvVersion : 0;
     p->flags = 0;
     if (d->fp16) p->flags |= ZE_DEVICE_MODULE_FLAG_FP16;
@@ -615,13 +619,8 @@ ze_result_t DeviceGetModuleProperties(ze_device_handle_t hDevice, ze_device_modu
 ze_result_t DeviceGetCommandQueueGroupProperties(ze_device_handle_t hDevice, uint32_t* pCount,
                                                  ze_command_queue_group_properties_t* p) {
     ze_result_t err;
-    if (!lookup<Device>(hDevice, err)) return err;
-    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (*pCount == 0 || p == nullptr) {
-        *pCount = 1;
-        return ZE_RESULT_SUCCESS;
-    }
-    *pCount = 1;
+    if (!lookupQuery<Device>(hDevice, pCount, err)) return err;
+    if (!fillsTheOneEntry(pCount, p)) return ZE_RESULT_SUCCESS;
     // One group: every OpenCL queue runs kernels and copies. Queues are cheap OpenCL
     // queues, so many may be created.
     // Cooperative kernels everywhere: zeKernelSuggestMaxCooperativeGroupCount answers what
@@ -635,14 +634,9 @@ ze_result_t DeviceGetCommandQueueGroupProperties(ze_device_handle_t hDevice, uin
 
 ze_result_t DeviceGetMemoryProperties(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_memory_properties_t* p) {
     ze_result_t err;
-    Device* d = lookup<Device>(hDevice, err);
+    Device* d = lookupQuery<Device>(hDevice, pCount, err);
     if (!d) return err;
-    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (*pCount == 0 || p == nullptr) {
-        *pCount = 1;
-        return ZE_RESULT_SUCCESS;
-    }
-    *pCount = 1;
+    if (!fillsTheOneEntry(pCount, p)) return ZE_RESULT_SUCCESS;
     p->flags = 0;
     p->maxClockRate = 0;  // OpenCL does not report memory clocks
     p->maxBusWidth = d->memoryBusWidth;
@@ -653,9 +647,8 @@ ze_result_t DeviceGetMemoryProperties(ze_device_handle_t hDevice, uint32_t* pCou
 
 ze_result_t DeviceGetMemoryAccessProperties(ze_device_handle_t hDevice, ze_device_memory_access_properties_t* p) {
     ze_result_t err;
-    Device* d = lookup<Device>(hDevice, err);
+    Device* d = lookupQuery<Device>(hDevice, p, err);
     if (!d) return err;
-    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     const ze_memory_access_cap_flags_t rw = ZE_MEMORY_ACCESS_CAP_FLAG_RW;
     const ze_memory_access_cap_flags_t atomic =
         (d->svm & CL_DEVICE_SVM_ATOMICS) ? ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC | ZE_MEMORY_ACCESS_CAP_FLAG_CONCURRENT |
@@ -672,14 +665,9 @@ ze_result_t DeviceGetMemoryAccessProperties(ze_device_handle_t hDevice, ze_devic
 
 ze_result_t DeviceGetCacheProperties(ze_device_handle_t hDevice, uint32_t* pCount, ze_device_cache_properties_t* p) {
     ze_result_t err;
-    Device* d = lookup<Device>(hDevice, err);
+    Device* d = lookupQuery<Device>(hDevice, pCount, err);
     if (!d) return err;
-    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-    if (*pCount == 0 || p == nullptr) {
-        *pCount = 1;
-        return ZE_RESULT_SUCCESS;
-    }
-    *pCount = 1;
+    if (!fillsTheOneEntry(pCount, p)) return ZE_RESULT_SUCCESS;
     p->flags = 0;
     p->cacheSize = d->globalCacheSize;
     return ZE_RESULT_SUCCESS;
@@ -687,8 +675,7 @@ ze_result_t DeviceGetCacheProperties(ze_device_handle_t hDevice, uint32_t* pCoun
 
 ze_result_t DeviceGetImageProperties(ze_device_handle_t hDevice, ze_device_image_properties_t* p) {
     ze_result_t err;
-    if (!lookup<Device>(hDevice, err)) return err;
-    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookupQuery<Device>(hDevice, p, err)) return err;
     // zecl exposes no images.
     p->maxImageDims1D = p->maxImageDims2D = p->maxImageDims3D = 0;
     p->maxImageBufferSize = 0;
@@ -698,8 +685,7 @@ ze_result_t DeviceGetImageProperties(ze_device_handle_t hDevice, ze_device_image
 
 ze_result_t DeviceGetExternalMemoryProperties(ze_device_handle_t hDevice, ze_device_external_memory_properties_t* p) {
     ze_result_t err;
-    if (!lookup<Device>(hDevice, err)) return err;
-    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookupQuery<Device>(hDevice, p, err)) return err;
     p->memoryAllocationImportTypes = p->memoryAllocationExportTypes = 0;
     p->imageImportTypes = p->imageExportTypes = 0;
     return ZE_RESULT_SUCCESS;

@@ -9,6 +9,7 @@
 #include "objects.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <bit>
 
 namespace zecl {
@@ -82,8 +83,9 @@ ze_result_t allocate(Context* ctx, Device* dev, ze_memory_type_t type, size_t si
     std::vector<Device*> users = dev ? std::vector<Device*>{dev} : ctx->devices;
     cl_ulong maxAlloc = UINT64_MAX;
     size_t baseAlign = 4096;
-    bool fineEverywhere = true;
+    bool fineEverywhere = true, cpuOnly = true;
     for (Device* d : users) {
+        cpuOnly = cpuOnly && d->type == ZE_DEVICE_TYPE_CPU;
         maxAlloc = std::min(maxAlloc, d->maxAllocSize);
         baseAlign = std::min<size_t>(baseAlign, d->baseAddrAlign);
         fineEverywhere = fineEverywhere && (d->svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER);
@@ -108,6 +110,15 @@ ze_result_t allocate(Context* ctx, Device* dev, ze_memory_type_t type, size_t si
     if (base == nullptr) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
     uintptr_t begin = reinterpret_cast<uintptr_t>(base);
     if (extra) begin = (begin + alignment - 1) & ~(uintptr_t(alignment) - 1);
+    // A GPU driver's fresh pages read as zero past the end; an OpenCL runtime's SVM heap
+    // (Intel's CPU runtime reuses freed blocks) holds stale data there, and a kernel that
+    // reads past a small allocation takes it as offsets (the suite's scratch test then
+    // crashed). So the padding is zeroed where the host can write it.
+    if (cpuOnly || (flags & CL_MEM_SVM_FINE_GRAIN_BUFFER)) {
+        auto* end = static_cast<uint8_t*>(base) + padded + extra;
+        auto* tail = reinterpret_cast<uint8_t*>(begin) + size;
+        if (tail < end) std::memset(tail, 0, size_t(end - tail));
+    }
 
     Allocation a;
     a.clBase = base;
@@ -226,9 +237,8 @@ ze_result_t MemAllocDevice(ze_context_handle_t hContext, const ze_device_mem_all
 ze_result_t MemAllocHost(ze_context_handle_t hContext, const ze_host_mem_alloc_desc_t* desc, size_t size,
                          size_t alignment, void** pptr) {
     ze_result_t err;
-    Context* ctx = lookup<Context>(hContext, err);
+    Context* ctx = lookupQuery<Context>(hContext, desc, err);
     if (!ctx) return err;
-    if (desc == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return allocate(ctx, nullptr, ZE_MEMORY_TYPE_HOST, size, alignment, pptr);
 }
 
@@ -250,9 +260,8 @@ ze_result_t MemAllocShared(ze_context_handle_t hContext, const ze_device_mem_all
 
 ze_result_t MemFree(ze_context_handle_t hContext, void* ptr) {
     ze_result_t err;
-    Context* ctx = lookup<Context>(hContext, err);
+    Context* ctx = lookupQuery<Context>(hContext, ptr, err);
     if (!ctx) return err;
-    if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     void* base = nullptr;
     auto take = [&](Context* c) {
         std::lock_guard lock(c->allocMutex);
@@ -304,9 +313,8 @@ ze_result_t MemGetAllocProperties(ze_context_handle_t hContext, const void* ptr,
 
 ze_result_t MemGetAddressRange(ze_context_handle_t hContext, const void* ptr, void** pBase, size_t* pSize) {
     ze_result_t err;
-    Context* ctx = lookup<Context>(hContext, err);
+    Context* ctx = lookupQuery<Context>(hContext, ptr, err);
     if (!ctx) return err;
-    if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     std::lock_guard lock(ctx->allocMutex);
     const Allocation* a = ctx->findLocked(ptr);
     if (!a) return ZE_RESULT_ERROR_INVALID_ARGUMENT;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <sstream>
 
@@ -22,6 +23,44 @@ std::string programBuildLog(cl_program program, cl_device_id dev) {
     clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, n, s.data(), nullptr);
     s.resize(std::strlen(s.c_str()));
     return s;
+}
+
+// A successful build's log holds its diagnostics (the L0 build log is for the build's
+// messages: warnings, notes, zecl's own remarks). Intel's CPU runtime adds progress lines
+// ("Compilation started", "Device build done", ...), its backend options and vectorizer
+// statistics on every build; those say nothing about the module and are dropped, so a clean
+// build has an empty log as on Intel's GPU driver and PoCL. Any other line stays (a compiler
+// diagnostic and the source excerpt and caret under it), and a failed build keeps its whole log.
+bool isProgressLine(const std::string& line) {
+    static const char* const exact[] = {"Compilation started",  "Compilation done",  "Linking started", "Linking done",
+                                        "Device build started", "Device build done", "Done.",           "Done"};
+    for (const char* e : exact)
+        if (line == e) return true;
+    auto starts = [&](const char* p) { return line.rfind(p, 0) == 0; };
+    auto ends = [&](const std::string& s) {
+        return line.size() >= s.size() && line.compare(line.size() - s.size(), s.size(), s) == 0;
+    };
+    if (starts("Options used by backend compiler:")) return true;
+    // Backend statistics carry no source location ("remark: <unknown>:0:0: 9 instructions in function").
+    if (starts("remark: <unknown>:0:0:")) return true;
+    // The vectorizer's report: Kernel "k" was successfully vectorized (8) / was not vectorized.
+    if (starts("Kernel \"") &&
+        (line.find("\" was successfully vectorized") != std::string::npos || ends("\" was not vectorized")))
+        return true;
+    return false;
+}
+
+std::string diagnosticsOf(const std::string& log) {
+    std::istringstream in(log);
+    std::string line, out;
+    while (std::getline(in, line)) {
+        std::string bare = line;
+        while (!bare.empty() && (bare.back() == '\r' || bare.back() == ' ')) bare.pop_back();
+        if (bare.empty() || isProgressLine(bare)) continue;
+        out += line;
+        out += '\n';
+    }
+    return out;
 }
 
 void giveBuildLog(ze_module_build_log_handle_t* phBuildLog, std::string text) {
@@ -190,6 +229,28 @@ void* deviceExtensionFunction(const Device* dev, const char* extension, const ch
 
 std::atomic<ze_api_version_t> loaderApiVersion{ZE_API_VERSION_FORCE_UINT32};
 
+// Runs the module's address kernel once on a queue of its own and keeps what it wrote.
+cl_int readGlobalAddresses(Module& m) {
+    cl_int e = CL_SUCCESS;
+    cl_kernel k = clCreateKernel(m.program, kGlobalAddressKernel, &e);
+    if (e != CL_SUCCESS) return e;
+    std::vector<uint64_t> addresses(m.globals.size(), 0);
+    cl_mem out = clCreateBuffer(m.context->cl, CL_MEM_WRITE_ONLY, addresses.size() * 8, nullptr, &e);
+    cl_command_queue q =
+        e == CL_SUCCESS ? clCreateCommandQueueWithProperties(m.context->cl, m.device->cl, nullptr, &e) : nullptr;
+    const size_t one = 1;
+    if (e == CL_SUCCESS) e = clSetKernelArg(k, 0, sizeof(out), &out);
+    if (e == CL_SUCCESS) e = clEnqueueNDRangeKernel(q, k, 1, nullptr, &one, &one, 0, nullptr, nullptr);
+    if (e == CL_SUCCESS)
+        e = clEnqueueReadBuffer(q, out, CL_TRUE, 0, addresses.size() * 8, addresses.data(), 0, nullptr, nullptr);
+    if (q) clReleaseCommandQueue(q);
+    if (out) clReleaseMemObject(out);
+    clReleaseKernel(k);
+    for (size_t i = 0; e == CL_SUCCESS && i < m.globals.size(); ++i)
+        m.globals[i].address = reinterpret_cast<void*>(uintptr_t(addresses[i]));
+    return e;
+}
+
 }  // namespace
 
 void noteLoaderApiVersion(ze_api_version_t version) { loaderApiVersion = version; }
@@ -260,6 +321,11 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
     std::vector<SpecConstant> constants;
     std::string ignoredIds;  // specialization constant ids the module does not declare
     std::span<const uint8_t> il;
+    std::optional<GlobalAddressModule> withAddresses;
+    std::vector<uint8_t> lowered;           // il with spec_constant marker values, where it has markers
+    std::span<const uint8_t> source;        // what is built: lowered or il
+    std::vector<SpecConstant> clConstants;  // the constants OpenCL sets (SpecId ones)
+    std::string loweredIds;
     auto* in = static_cast<const uint8_t*>(desc->pInputModule);
     cl_int e = CL_SUCCESS;
     cl_program program = nullptr;
@@ -289,7 +355,9 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
             constants = container.constants;
         } else {
             il = {in, desc->inputSize};
-            const auto sizes = pc && pc->numConstants ? spirvSpecConstantSizes(il) : std::map<uint32_t, uint32_t>{};
+            auto sizes = pc && pc->numConstants ? spirvSpecConstantSizes(il) : std::map<uint32_t, uint32_t>{};
+            if (!sizes.empty() || (pc && pc->numConstants))
+                for (auto [id, bytes] : spirvSpecConstantMarkers(il)) sizes.emplace(id, bytes);
             for (uint32_t i = 0; pc != nullptr && i < pc->numConstants; ++i) {
                 if (pc->pConstantValues[i] == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
                 auto size = sizes.find(pc->pConstantIds[i]);
@@ -309,13 +377,40 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
                          "use the source bundle (ZE_MODULE_FORMAT_NATIVE)");
             return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
         }
-        program = clCreateProgramWithIL(ctx->cl, il.data(), il.size(), &e);
+        // OpenCL C++ spec_constant markers (no SpecId; see spirv_args.hpp) take their values
+        // in the module's initialisers; the rest go to clSetProgramSpecializationConstant.
+        clConstants = constants;
+        const auto markers = constants.empty() ? std::map<uint32_t, uint32_t>{} : spirvSpecConstantMarkers(il);
+        if (!markers.empty()) {
+            const auto declared = spirvSpecConstantSizes(il);
+            std::map<uint32_t, std::vector<uint8_t>> values;
+            clConstants.clear();
+            for (const SpecConstant& c : constants)
+                if (markers.count(c.id) && !declared.count(c.id))
+                    values[c.id] = c.value;
+                else
+                    clConstants.push_back(c);
+            lowered = spirvWithMarkerValues(il, values);
+            if (lowered.empty()) {
+                clConstants = constants;
+            } else {
+                for (const auto& [id, v] : values) loweredIds += " " + std::to_string(id);
+            }
+        }
+        source = lowered.empty() ? il : std::span<const uint8_t>(lowered);
+        // Without cl_intel_global_variable_pointers, a CPU device (whose global addresses
+        // zecl's copies can use) builds the module with the address kernel.
+        if (dev->type == ZE_DEVICE_TYPE_CPU &&
+            !deviceExtensionFunction(dev, "cl_intel_global_variable_pointers", "clGetDeviceGlobalVariablePointerINTEL"))
+            withAddresses = spirvWithGlobalAddressKernel(source);
+        const std::span<const uint8_t> built = withAddresses ? std::span<const uint8_t>(withAddresses->spirv) : source;
+        program = clCreateProgramWithIL(ctx->cl, built.data(), built.size(), &e);
     }
     if (e != CL_SUCCESS) {
         giveBuildLog(phBuildLog, "zecl: OpenCL refused the module input (error " + std::to_string(e) + ")");
         return e == CL_INVALID_VALUE ? ZE_RESULT_ERROR_INVALID_NATIVE_BINARY : fromCl(e);
     }
-    for (const SpecConstant& c : constants) {
+    for (const SpecConstant& c : clConstants) {
         if ((e = setSpecConstant(program, dev, c)) != CL_SUCCESS) {
             clReleaseProgram(program);
             giveBuildLog(phBuildLog, "zecl: clSetProgramSpecializationConstant(id " + std::to_string(c.id) +
@@ -332,17 +427,31 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
         return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
     }
     e = clBuildProgram(program, 1, &dev->cl, buildOptions.c_str(), nullptr, nullptr);
-    std::string log = programBuildLog(program, dev->cl);
-    if (e != CL_SUCCESS) {
+    if (e != CL_SUCCESS && withAddresses) {
+        // The module as given, should the added kernel be what the compiler refused.
         clReleaseProgram(program);
+        withAddresses.reset();
+        program = clCreateProgramWithIL(ctx->cl, source.data(), source.size(), &e);
+        for (size_t i = 0; e == CL_SUCCESS && i < clConstants.size(); ++i)
+            e = setSpecConstant(program, dev, clConstants[i]);
+        if (e == CL_SUCCESS) e = clBuildProgram(program, 1, &dev->cl, buildOptions.c_str(), nullptr, nullptr);
+    }
+    std::string log = program ? programBuildLog(program, dev->cl) : std::string();
+    if (e != CL_SUCCESS) {
+        if (program) clReleaseProgram(program);
         if (log.empty())
             log = "zecl: clBuildProgram failed with error " + std::to_string(e) + " (options:" + buildOptions + ")";
         giveBuildLog(phBuildLog, std::move(log));
         return e == CL_BUILD_PROGRAM_FAILURE || e == CL_INVALID_BUILD_OPTIONS ? ZE_RESULT_ERROR_MODULE_BUILD_FAILURE
                                                                               : fromCl(e);
     }
+    log = diagnosticsOf(log);
     if (!ignoredIds.empty())
         log = "zecl: specialization constants ignored, the module declares no SpecId" + ignoredIds + "\n" + log;
+    if (!loweredIds.empty())
+        log = "zecl: specialization constants" + loweredIds +
+              " set in the module's OpenCL C++ spec_constant initialisers (cl::__spirv::OpSpecConstant, no SpecId)\n" +
+              log;
     giveBuildLog(phBuildLog, std::move(log));
 
     auto* m = new Module;
@@ -357,6 +466,11 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
         m->native = makeIlContainer(options + flags, il, constants);
     }
     m->kernelNames = kernelNamesOf(program);
+    if (withAddresses) {
+        m->globalAddressKernel = true;
+        std::erase(m->kernelNames, std::string(kGlobalAddressKernel));
+        for (SpirvGlobal& g : withAddresses->globals) m->globals.push_back({std::move(g.name), g.bytes, nullptr});
+    }
     publish(m);
     *phModule = reinterpret_cast<ze_module_handle_t>(m);
     return ZE_RESULT_SUCCESS;
@@ -375,9 +489,8 @@ ze_result_t ModuleDestroy(ze_module_handle_t hModule) {
 
 ze_result_t ModuleGetNativeBinary(ze_module_handle_t hModule, size_t* pSize, uint8_t* pModuleNativeBinary) {
     ze_result_t err;
-    Module* m = lookup<Module>(hModule, err);
+    Module* m = lookupQuery<Module>(hModule, pSize, err);
     if (!m) return err;
-    if (pSize == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     // zecl keeps no device binary (OpenCL program binaries are not portable across
     // platforms, and PoCL's need its cache): the "native binary" is what rebuilds the same
     // program through ZE_MODULE_FORMAT_NATIVE. A source-bundle module gives its bundle, which
@@ -396,14 +509,25 @@ ze_result_t ModuleGetNativeBinary(ze_module_handle_t hModule, size_t* pSize, uin
 
 ze_result_t ModuleGetGlobalPointer(ze_module_handle_t hModule, const char* pGlobalName, size_t* pSize, void** pptr) {
     ze_result_t err;
-    Module* m = lookup<Module>(hModule, err);
+    Module* m = lookupQuery<Module>(hModule, pGlobalName, err);
     if (!m) return err;
-    if (pGlobalName == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     // Program-scope globals have no address in core OpenCL; cl_intel_global_variable_pointers
-    // gives one (where the platform has it). Without it: unsupported.
+    // gives one (where the platform has it). Without it, a SPIR-V module on a CPU device was
+    // built with the address kernel (see ModuleCreate); elsewhere: unsupported.
     using GetGlobal = cl_int(CL_API_CALL*)(cl_device_id, cl_program, const char*, size_t*, void**);
     auto get = reinterpret_cast<GetGlobal>(deviceExtensionFunction(m->device, "cl_intel_global_variable_pointers",
                                                                    "clGetDeviceGlobalVariablePointerINTEL"));
+    if (!get && m->globalAddressKernel) {
+        std::call_once(m->globalsRead, [m] { m->globalsError = readGlobalAddresses(*m); });
+        if (m->globalsError != CL_SUCCESS) return fromCl(m->globalsError);
+        for (const SpirvGlobalAddress& g : m->globals)
+            if (g.name == pGlobalName) {
+                if (pSize) *pSize = size_t(g.bytes);
+                if (pptr) *pptr = g.address;
+                return ZE_RESULT_SUCCESS;
+            }
+        return ZE_RESULT_ERROR_INVALID_GLOBAL_NAME;
+    }
     if (!get) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     size_t size = 0;
     void* ptr = nullptr;
@@ -434,9 +558,8 @@ ze_result_t ModuleGetFunctionPointer(ze_module_handle_t hModule, const char* pFu
 
 ze_result_t ModuleGetKernelNames(ze_module_handle_t hModule, uint32_t* pCount, const char** pNames) {
     ze_result_t err;
-    Module* m = lookup<Module>(hModule, err);
+    Module* m = lookupQuery<Module>(hModule, pCount, err);
     if (!m) return err;
-    if (pCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     uint32_t n = uint32_t(m->kernelNames.size());
     if (*pCount == 0 || *pCount > n) *pCount = n;
     if (pNames)
@@ -446,8 +569,7 @@ ze_result_t ModuleGetKernelNames(ze_module_handle_t hModule, uint32_t* pCount, c
 
 ze_result_t ModuleGetProperties(ze_module_handle_t hModule, ze_module_properties_t* p) {
     ze_result_t err;
-    if (!lookup<Module>(hModule, err)) return err;
-    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if (!lookupQuery<Module>(hModule, p, err)) return err;
     p->flags = 0;  // no unresolved imports: OpenCL programs are fully linked
     return ZE_RESULT_SUCCESS;
 }
@@ -617,9 +739,8 @@ ze_result_t KernelSuggestGroupSize(ze_kernel_handle_t hKernel, uint32_t globalSi
 
 ze_result_t KernelSuggestMaxCooperativeGroupCount(ze_kernel_handle_t hKernel, uint32_t* totalGroupCount) {
     ze_result_t err;
-    Kernel* k = lookup<Kernel>(hKernel, err);
+    Kernel* k = lookupQuery<Kernel>(hKernel, totalGroupCount, err);
     if (!k) return err;
-    if (totalGroupCount == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     return cooperativeGroupLimit(*k, *totalGroupCount);
 }
 
@@ -681,18 +802,16 @@ ze_result_t KernelSetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indire
 
 ze_result_t KernelGetIndirectAccess(ze_kernel_handle_t hKernel, ze_kernel_indirect_access_flags_t* pFlags) {
     ze_result_t err;
-    Kernel* k = lookup<Kernel>(hKernel, err);
+    Kernel* k = lookupQuery<Kernel>(hKernel, pFlags, err);
     if (!k) return err;
-    if (pFlags == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     *pFlags = k->indirect;
     return ZE_RESULT_SUCCESS;
 }
 
 ze_result_t KernelGetSourceAttributes(ze_kernel_handle_t hKernel, uint32_t* pSize, char** pString) {
     ze_result_t err;
-    Kernel* k = lookup<Kernel>(hKernel, err);
+    Kernel* k = lookupQuery<Kernel>(hKernel, pSize, err);
     if (!k) return err;
-    if (pSize == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (pString == nullptr || *pString == nullptr || *pSize == 0) {
         *pSize = uint32_t(k->attributes.size() + 1);
         return ZE_RESULT_SUCCESS;
@@ -706,9 +825,8 @@ ze_result_t KernelGetSourceAttributes(ze_kernel_handle_t hKernel, uint32_t* pSiz
 
 ze_result_t KernelGetProperties(ze_kernel_handle_t hKernel, ze_kernel_properties_t* p) {
     ze_result_t err;
-    Kernel* k = lookup<Kernel>(hKernel, err);
+    Kernel* k = lookupQuery<Kernel>(hKernel, p, err);
     if (!k) return err;
-    if (p == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     p->numKernelArgs = uint32_t(k->args.size());
     p->requiredGroupSizeX = uint32_t(k->requiredGroupSize[0]);
     p->requiredGroupSizeY = uint32_t(k->requiredGroupSize[1]);

@@ -62,6 +62,18 @@ T* lookup(H handle, ze_result_t& err) {
     return reinterpret_cast<T*>(handle);
 }
 
+// lookup() for a query that writes through `out`: a live handle first, then a non-null
+// `out` (else INVALID_NULL_POINTER), the order of the validation layer's checks.
+template <class T, class H, class P>
+T* lookupQuery(H handle, const P* out, ze_result_t& err) {
+    T* object = lookup<T>(handle, err);
+    if (object != nullptr && out == nullptr) {
+        err = ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        return nullptr;
+    }
+    return object;
+}
+
 template <class T>
 void publish(T* object) {
     registry().add(object, T::kKind);
@@ -186,6 +198,12 @@ struct Context {
     bool hostReachable(const void* ptr, size_t size);
 };
 
+struct SpirvGlobalAddress {
+    std::string name;
+    uint64_t bytes = 0;
+    void* address = nullptr;
+};
+
 struct Module {
     static constexpr Kind kKind = Kind::Module;
     Context* context = nullptr;
@@ -195,6 +213,12 @@ struct Module {
     std::vector<uint8_t> il;      // the SPIR-V the program was built from (IL or IL container), else empty
     std::vector<uint8_t> native;  // what zeModuleGetNativeBinary hands back (see module.cpp)
     std::vector<std::string> kernelNames;
+    // Program-scope globals found by the address kernel (spirv_args.hpp), where the device
+    // has no cl_intel_global_variable_pointers; their addresses are read on first use.
+    bool globalAddressKernel = false;
+    std::vector<SpirvGlobalAddress> globals;
+    std::once_flag globalsRead;
+    cl_int globalsError = CL_SUCCESS;
 };
 
 // Loader workaround: when zeModuleCreate fails, the loader (1.8.12 and later) hands the

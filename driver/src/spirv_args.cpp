@@ -1,6 +1,8 @@
 #include "spirv_args.hpp"
 
+#include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <map>
 
 namespace zecl {
@@ -120,6 +122,253 @@ std::optional<std::vector<ArgKind>> spirvKernelArgKinds(std::span<const uint8_t>
     }
     if (!found) return std::nullopt;
     return kinds;
+}
+
+namespace {
+
+// Instruction words: the opcode word (word count << 16 | opcode), then the operands.
+void emit(std::vector<uint32_t>& out, uint32_t op, std::initializer_list<uint32_t> operands) {
+    out.push_back(uint32_t(operands.size() + 1) << 16 | op);
+    out.insert(out.end(), operands);
+}
+
+std::vector<uint32_t> stringWords(std::string_view s) {
+    std::vector<uint32_t> w(s.size() / 4 + 1, 0);  // NUL-terminated, padded to whole words
+    std::memcpy(w.data(), s.data(), s.size());
+    return w;
+}
+
+}  // namespace
+
+std::optional<GlobalAddressModule> spirvWithGlobalAddressKernel(std::span<const uint8_t> spirv) {
+    constexpr uint32_t kOpMemoryModel = 14, kOpCapability = 17, kOpTypeVoid = 19, kOpTypeBool = 20, kOpTypeInt = 21,
+                       kOpTypeFloat = 22, kOpTypeVector = 23, kOpTypeArray = 28, kOpTypeStruct = 30,
+                       kOpTypeFunction = 33, kOpConstant = 43, kOpVariable = 59, kOpStore = 62, kOpPtrAccessChain = 67,
+                       kOpDecorate = 71, kOpConvertPtrToU = 117, kOpLabel = 248, kOpReturn = 253;
+    constexpr uint32_t kCapabilityInt64 = 11, kDecorationLinkageAttributes = 41, kLinkageExport = 0;
+    std::vector<uint32_t> w = moduleWords(spirv);
+    if (w.empty()) return std::nullopt;
+
+    std::map<uint32_t, std::string> exported;  // id -> export name
+    std::map<uint32_t, uint64_t> bytes, align, constants;
+    std::map<uint32_t, uint32_t> pointee;                  // pointer type -> pointee type
+    std::vector<std::pair<uint32_t, uint32_t>> variables;  // (id, pointer type) of CrossWorkgroup variables
+    uint32_t voidType = 0, ulongType = 0, ulongPtr = 0, fnType = 0;
+    size_t afterMemoryModel = 0, firstFunction = w.size();
+    bool int64 = false;
+    for (size_t i = 5; i < w.size();) {
+        const uint32_t count = w[i] >> 16, op = w[i] & 0xFFFF;
+        if (count == 0 || i + count > w.size()) return std::nullopt;
+        const uint32_t* ops = &w[i + 1];
+        const size_t n = count - 1;
+        if (op == kOpFunction) {
+            firstFunction = i;
+            break;
+        }
+        if (op == kOpCapability && n >= 1 && ops[0] == kCapabilityInt64) int64 = true;
+        if (op == kOpMemoryModel) afterMemoryModel = i + count;
+        if (op == kOpDecorate && n >= 4 && ops[1] == kDecorationLinkageAttributes && ops[n - 1] == kLinkageExport)
+            exported[ops[0]] = std::string(literalString(ops + 2, n - 3));
+        if (op == kOpTypeVoid && n >= 1) voidType = ops[0];
+        if (op == kOpTypeBool && n >= 1) bytes[ops[0]] = align[ops[0]] = 1;
+        if ((op == kOpTypeInt || op == kOpTypeFloat) && n >= 2) {
+            bytes[ops[0]] = align[ops[0]] = ops[1] / 8;
+            if (op == kOpTypeInt && ops[1] == 64 && n >= 3 && ops[2] == 0) ulongType = ops[0];
+        }
+        if (op == kOpTypeVector && n >= 3 && bytes.count(ops[1])) {
+            // OpenCL C: a 3-component vector takes the size and alignment of 4.
+            const uint64_t lanes = ops[2] == 3 ? 4 : ops[2];
+            bytes[ops[0]] = align[ops[0]] = bytes[ops[1]] * lanes;
+        }
+        if (op == kOpConstant && n >= 3) constants[ops[1]] = n >= 4 ? (uint64_t(ops[3]) << 32 | ops[2]) : ops[2];
+        if (op == kOpTypeArray && n >= 3 && bytes.count(ops[1]) && constants.count(ops[2])) {
+            bytes[ops[0]] = bytes[ops[1]] * constants[ops[2]];
+            align[ops[0]] = align[ops[1]];
+        }
+        if (op == kOpTypeStruct && n >= 1) {
+            uint64_t size = 0, a = 1;
+            bool known = true;
+            for (size_t m = 1; m < n && known; ++m) {
+                known = bytes.count(ops[m]) && align[ops[m]] > 0;
+                if (!known) break;
+                size = (size + align[ops[m]] - 1) / align[ops[m]] * align[ops[m]] + bytes[ops[m]];
+                a = std::max(a, align[ops[m]]);
+            }
+            if (known) {
+                bytes[ops[0]] = (size + a - 1) / a * a;
+                align[ops[0]] = a;
+            }
+        }
+        if (op == kOpTypePointer && n >= 3) {
+            pointee[ops[0]] = ops[2];
+            bytes[ops[0]] = align[ops[0]] = 8;  // Physical64 (OpenCL's 64-bit addressing)
+            if (ops[1] == kStorageCrossWorkgroup && ops[2] == ulongType && ulongType) ulongPtr = ops[0];
+        }
+        if (op == kOpTypeFunction && n == 3 && voidType && ops[1] == voidType && ulongPtr && ops[2] == ulongPtr)
+            fnType = ops[0];
+        if (op == kOpVariable && n >= 3 && ops[2] == kStorageCrossWorkgroup) variables.push_back({ops[1], ops[0]});
+        i += count;
+    }
+    GlobalAddressModule out;
+    std::vector<uint32_t> ids;
+    for (auto [id, type] : variables) {
+        auto name = exported.find(id);
+        if (name == exported.end()) continue;
+        auto p = pointee.find(type);
+        out.globals.push_back({name->second, p != pointee.end() && bytes.count(p->second) ? bytes[p->second] : 0});
+        ids.push_back(id);
+    }
+    if (ids.empty() || afterMemoryModel == 0) return std::nullopt;
+
+    uint32_t bound = w[3];
+    auto fresh = [&] { return bound++; };
+    std::vector<uint32_t> types;  // declared just before the first function
+    if (!voidType) emit(types, kOpTypeVoid, {voidType = fresh()});
+    if (!ulongType) emit(types, kOpTypeInt, {ulongType = fresh(), 64, 0});
+    if (!ulongPtr) emit(types, kOpTypePointer, {ulongPtr = fresh(), kStorageCrossWorkgroup, ulongType});
+    if (!fnType) emit(types, kOpTypeFunction, {fnType = fresh(), voidType, ulongPtr});
+    std::vector<uint32_t> index(ids.size());
+    for (size_t k = 0; k < ids.size(); ++k) emit(types, kOpConstant, {ulongType, index[k] = fresh(), uint32_t(k), 0});
+    const uint32_t fn = fresh(), param = fresh(), label = fresh();
+    std::vector<uint32_t> body;
+    emit(body, kOpFunction, {voidType, fn, 0 /* FunctionControl None */, fnType});
+    emit(body, kOpFunctionParameter, {ulongPtr, param});
+    emit(body, kOpLabel, {label});
+    for (size_t k = 0; k < ids.size(); ++k) {
+        const uint32_t address = fresh(), slot = fresh();
+        emit(body, kOpConvertPtrToU, {ulongType, address, ids[k]});
+        emit(body, kOpPtrAccessChain, {ulongPtr, slot, param, index[k]});
+        emit(body, kOpStore, {slot, address, 2 /* Aligned */, 8});
+    }
+    emit(body, kOpReturn, {});
+    emit(body, kOpFunctionEnd, {});
+    // The entry point: SPIR-V 1.4 and later list every global variable the kernel uses.
+    std::vector<uint32_t> entry{kExecutionModelKernel, fn};
+    for (uint32_t c : stringWords(kGlobalAddressKernel)) entry.push_back(c);
+    if (w[1] >= 0x00010400) entry.insert(entry.end(), ids.begin(), ids.end());
+    std::vector<uint32_t> entryWords{uint32_t(entry.size() + 1) << 16 | kOpEntryPoint};
+    entryWords.insert(entryWords.end(), entry.begin(), entry.end());
+
+    std::vector<uint32_t> r(w.begin(), w.begin() + 5);
+    r[3] = bound;
+    if (!int64) emit(r, kOpCapability, {kCapabilityInt64});
+    r.insert(r.end(), w.begin() + 5, w.begin() + long(afterMemoryModel));
+    r.insert(r.end(), entryWords.begin(), entryWords.end());
+    r.insert(r.end(), w.begin() + long(afterMemoryModel), w.begin() + long(firstFunction));
+    r.insert(r.end(), types.begin(), types.end());
+    r.insert(r.end(), w.begin() + long(firstFunction), w.end());
+    r.insert(r.end(), body.begin(), body.end());
+    out.spirv.resize(r.size() * 4);
+    std::memcpy(out.spirv.data(), r.data(), out.spirv.size());
+    return out;
+}
+
+namespace {
+
+// A marker variable: its ID, the member's scalar type and size, and where the initialiser's
+// constituent word sits (see spirvSpecConstantMarkers).
+struct Marker {
+    uint32_t specId = 0, memberType = 0, bytes = 0;
+    bool isBool = false, isSigned = false;
+    size_t compositeAt = 0;  // word index of the OpConstantComposite instruction
+};
+
+std::vector<Marker> findMarkers(const std::vector<uint32_t>& w) {
+    constexpr uint32_t kOpName = 5, kOpTypeBool = 20, kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeStruct = 30,
+                       kOpConstantComposite = 44, kOpVariable = 59;
+    constexpr std::string_view kPrefix = "struct.cl::__spirv::OpSpecConstant<";
+    std::map<uint32_t, uint32_t> markerStruct;  // struct type -> ID (from its name)
+    std::map<uint32_t, uint32_t> member, pointee;
+    std::map<uint32_t, std::pair<uint32_t, bool>> scalar;  // type -> (bytes, signed); bool: bytes 0
+    std::map<uint32_t, size_t> composite;                  // constant id -> word index
+    std::vector<Marker> out;
+    for (size_t i = 5; i < w.size();) {
+        const uint32_t count = w[i] >> 16, op = w[i] & 0xFFFF;
+        if (count == 0 || i + count > w.size()) return {};
+        const uint32_t* ops = &w[i + 1];
+        const size_t n = count - 1;
+        if (op == kOpFunction) break;
+        if (op == kOpName && n >= 2) {
+            const std::string_view name = literalString(ops + 1, n - 1);
+            if (name.substr(0, kPrefix.size()) == kPrefix && name.back() == '>') {
+                const size_t comma = name.rfind(',');
+                if (comma != std::string_view::npos) {
+                    const std::string digits(name.substr(comma + 1, name.size() - comma - 2));
+                    char* end = nullptr;
+                    const unsigned long id = std::strtoul(digits.c_str(), &end, 10);
+                    if (end && *end == '\0' && !digits.empty() && id <= UINT32_MAX) markerStruct[ops[0]] = uint32_t(id);
+                }
+            }
+        }
+        if (op == kOpTypeBool && n >= 1) scalar[ops[0]] = {0, false};
+        if ((op == kOpTypeInt || op == kOpTypeFloat) && n >= 2)
+            scalar[ops[0]] = {ops[1] / 8, op == kOpTypeInt && n >= 3 && ops[2] == 1};
+        if (op == kOpTypeStruct && n == 2) member[ops[0]] = ops[1];
+        if (op == kOpTypePointer && n >= 3) pointee[ops[0]] = ops[2];
+        if (op == kOpConstantComposite && n == 3) composite[ops[1]] = i;
+        if (op == kOpVariable && n >= 4 && ops[2] == kStorageUniformConstant) {
+            const auto type = pointee.find(ops[0]);
+            const auto init = composite.find(ops[3]);
+            if (type != pointee.end() && init != composite.end() && markerStruct.count(type->second) &&
+                member.count(type->second) && w[init->second + 1] == type->second) {
+                const uint32_t m = member[type->second];
+                const auto sc = scalar.find(m);
+                if (sc != scalar.end() && (sc->second.first == 0 || sc->second.first <= 8))
+                    out.push_back({markerStruct[type->second], m, sc->second.first ? sc->second.first : 1u,
+                                   sc->second.first == 0, sc->second.second, init->second});
+            }
+        }
+        i += count;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::map<uint32_t, uint32_t> spirvSpecConstantMarkers(std::span<const uint8_t> spirv) {
+    std::map<uint32_t, uint32_t> out;
+    for (const Marker& m : findMarkers(moduleWords(spirv))) out[m.specId] = m.bytes;
+    return out;
+}
+
+std::vector<uint8_t> spirvWithMarkerValues(std::span<const uint8_t> spirv,
+                                           const std::map<uint32_t, std::vector<uint8_t>>& values) {
+    constexpr uint32_t kOpConstantTrue = 41, kOpConstantFalse = 42, kOpConstant = 43;
+    std::vector<uint32_t> w = moduleWords(spirv);
+    std::map<size_t, std::vector<uint32_t>> before;  // word index -> instruction to insert there
+    uint32_t bound = w.empty() ? 0 : w[3];
+    for (const Marker& m : findMarkers(w)) {
+        const auto v = values.find(m.specId);
+        if (v == values.end() || v->second.size() != m.bytes) continue;
+        const uint32_t id = bound++;
+        std::vector<uint32_t>& ins = before[m.compositeAt];
+        if (m.isBool) {
+            emit(ins, v->second[0] ? kOpConstantTrue : kOpConstantFalse, {m.memberType, id});
+        } else {
+            uint64_t bits = 0;
+            std::memcpy(&bits, v->second.data(), m.bytes);
+            // A literal narrower than 32 bits is sign-extended for a signed type (SPIR-V 2.2.1).
+            if (m.isSigned && m.bytes < 4 && (bits >> (m.bytes * 8 - 1) & 1)) bits |= ~uint64_t(0) << (m.bytes * 8);
+            if (m.bytes <= 4)
+                emit(ins, kOpConstant, {m.memberType, id, uint32_t(bits)});
+            else
+                emit(ins, kOpConstant, {m.memberType, id, uint32_t(bits), uint32_t(bits >> 32)});
+        }
+        w[m.compositeAt + 3] = id;  // the composite's one constituent
+    }
+    if (before.empty()) return {};
+    std::vector<uint32_t> r;
+    size_t from = 0;
+    for (auto& [at, ins] : before) {
+        r.insert(r.end(), w.begin() + long(from), w.begin() + long(at));
+        r.insert(r.end(), ins.begin(), ins.end());
+        from = at;
+    }
+    r.insert(r.end(), w.begin() + long(from), w.end());
+    r[3] = bound;
+    std::vector<uint8_t> out(r.size() * 4);
+    std::memcpy(out.data(), r.data(), out.size());
+    return out;
 }
 
 }  // namespace zecl

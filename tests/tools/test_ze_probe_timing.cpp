@@ -261,6 +261,84 @@ TEST_F(ZeProbeTiming, GivenCpuDeviceAndNoRepeats_WhenRun_ThenTheCaseSetIsTimedWi
     EXPECT_NE(r.output.find("the case set's executions were timed"), std::string::npos) << r.output;
 }
 
+TEST_F(ZeProbeTiming, GivenBlockIsolationProcess_WhenRun_ThenEveryBlockAfterTheFirstCameFromItsOwnProcess) {
+    // Two cards one after another (a CPU has one device), 3 blocks of 2 rounds, paired_direct
+    // against baseline (m1_oracle comes along): the children's samples join the card's blocks.
+    const ProbeRun r = runProbe(kShape +
+                                " --route-pattern all --variant paired_direct --repeats 6 --warmup 1 --blocks 3 "
+                                "--block-isolation process --gate-budget 1 --cards 0,2 --out " +
+                                path("out"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("each other one in a fresh ze-probe process"), std::string::npos) << r.output;
+    // Spread over the run: block 2 of 3 between the patterns' cases, block 3 after the last.
+    const std::size_t second = r.output.find("timing block 2 of 3 (fresh process)");
+    ASSERT_NE(second, std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("within_row_duplicate/v11", 0), std::string::npos);
+    EXPECT_LT(r.output.find("within_row_duplicate/v11"), second) << "after 4 of 7 patterns";
+    EXPECT_GT(r.output.find("all_duplicate/v0"), second) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "out/blocks")) << "the children's files are removed once read";
+    std::set<long> seen;
+    for (const char* card : {"card0.json", "card2.json"}) {
+        SCOPED_TRACE(card);
+        const json j = readCard((dir / "out" / card).string());
+        EXPECT_EQ(j["timings"]["block_isolation"], "process");
+        for (const auto& [pattern, p] : j["timings"]["patterns"].items()) {
+            SCOPED_TRACE(pattern);
+            const auto ends = p["block_ends"].get<std::vector<int>>();
+            const auto pids = p["block_pids"].get<std::vector<long>>();
+            ASSERT_GE(ends.size(), 3u);  // the gate budget may add blocks to undecided patterns
+            ASSERT_EQ(pids.size(), ends.size());
+            for (std::size_t b = 0; b < ends.size(); ++b) EXPECT_EQ(ends[b], int(2 * (b + 1))) << "block " << b;
+            // The first block is the run's own; each later one a process of its own, never reused.
+            for (std::size_t b = 1; b < pids.size(); ++b) {
+                EXPECT_NE(pids[b], pids[0]) << "block " << b;
+                for (std::size_t c = 1; c < b; ++c) EXPECT_NE(pids[b], pids[c]) << "blocks " << b << ", " << c;
+            }
+            for (const auto& [variant, v] : p["variants"].items())
+                EXPECT_EQ(v["samples"]["device_ns"].size(), ends.size() * 2) << variant;
+            seen.insert(pids.begin() + 1, pids.end());
+        }
+    }
+    EXPECT_GE(seen.size(), 4u) << "two children per card at least";
+}
+
+TEST_F(ZeProbeTiming, GivenBlockIsolationProcessOnTheCaseSetTiming_WhenRun_ThenRefusedNamingTheWayOut) {
+    const ProbeRun devices = runProbe("--list-devices");
+    ASSERT_EQ(devices.exitCode, 0) << devices.output;
+    if (devices.output.find("  cpu  ") == std::string::npos)
+        GTEST_SKIP() << "the device is not a CPU: it times dedicated rounds by default";
+    const ProbeRun r = runProbe(kShape + " --route-pattern six_local --block-isolation process --out " + path("out"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("give --repeats"), std::string::npos) << r.output;
+}
+
+TEST_F(ZeProbeTiming, GivenGateRepeat_WhenRunAndMergedAgain_ThenOneTableOfEveryRun) {
+    const ProbeRun r = runProbe(
+        kShape + " --route-pattern all_duplicate --variant paired_direct --gate-repeat 2 --out " + path("rep"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const json table = readJson(dir / "rep/gate_repeat.json");
+    for (const char* run : {"rep/repeat-1/card0.json", "rep/repeat-2/card0.json"})
+        EXPECT_EQ(readCard((dir / run).string())["gate"]["candidates"].size(), 1u) << run;
+    EXPECT_NE(r.output.find("paired_direct"), std::string::npos) << r.output;
+
+    // The same runs tabled again from their directories (two calls' runs, say) give the same table.
+    const ProbeRun m = runProbe("gate-repeat-merge " + path("rep/repeat-1") + " " + path("rep/repeat-2") + " -o " +
+                                path("merged") + " --report " + path("merged/repeat.html"));
+    ASSERT_EQ(m.exitCode, 0) << m.output;
+    EXPECT_EQ(readJson(dir / "merged/gate_repeat.json"), table);
+    EXPECT_TRUE(fs::exists(dir / "merged/repeat.html"));
+
+    for (const std::string& bad :
+         {"gate-repeat-merge " + path("rep/repeat-1"),  // one run: nothing to compare
+          "gate-repeat-merge " + path("rep/repeat-1") + " " + path("nowhere"),
+          "gate-repeat-merge " + path("rep/repeat-1") + " " + path("merged"),  // no card
+          "gate-repeat-merge " + path("rep/repeat-1") + " " + path("rep/repeat-2") + " --report " + path("x.png")}) {
+        const ProbeRun b = runProbe(bad);
+        EXPECT_EQ(b.exitCode, 2) << bad << "\n" << b.output;
+        EXPECT_NE(b.output.find("ze-probe: error:"), std::string::npos) << b.output;
+    }
+}
+
 TEST_F(ZeProbeTiming, GivenNoTiming_WhenRun_ThenNoGateAndSaysSo) {
     const ProbeRun r = runProbe(kShape + " --route-pattern all_duplicate --no-timing --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;

@@ -11,8 +11,9 @@ namespace zp::app {
 extern const char* const kCardSchemaText;  // card_schema.cpp, generated from docs/card.schema.json
 
 const char* const kGateCiMethod =
-    "Student t over the block medians of the paired differences (each block on chains rebuilt as a fresh process "
-    "builds them): mean +- t(0.975, blocks - 1) * sd / sqrt(blocks), never narrower than one sample's timer step";
+    "Student t over the block medians of the paired differences (each block started anew: in a fresh process, "
+    "or on chains rebuilt as one builds them, timings.block_isolation): mean +- t(0.975, blocks - 1) * sd / "
+    "sqrt(blocks), never narrower than one sample's timer step";
 
 nlohmann::json cardJson(const probe::Config& cfg, const nlohmann::json& device, const Correctness& c,
                         const CardTiming* t, const std::string& timingSkipped) {

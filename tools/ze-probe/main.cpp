@@ -20,6 +20,7 @@
 #include <fmt/ranges.h>
 
 #include "card.hpp"
+#include "child_process.hpp"
 #include "device_session.hpp"
 #include "probe.hpp"
 #include "report_cards.hpp"
@@ -61,8 +62,13 @@ struct Options {
     bool kernels = false;
     // timing
     std::optional<int> repeats, warmup, blocks;
-    double gateBudgetS = 0;         // --gate-budget: more blocks while a candidate is on the bar
-    int gateRepeat = 0;             // --gate-repeat N: the gate N times in fresh processes
+    double gateBudgetS = 0;      // --gate-budget: more blocks while a candidate is on the bar
+    int gateRepeat = 0;          // --gate-repeat N: the gate N times in fresh processes
+    std::string blockIsolation;  // --block-isolation process|rebuild; empty: the device's default
+    // A child that times one block of its parent's run (hidden options, set by timeBlockInChild).
+    std::string timingBlockChild;    // the JSON file the samples go to
+    std::string timingBlockBatches;  // "pattern=B,...": the patterns to time, each with its B
+    std::size_t timingBlockRotation = 0;
     std::vector<std::string> args;  // argv[1..], for --gate-repeat's children
     bool noTiming = false;
     std::vector<std::string> cardLists;  // "0,1", read strictly by strictValues()
@@ -89,10 +95,6 @@ probe::Config loadSettings(const Options& o) {
 std::vector<probe::RoutePattern> choosePatterns(const std::string& name) {
     if (name == "all") return {probe::kAllRoutePatterns.begin(), probe::kAllRoutePatterns.end()};
     return {probe::parsePattern(name)};
-}
-
-void writeJson(const fs::path& file, const nlohmann::json& j) {
-    probe::writeFileAtomically(file, j.dump(2) + "\n", "--out");
 }
 
 // The values CLI11 would read loosely (a seed of -1 or 2^64 saturated, "0,,1" read as two
@@ -185,6 +187,7 @@ struct CardOutcome {
     std::vector<probe::CandidateGate> gates;
     std::vector<app::TraceSpan> spans;
     std::string deviceName;
+    nlohmann::json blockSamples;  // a timing-block child's samples (--timing-block-child)
 };
 
 probe::CaseCounts countsOf(const app::Correctness& c, const std::string& variant) {
@@ -200,6 +203,63 @@ probe::CaseCounts countsOf(const app::Correctness& c, const std::string& variant
 }
 
 bool wantsTiming(const Options& o) { return !o.noTiming && o.device != "host"; }
+
+// --timing-block-batches "six_local=3,all_remote=2" as (pattern, B) pairs.
+std::vector<std::pair<probe::RoutePattern, int>> parseBlockBatches(const std::string& text) {
+    std::vector<std::pair<probe::RoutePattern, int>> out;
+    std::size_t begin = 0;
+    while (begin < text.size()) {
+        std::size_t end = text.find(',', begin);
+        if (end == std::string::npos) end = text.size();
+        const std::string item = text.substr(begin, end - begin);
+        const std::size_t eq = item.find('=');
+        if (eq == std::string::npos)
+            throw probe::InputError("--timing-block-batches: " + item + ": expected pattern=B");
+        out.emplace_back(probe::parsePattern(item.substr(0, eq)),
+                         int(probe::parseUnsignedOption(item.substr(eq + 1), "--timing-block-batches", 1, 1 << 20)));
+        begin = end + 1;
+    }
+    if (out.empty()) throw probe::InputError("--timing-block-batches: no pattern");
+    return out;
+}
+
+// One more timing block of `timings`' patterns (those in `only`, when given) in a fresh
+// ze-probe process on the same card and device: the same options, each pattern's B of the
+// first block, the round order continued. Its samples come back through a JSON file under
+// <out>/blocks/, removed once read; its log stays there when it fails.
+nlohmann::json timeBlockInChild(const Options& o, int card, const std::string& deviceSpec, int block,
+                                const std::vector<app::PatternTiming>& timings, const std::set<std::string>* only) {
+    std::string batches;
+    for (const auto& pt : timings)
+        if (!only || only->count(pt.pattern))
+            batches += fmt::format("{}{}={}", batches.empty() ? "" : ",", pt.pattern, pt.batch);
+    const fs::path dir = fs::path(o.outDir) / "blocks";
+    fs::create_directories(dir);
+    const fs::path file = dir / fmt::format("card{}-block{}.json", card, block);
+    const fs::path log = dir / fmt::format("card{}-block{}.log", card, block);
+    std::vector<std::string> args = app::withoutOptions(
+        o.args, {"--gate-repeat", "--gate-budget", "--out", "--report", "--trace", "--cards", "--device"});
+    args.insert(args.end(), {"--cards", std::to_string(card), "--out", dir.string(), "--timing-block-child",
+                             file.string(), "--timing-block-batches", batches, "--timing-block-rotation",
+                             std::to_string(timings.front().variants.front().deviceNs.size())});
+    if (!deviceSpec.empty()) args.insert(args.end(), {"--device", deviceSpec});
+    std::error_code ec;
+    fs::remove(file, ec);
+    const int rc = app::runSelf(args, log, "timing block");
+    if (rc != 0)
+        throw sched::DeviceError(
+            fmt::format("card {}: timing block {} (a fresh ze-probe process) exited {}; its log: {}", card, block + 1,
+                        rc, log.string()));
+    std::ifstream in(file);
+    nlohmann::json samples = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (samples.is_discarded())
+        throw sched::DeviceError(fmt::format("card {}: timing block {} wrote no samples to {}; its log: {}", card,
+                                             block + 1, file.string(), log.string()));
+    fs::remove(file, ec);
+    fs::remove(log, ec);
+    fs::remove(dir, ec);  // only when empty
+    return samples;
+}
 
 // Correctness of the case set, then (on a device, unless --no-timing) the timing, the
 // projections and the gate of one card. `progressTag`: empty for a lone card (a line
@@ -283,7 +343,64 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
             });
         }
     }
+    if (timing && !o.blockIsolation.empty()) {
+        if (o.blockIsolation == "process" && ts.caseSet)
+            throw probe::InputError(
+                "--block-isolation process: this device times the case set's own executions; give --repeats for "
+                "dedicated rounds");
+        ts.blockProcesses = o.blockIsolation == "process";
+    }
+    // Baseline first (the tables and the pairs read it there), then the others.
+    std::vector<probe::Variant> order = session ? session->variants() : std::vector<probe::Variant>{};
+    std::stable_partition(order.begin(), order.end(), [](probe::Variant v) { return v == probe::Variant::Baseline; });
+    if (!o.timingBlockChild.empty()) {
+        // A child of the run's timing: one block of each pattern asked for, no cases checked.
+        app::TimingSettings one = ts;
+        one.repeats = ts.roundsPerBlock();
+        one.blocks = 1;
+        std::unique_ptr<oracle::LocalWeights> scratch;
+        if (!rs.fixedWeights) scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
+        std::vector<app::PatternTiming> pts;
+        for (const auto& [p, batch] : parseBlockBatches(o.timingBlockBatches)) {
+            progress(fmt::format("timing block: {}", probe::patternName(p)));
+            pts.push_back(app::timePatternBlocks(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
+                                                 scratch.get(), one, batch, o.timingBlockRotation));
+        }
+        out.blockSamples = app::blockSamplesJson(pts);
+        return out;
+    }
+    // Fresh-process blocks spread over the run: the first here before the cases, the others
+    // in children between the patterns' cases, so drift on the scale of a run (the H200's
+    // launch gaps moved by whole µs between runs while the blocks of one run agreed) falls
+    // between blocks, where the interval sees it.
+    std::vector<app::PatternTiming> timings;
+    std::unique_ptr<oracle::LocalWeights> scratch;
+    if (timing && !ts.caseSet && !rs.fixedWeights)
+        scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
+    int childBlocks = 0;  // timed so far in children
+    auto childBlockDue = [&](std::size_t patternsDone) {
+        // Child b (1 .. blocks-1) after ceil(b * patterns / (blocks - 1)) patterns.
+        while (!timings.empty() && 1 + childBlocks < ts.blocks &&
+               std::size_t(1 + childBlocks) * rs.patterns.size() <= patternsDone * std::size_t(ts.blocks - 1)) {
+            const int b = 1 + childBlocks++;
+            progress(fmt::format("timing block {} of {} (fresh process)", b + 1, ts.blocks));
+            app::appendBlock(timings, timeBlockInChild(o, cfg.shape.card, deviceSpec, b, timings, nullptr));
+        }
+    };
+    if (timing && !ts.caseSet && ts.blockProcesses) {
+        app::TimingSettings first = ts;
+        first.repeats = ts.roundsPerBlock();
+        first.blocks = 1;
+        for (auto p : rs.patterns) {
+            if (probe::patternInvalidReason(cfg.shape, p)) continue;
+            progress(fmt::format("timing {}: block 1 of {}", probe::patternName(p), ts.blocks));
+            timings.push_back(app::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
+                                               scratch.get(), first, collectTrace ? &out.spans : nullptr, trackPrefix));
+        }
+        rs.afterPattern = childBlockDue;
+    }
     const app::Correctness c = app::runCases(rs, executors);
+    if (timing && !ts.caseSet && ts.blockProcesses) childBlockDue(rs.patterns.size());
     if (session) session->setExecutionSink(nullptr);
     if (tty) fmt::print(stderr, "\n");
     text += app::formatTable(c);
@@ -308,10 +425,6 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
         return out;
     }
 
-    // Baseline first (the tables and the pairs read it there), then the others.
-    std::vector<probe::Variant> order = session->variants();
-    std::stable_partition(order.begin(), order.end(), [](probe::Variant v) { return v == probe::Variant::Baseline; });
-    std::vector<app::PatternTiming> timings;
     std::vector<probe::NotValidPattern> notValid;
     for (auto p : rs.patterns)
         if (auto why = probe::patternInvalidReason(cfg.shape, p))
@@ -320,9 +433,7 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
         std::vector<std::string> names;
         for (auto v : order) names.emplace_back(probe::variantName(v));
         timings = recorder->result(names);
-    } else {
-        std::unique_ptr<oracle::LocalWeights> scratch;
-        if (!rs.fixedWeights) scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
+    } else if (!ts.blockProcesses) {
         for (auto p : rs.patterns) {
             if (probe::patternInvalidReason(cfg.shape, p)) continue;
             progress(fmt::format("timing {}", probe::patternName(p)));
@@ -357,8 +468,8 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
         const auto spent = [&] {
             return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         };
-        std::unique_ptr<oracle::LocalWeights> scratch;
-        if (!rs.fixedWeights) scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
+        if (!rs.fixedWeights && !scratch)
+            scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
         int added = 0;
         std::set<std::string> undecided;
         for (;;) {
@@ -367,6 +478,14 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
                 if (g.verdict.verdict == probe::Verdict::OnTheBar)
                     undecided.insert(g.verdict.onTheBar.begin(), g.verdict.onTheBar.end());
             if (undecided.empty() || spent() >= o.gateBudgetS) break;
+            if (ts.blockProcesses) {  // one fresh process times a block of every undecided pattern
+                const int block = int(timings.front().blockEnds.size());
+                progress(fmt::format("gate budget: block {} (fresh process)", block + 1));
+                app::appendBlock(timings, timeBlockInChild(o, cfg.shape.card, deviceSpec, block, timings, &undecided));
+                ++added;
+                out.gates = evaluate();
+                continue;
+            }
             for (auto& pt : timings) {
                 if (!undecided.count(pt.pattern) || spent() >= o.gateBudgetS) continue;
                 progress(fmt::format("gate budget: block {} of {}", pt.blockEnds.size() + 1, pt.pattern));
@@ -489,6 +608,13 @@ int run(Options& o) {
         return configs.size() > 1 ? fmt::format("card{} ", c.shape.card) : std::string();
     };
 
+    if (!o.timingBlockChild.empty()) {
+        if (configs.size() != 1 || !wantsTiming(o))
+            throw probe::InputError("--timing-block-child times one card's block: give one card and a device");
+        const CardOutcome child = playCard(o, configs.front(), specs.front(), "", false, "");
+        probe::writeFileAtomically(o.timingBlockChild, child.blockSamples.dump() + "\n", "--timing-block-child");
+        return kExitOk;
+    }
     std::vector<CardOutcome> outcomes;
     if (together) {
         fmt::print("{} cards on {} devices at once\n", configs.size(), configs.size());
@@ -612,13 +738,37 @@ int sweepMergeMain(int argc, char** argv) {
 
 }  // namespace
 
+int gateRepeatMergeMain(int argc, char** argv) {
+    CLI::App app{
+        "ze-probe gate-repeat-merge: the --gate-repeat table (per candidate the verdicts of every run, per "
+        "candidate and pattern the spread of the medians and how often one run's median lies in another's CI) "
+        "from run directories already made, e.g. the repeat-<i>/ of two --gate-repeat calls that each fitted a "
+        "time limit. Each directory holds the card<N>.json of one run."};
+    zp::tools::configureApp(
+        app, "ze-probe gate-repeat-merge",
+        {"ze-probe gate-repeat-merge a/repeat-1 a/repeat-2 a/repeat-3 b/repeat-1 b/repeat-2 -o five",
+         "ze-probe gate-repeat-merge run1 run2 --report repeat.html"});
+    std::vector<std::string> dirs;
+    std::string outDir = "probe-out", report;
+    app.add_option("dirs", dirs, "run directories, each with the cards of one run")->required();
+    app.add_option("-o,--out", outDir, "directory for gate_repeat.json");
+    app.add_option("--report", report, "also write the table as FILE.html or FILE.svg");
+    if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    return guarded([&] {
+        if (!report.empty()) app::reportFormatOf(report);  // a bad extension fails before any work
+        return app::mergeGateRepeats(dirs, outDir, report);
+    });
+}
+
 int main(int argc, char** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "report") return reportMain(argc - 1, argv + 1);
     if (argc > 1 && std::string_view(argv[1]) == "sweep-merge") return sweepMergeMain(argc - 1, argv + 1);
+    if (argc > 1 && std::string_view(argv[1]) == "gate-repeat-merge") return gateRepeatMergeMain(argc - 1, argv + 1);
     CLI::App app{
         "ze-probe: the MoE expert-FFN decode chain on Level Zero, checked bit for bit against the host "
         "oracle, timed, and gated (CONTRACT §8). Subcommands: `ze-probe report CARD.json... -o OUT.html` "
-        "renders saved cards; `ze-probe sweep-merge DIR... -o OUT` merges sharded sweeps."};
+        "renders saved cards; `ze-probe sweep-merge DIR... -o OUT` merges sharded sweeps; `ze-probe "
+        "gate-repeat-merge DIR...` tables the gates of runs already made."};
     zp::tools::configureApp(
         app, "ze-probe",
         {"ze-probe --route-pattern six_local               # the 12 cases of one pattern",
@@ -659,7 +809,7 @@ int main(int argc, char** argv) {
     app.add_option("--warmup", o.warmup, "untimed rounds at the start of each block (default: 2 on a GPU, 1 on a CPU)")
         ->check(CLI::Range(0, 100000));
     app.add_option("--blocks", o.blocks,
-                   "blocks the timed rounds come in, each on chains rebuilt as a fresh process builds them; the gate's "
+                   "blocks the timed rounds come in, each started anew (--block-isolation); the gate's "
                    "interval is over blocks (default 5; at least 2)")
         ->check(CLI::Range(2, 10000));
     app.add_option("--gate-budget", o.gateBudgetS,
@@ -669,6 +819,15 @@ int main(int argc, char** argv) {
                    "run the gate N times in fresh processes (<out>/repeat-<i>/) and report, per candidate and pattern, "
                    "the verdicts and the spread of the medians (--report shows it)")
         ->check(CLI::Range(2, 100));
+    app.add_option("--block-isolation", o.blockIsolation,
+                   "how a timing block starts anew: process = each block after the first in a fresh ze-probe "
+                   "process, so the interval holds the variation between runs (default on a GPU); rebuild = the "
+                   "chains, buffers and lists rebuilt in this process (default on a CPU)")
+        ->check(CLI::IsMember({"process", "rebuild"}));
+    // Set by a run for the child that times one of its blocks; not for users.
+    app.add_option("--timing-block-child", o.timingBlockChild)->group("");
+    app.add_option("--timing-block-batches", o.timingBlockBatches)->group("");
+    app.add_option("--timing-block-rotation", o.timingBlockRotation)->group("");
     app.add_flag("--no-timing", o.noTiming, "check the cases only: no timing, no gate");
     app.add_option("--cards", o.cardLists, "play these cards (config key card), e.g. 0,1,2,3: card<N>.json each");
     app.add_option("--trace", o.traceFile,

@@ -78,8 +78,8 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
     std::size_t caseNumber = 0;
     for (std::size_t pi = 0; pi < rs.patterns.size(); ++pi) {
         const auto pattern = rs.patterns[pi];
-        if (probe::patternInvalidReason(s, pattern)) continue;
-        for (int v : rs.inputVariants) {
+        const bool valid = !probe::patternInvalidReason(s, pattern);
+        for (int v : valid ? rs.inputVariants : std::vector<int>{}) {
             const probe::Case kase = probe::makeCase(s, pattern, v, rs.config.seed, drawWeights ? &drawn : nullptr);
             const std::string caseName = kase.name();
             const oracle::ChainOutputs want = oracle::runChain(s, weights, kase.inputs, silu);
@@ -124,6 +124,7 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
             }
             if (rs.progress) rs.progress(caseName);
         }
+        if (rs.afterPattern) rs.afterPattern(pi + 1);
     }
     return c;
 }

@@ -79,6 +79,9 @@ struct RunSettings {
     // Called once per case before the executors run, e.g. to upload the touched experts.
     std::function<void(const probe::Case&, const oracle::LocalWeights&)> prepare;
     std::function<void(const std::string&)> progress;  // one line per case, may be empty
+    // Called after each pattern of `patterns` (with how many are done), e.g. to time a block
+    // between them so the timing's blocks spread over the run; may be empty.
+    std::function<void(std::size_t patternsDone)> afterPattern;
 };
 
 // Runs every case of the chosen patterns through each executor and compares with the host

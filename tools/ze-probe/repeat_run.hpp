@@ -16,4 +16,9 @@ namespace zp::app {
 int runGateRepeat(const std::vector<std::string>& args, int runs, const std::string& outDir,
                   const std::string& reportFile);
 
+// `ze-probe gate-repeat-merge DIR...`: the same table from run directories already made
+// (e.g. the repeat-<i>/ of several --gate-repeat calls that each fitted a time limit), each
+// holding the card<N>.json of one run. Writes <outDir>/gate_repeat.json; returns 0.
+int mergeGateRepeats(const std::vector<std::string>& runDirs, const std::string& outDir, const std::string& reportFile);
+
 }  // namespace zp::app

@@ -6,6 +6,8 @@
 #include <limits>
 #include <set>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "zp/probe/cases.hpp"
@@ -31,8 +33,8 @@ double med(const std::vector<double>& x) { return x.empty() ? std::nan("") : pro
 }  // namespace
 
 TimingSettings TimingSettings::defaultsFor(const ze::DeviceInfo& d) {
-    if (d.isGpu()) return {50, 2, 5, false};
-    return {12, 1, 6, true};
+    if (d.isGpu()) return {50, 2, 5, false, true};
+    return {12, 1, 6, true, false};
 }
 
 std::string TimingSettings::describe() const {
@@ -41,9 +43,14 @@ std::string TimingSettings::describe() const {
                "(baseline, candidate) on the same case, up to 12 per pattern, in blocks of two cases, the chains "
                "rebuilt before each block; the run's first case dropped as the warm-up";
     return fmt::format(
-        "per pattern its case v0 in {} blocks, each on chains rebuilt as a fresh process builds them, {} warm-up + {} "
-        "timed rounds a block, every variant once per round in an order rotated by one each round",
-        blocks, warmup, roundsPerBlock());
+        "per pattern its case v0 in {} blocks, {}, {} warm-up + {} timed rounds a block, every variant once per round "
+        "in an order rotated by one each round",
+        blocks,
+        blockProcesses ? "the first in this process before the cases, each other one in a fresh ze-probe process "
+                         "(new context, kernels loaded again, new allocations), spread between the patterns' cases; "
+                         "a trace holds the first block"
+                       : "each on chains rebuilt as a fresh process builds them",
+        warmup, roundsPerBlock());
 }
 
 std::vector<std::vector<double>> PatternTiming::blocksOf(const std::vector<double>& samples) const {
@@ -166,7 +173,7 @@ probe::Case caseV0(const probe::Config& cfg, probe::RoutePattern pattern, const 
 // `chooseB`: the first block sets pt.batch from single executions first.
 void timeBlock(PatternTiming& pt, DeviceSession& session, const std::vector<probe::Variant>& variants,
                const probe::Case& kase, const oracle::LocalWeights& weights, bool fixedWeights, int warmup, int rounds,
-               bool chooseB, std::vector<TraceSpan>* trace, const std::string& trackPrefix) {
+               bool chooseB, std::vector<TraceSpan>* trace, const std::string& trackPrefix, std::size_t rotation = 0) {
     session.rebuild(weights, fixedWeights ? std::span<const int>{} : std::span<const int>(kase.touchedLocalExperts));
     std::vector<sched::DeviceChain*> chains;
     for (probe::Variant v : variants) {
@@ -188,7 +195,7 @@ void timeBlock(PatternTiming& pt, DeviceSession& session, const std::vector<prob
         // The whole order rotated by one each round (and on across blocks): every variant takes
         // every position equally often, so a position effect (the first of a round runs colder)
         // does not favour anyone; the A/A control (baseline twice) measures what is left.
-        const std::size_t shift = before + std::size_t(round + warmup);
+        const std::size_t shift = rotation + before + std::size_t(round + warmup);
         for (std::size_t k = 0; k < n; ++k) {
             const std::size_t i = (k + shift) % n;
             const auto t0 = Clock::now();
@@ -215,20 +222,20 @@ void timeBlock(PatternTiming& pt, DeviceSession& session, const std::vector<prob
         }
     }
     pt.blockEnds.push_back(pt.variants.front().deviceNs.size());
+    pt.blockPids.push_back(long(::getpid()));
 }
 
 }  // namespace
 
-PatternTiming timePattern(DeviceSession& session, const std::vector<probe::Variant>& variants, const probe::Config& cfg,
-                          probe::RoutePattern pattern, const oracle::LocalWeights* fixedWeights,
-                          oracle::LocalWeights* scratch, const TimingSettings& ts, std::vector<TraceSpan>* trace,
-                          const std::string& trackPrefix) {
-    const probe::Case kase = caseV0(cfg, pattern, fixedWeights, scratch);
+namespace {
+
+PatternTiming emptyTiming(DeviceSession& session, const std::vector<probe::Variant>& variants,
+                          const oracle::ChainShape& shape, const probe::Case& kase) {
     PatternTiming pt;
-    pt.pattern = std::string(probe::patternName(pattern));
+    pt.pattern = std::string(probe::patternName(kase.pattern));
     pt.caseName = kase.name();
     pt.touchedExperts = int(kase.touchedLocalExperts.size());
-    pt.bytes = chainBytes(cfg.shape, pt.touchedExperts);
+    pt.bytes = chainBytes(shape, pt.touchedExperts);
     pt.inputs = kase.inputs;
     pt.tickNs = session.device().kernelClock().nsPerTick;
     for (probe::Variant v : variants) {
@@ -238,11 +245,89 @@ PatternTiming timePattern(DeviceSession& session, const std::vector<probe::Varia
         vt.kernelNs.resize(vt.kernels.size());
         pt.variants.push_back(std::move(vt));
     }
+    return pt;
+}
+
+}  // namespace
+
+PatternTiming timePattern(DeviceSession& session, const std::vector<probe::Variant>& variants, const probe::Config& cfg,
+                          probe::RoutePattern pattern, const oracle::LocalWeights* fixedWeights,
+                          oracle::LocalWeights* scratch, const TimingSettings& ts, std::vector<TraceSpan>* trace,
+                          const std::string& trackPrefix) {
+    const probe::Case kase = caseV0(cfg, pattern, fixedWeights, scratch);
+    PatternTiming pt = emptyTiming(session, variants, cfg.shape, kase);
     const oracle::LocalWeights& w = fixedWeights ? *fixedWeights : *scratch;
     for (int b = 0; b < ts.blocks; ++b)
         timeBlock(pt, session, variants, kase, w, fixedWeights != nullptr, ts.warmup, ts.roundsPerBlock(), b == 0,
                   trace, trackPrefix);
     return pt;
+}
+
+PatternTiming timePatternBlocks(DeviceSession& session, const std::vector<probe::Variant>& variants,
+                                const probe::Config& cfg, probe::RoutePattern pattern,
+                                const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
+                                const TimingSettings& ts, int batch, std::size_t rotation) {
+    const probe::Case kase = caseV0(cfg, pattern, fixedWeights, scratch);
+    PatternTiming pt = emptyTiming(session, variants, cfg.shape, kase);
+    if (batch > 0) pt.batch = batch;
+    const oracle::LocalWeights& w = fixedWeights ? *fixedWeights : *scratch;
+    for (int b = 0; b < ts.blocks; ++b)
+        timeBlock(pt, session, variants, kase, w, fixedWeights != nullptr, ts.warmup, ts.roundsPerBlock(),
+                  batch <= 0 && b == 0, nullptr, "", rotation);
+    return pt;
+}
+
+nlohmann::json blockSamplesJson(const std::vector<PatternTiming>& pts) {
+    nlohmann::json patterns = nlohmann::json::array();
+    for (const auto& pt : pts) {
+        nlohmann::json vars = nlohmann::json::array();
+        for (const auto& vt : pt.variants)
+            vars.push_back({{"variant", vt.variant},
+                            {"kernels", vt.kernels},
+                            {"device_ns", vt.deviceNs},
+                            {"host_ns", vt.hostNs},
+                            {"kernel_ns", vt.kernelNs}});
+        patterns.push_back(
+            {{"pattern", pt.pattern}, {"batch", pt.batch}, {"pid", long(::getpid())}, {"variants", vars}});
+    }
+    return {{"patterns", patterns}};
+}
+
+void appendBlock(std::vector<PatternTiming>& pts, const nlohmann::json& block) {
+    const auto fail = [](const std::string& what) {
+        throw std::runtime_error("a timing block from a child process does not match this run: " + what);
+    };
+    for (const auto& p : block.at("patterns")) {
+        const std::string name = p.at("pattern").get<std::string>();
+        auto pt = std::find_if(pts.begin(), pts.end(), [&](const PatternTiming& t) { return t.pattern == name; });
+        if (pt == pts.end()) fail("pattern " + name);
+        if (p.at("batch").get<int>() != pt->batch)
+            fail(fmt::format("{}: batch {} (here {})", name, p["batch"].dump(), pt->batch));
+        const auto& vars = p.at("variants");
+        if (vars.size() != pt->variants.size()) fail(name + ": another set of variants");
+        std::size_t added = 0;
+        for (std::size_t i = 0; i < vars.size(); ++i) {
+            VariantTiming& vt = pt->variants[i];
+            const auto& v = vars[i];
+            if (v.at("variant").get<std::string>() != vt.variant) fail(name + ": variant " + v["variant"].dump());
+            if (v.at("kernels").get<std::vector<std::string>>() != vt.kernels)
+                fail(name + ": launches of " + vt.variant);
+            const auto dev = v.at("device_ns").get<std::vector<double>>();
+            const auto host = v.at("host_ns").get<std::vector<double>>();
+            const auto kern = v.at("kernel_ns").get<std::vector<std::vector<double>>>();
+            if (host.size() != dev.size() || kern.size() != vt.kernels.size()) fail(name + ": ragged samples");
+            for (const auto& k : kern)
+                if (k.size() != dev.size()) fail(name + ": ragged kernel samples");
+            if (i == 0) added = dev.size();
+            if (dev.size() != added || dev.empty()) fail(name + ": unequal rounds");
+            vt.deviceNs.insert(vt.deviceNs.end(), dev.begin(), dev.end());
+            vt.hostNs.insert(vt.hostNs.end(), host.begin(), host.end());
+            for (std::size_t l = 0; l < kern.size(); ++l)
+                vt.kernelNs[l].insert(vt.kernelNs[l].end(), kern[l].begin(), kern[l].end());
+        }
+        pt->blockEnds.push_back(pt->variants.front().deviceNs.size());
+        pt->blockPids.push_back(p.at("pid").get<long>());
+    }
 }
 
 void addBlocks(PatternTiming& pt, int blocks, DeviceSession& session, const std::vector<probe::Variant>& variants,
@@ -340,6 +425,7 @@ std::vector<probe::CandidateGate> evaluateCandidates(const std::vector<PatternTi
 nlohmann::json timingsJson(const std::vector<PatternTiming>& pts, const TimingSettings& ts, const Bandwidth& bw) {
     nlohmann::json j = {
         {"mode", ts.caseSet ? "case_set" : "dedicated"},
+        {"block_isolation", ts.blockProcesses ? "process" : "rebuild"},
         {"repeats", ts.repeats},
         {"warmup", ts.warmup},
         {"blocks", ts.blocks},
@@ -359,6 +445,7 @@ nlohmann::json timingsJson(const std::vector<PatternTiming>& pts, const TimingSe
                             {"bytes", pt.bytes},         {"batch", pt.batch},
                             {"tick_ns", pt.tickNs},      {"blocks", pt.blockEnds.size()},
                             {"block_ends", pt.blockEnds}};
+        if (!pt.blockPids.empty()) p["block_pids"] = pt.blockPids;
         nlohmann::json vars = nlohmann::json::object();
         for (const auto& vt : pt.variants) {
             const double devMed = med(vt.deviceNs);

@@ -43,6 +43,10 @@ struct TimingSettings {
     // true: no dedicated rounds; the case set's own executions are the samples (CaseSetRecorder),
     // two cases a block.
     bool caseSet = false;
+    // true: every block after the first is timed in a fresh ze-probe process (a new context,
+    // kernels loaded again, its own allocations and host thread: what a rerun of the tool gets),
+    // so the interval over blocks holds the variation between runs too. The GPU default.
+    bool blockProcesses = false;
     int roundsPerBlock() const { return std::max(1, (repeats + blocks - 1) / blocks); }
     // Defaults by device type. A GPU execution takes ~100 µs: 5 blocks × (2 warm-up + 10
     // timed rounds) of case v0. A PoCL CPU one takes up to 1.5 s at the default shape, where
@@ -66,6 +70,7 @@ struct PatternTiming {
     int batch = 1;                       // B: executions per timed sample
     double tickNs = 1;                   // the kernel timer's step
     std::vector<std::size_t> blockEnds;  // sample index one past each block's last
+    std::vector<long> blockPids;         // the process that timed each block
     // A variant's samples cut into the blocks.
     std::vector<std::vector<double>> blocksOf(const std::vector<double>& samples) const;
     int touchedExperts = 0;               // local experts the case routes to
@@ -112,6 +117,18 @@ std::uint64_t chainBytes(const oracle::ChainShape&, int touchedExperts);
 PatternTiming timePattern(DeviceSession&, const std::vector<probe::Variant>& variants, const probe::Config&,
                           probe::RoutePattern, const oracle::LocalWeights* fixedWeights, oracle::LocalWeights* scratch,
                           const TimingSettings&, std::vector<TraceSpan>* trace, const std::string& trackPrefix = "");
+// Variants: `batch` > 0 fixes B (a block of another process follows the first block's B);
+// `rotation` continues the round order of the blocks before (timeBlock's rotation).
+PatternTiming timePatternBlocks(DeviceSession&, const std::vector<probe::Variant>& variants, const probe::Config&,
+                                probe::RoutePattern, const oracle::LocalWeights* fixedWeights,
+                                oracle::LocalWeights* scratch, const TimingSettings&, int batch, std::size_t rotation);
+
+// A block timed in a child process travels as JSON: per pattern its B and, per variant, the
+// samples it took. appendBlock adds them to `pts` as one more block of each pattern it holds;
+// a pattern, variant or launch list that does not match is a std::runtime_error.
+nlohmann::json blockSamplesJson(const std::vector<PatternTiming>&);
+void appendBlock(std::vector<PatternTiming>& pts, const nlohmann::json& block);
+
 // `blocks` more blocks of the same pattern's case v0 (the gate budget's extra blocks); the
 // chains are rebuilt and the case re-made, so `pt` may come from either mode.
 void addBlocks(PatternTiming& pt, int blocks, DeviceSession&, const std::vector<probe::Variant>& variants,
