@@ -68,13 +68,13 @@ kernel ZP_GEMM_ATTRS void one_launch(global const int* topk_ids, global const fl
     int m = wg / tiles_b, tile_b = wg - m * tiles_b;
     const int step_m = n / tiles_b, step_tile_b = n - step_m * tiles_b;
     for (int u = wg; u < tiles_b * rows; u += n) {
-        zp_tl_gemm2_gather_row_tile(routes, rows, top_k, tile_b, m, act, w2_blocks, w2_scales, topk_weights, out,
-                                    hidden, intermediate, y_tile, red);
+        zp_tl_gemm2_gather_tile(routes, rows, top_k, tile_b, 1, m, act, w2_blocks, w2_scales, topk_weights, out, hidden,
+                                intermediate, y_tile, red);
         zp_unit_step(&m, &tile_b, step_m, step_tile_b, tiles_b);
     }
 #else
     for (int u = wg; u < tiles_b; u += n)
-        zp_tl_gemm2_gather_tile(routes, rows, top_k, u, act, w2_blocks, w2_scales, topk_weights, out, hidden,
+        zp_tl_gemm2_gather_tile(routes, rows, top_k, u, 0, 0, act, w2_blocks, w2_scales, topk_weights, out, hidden,
                                 intermediate, y_tile, red);
 #endif
 }

@@ -14,11 +14,6 @@ kernel ZP_GEMM_ATTRS void two_launch_b(global const int* topk_ids, global const 
                                        int intermediate, local int* routes, local ushort* y_tile) {
     local float red[ZP_GEMM_RED_FLOATS];
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
-#if ZP_TL_B_PER_ROW
-    zp_tl_gemm2_gather_row_tile(routes, rows, top_k, get_group_id(0), get_group_id(1), act, w2_blocks, w2_scales,
-                                topk_weights, out, hidden, intermediate, y_tile, red);
-#else
-    zp_tl_gemm2_gather_tile(routes, rows, top_k, get_group_id(0), act, w2_blocks, w2_scales, topk_weights, out, hidden,
-                            intermediate, y_tile, red);
-#endif
+    zp_tl_gemm2_gather_tile(routes, rows, top_k, get_group_id(0), ZP_TL_B_PER_ROW, get_group_id(1), act, w2_blocks,
+                            w2_scales, topk_weights, out, hidden, intermediate, y_tile, red);
 }

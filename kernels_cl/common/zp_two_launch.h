@@ -28,17 +28,21 @@
  *    zp_gemm_paired.h), reading the rows' source rows of `hidden` directly (no remap). Returns
  *    at once when g >= G. act is [MK, I] in compact-row order; rows >= R are never written.
  *    two_launch's grid: (ceil(I / PAIRS), min(MK, E/C)), one unit per work-group.
- * 4. zp_tl_gemm2_gather_tile(routes, tile, ...), kernel B's unit of work: column tile `tile`
- *    (< ceil(H / ZP_GEMM_COLS_PER_WG)) of y for EVERY compact row (§5.6, all G groups in turn,
- *    into y_tile, never to global memory), then out[m][h] for every row m < M and the tile's
- *    columns h in §5.7's route order (rows without a local route get +0.0). Reads act, which
- *    every A unit must have finished (two_launch: the launch boundary; one_launch: the
- *    device-wide barrier, with act read past any stale cache). two_launch's grid:
- *    (ceil(H / COLS), 1), one unit per work-group.
- * 4'. zp_tl_gemm2_gather_row_tile(routes, tile, m, ...), kernel B's unit when it is split over
- *    the token rows (build option ZP_TL_B_PER_ROW = 1): the same for row m's compact rows and
- *    out row m only; grid (ceil(H / COLS), M). Twice the work-groups for M = 2 and half the
- *    groups walked in turn by each (B is latency-bound on the H200: docs/perf.md "two_launch").
+ * 4. zp_tl_gemm2_gather_tile(routes, tile, per_row, m, ...), kernel B's unit of work. per_row a
+ *    literal at every call (the unused path folds away):
+ *    0: column tile `tile` (< ceil(H / ZP_GEMM_COLS_PER_WG)) of y for EVERY compact row (§5.6,
+ *    all G groups in turn, into y_tile, never to global memory), then out[m][h] for every row
+ *    m < M and the tile's columns h in §5.7's route order (rows without a local route get
+ *    +0.0); m is unused. two_launch's grid: (ceil(H / COLS), 1).
+ *    1 (build option ZP_TL_B_PER_ROW): the same for token row m only: y of row m's compact rows
+ *    (its routes k in order, a within-row duplicate's row once, each a 1-row pass), then out
+ *    row m. A compact row of an expert several token rows use is computed by each of their
+ *    work-groups (its weight tile read once per row, as a rows_per_pass=1 build does anyway),
+ *    so no y crosses work-groups; the bits are per_row 0's. two_launch's grid:
+ *    (ceil(H / COLS), M): M times the work-groups, each walking K rows instead of all R (B is
+ *    latency-bound on the H200: docs/perf.md "two_launch").
+ *    Reads act, which every A unit must have finished (two_launch: the launch boundary;
+ *    one_launch: the device-wide barrier, with act read past any stale cache).
  *
  * Compact M2 at run time: an expert group with one compact row runs a 1-row specialisation of
  * the tile (nrows a literal 1: the dead rows' loads, fmas, lane sums and tree fold away), one
@@ -105,55 +109,40 @@ ZP_FN void zp_tl_gather_rows(local const int* routes, int rows, int top_k, int m
     }
 }
 
-ZP_FN void zp_tl_gemm2_gather_tile(local const int* routes, int rows, int top_k, int tile,
+ZP_FN void zp_tl_gemm2_gather_tile(local const int* routes, int rows, int top_k, int tile, int per_row, int m,
                                    global const ushort* act, /* [MK, I] */
                                    global const uchar* w2_blocks, global const uchar* w2_scales,
                                    global const float* topk_weights, /* [M, K] */
                                    global ushort* out,               /* [M, H] */
                                    int hidden, int intermediate, local ushort* y_tile, local float* red) {
     const int mk = rows * top_k;
-    const int groups = ZP_RT_COUNT_G(routes, mk);
-    for (int g = 0; g < groups; ++g) {
-        local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g;
-        const int le = grp[0], first = grp[1], count = grp[2];
-        if (count == 1)
-            zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, 1, 0, y_tile, 1, first,
-                          red);
-        else
-            zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, count, 0, y_tile, 1,
-                          first, red);
+    if (per_row) {
+        /* row m's compact rows, one 1-row pass each, in k order */
+        local const int* rep = ZP_RT_REP(routes, mk);
+        local const int* crow = ZP_RT_ROWS(routes, mk);
+        for (int k = 0; k < top_k; ++k) {
+            const int i = m * top_k + k;
+            if (!rep[i]) continue; /* not local, or a duplicate of an earlier k of this row */
+            const int r = ZP_RT_CR(routes, mk)[i];
+            zp_gemm_group(w2_blocks, w2_scales, crow[ZP_ROW_WORDS * r], hidden, intermediate, tile, act, 0, r, 1, 0,
+                          y_tile, 1, r, red);
+        }
+    } else {
+        const int groups = ZP_RT_COUNT_G(routes, mk);
+        for (int g = 0; g < groups; ++g) {
+            local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g;
+            const int le = grp[0], first = grp[1], count = grp[2];
+            if (count == 1)
+                zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, 1, 0, y_tile, 1,
+                              first, red);
+            else
+                zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, count, 0, y_tile, 1,
+                              first, red);
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE); /* y_tile complete */
-    zp_tl_gather_rows(routes, rows, top_k, 0, rows, tile, topk_weights, out, hidden, y_tile);
-    barrier(CLK_LOCAL_MEM_FENCE); /* y_tile may be rewritten by the caller's next unit */
-}
-
-/* Kernel B's unit of work when B is split over the token rows (ZP_TL_B_PER_ROW == 1): column
- * tile `tile` of y for the compact rows of token row m only (one per distinct local expert of
- * row m, in k order; each a 1-row pass, since a row's within-row duplicates share one compact
- * row), then out[m][h] for the tile's columns in §5.7's order. A compact row of a group shared
- * by several token rows is computed by each of their work-groups (the weight tile is read once
- * per row, as a rows_per_pass=1 build does anyway), so no y crosses work-groups; every y and
- * out value is the same bits as zp_tl_gemm2_gather_tile's. two_launch's grid: (ceil(H / COLS), M). */
-ZP_FN void zp_tl_gemm2_gather_row_tile(local const int* routes, int rows, int top_k, int tile, int m,
-                                       global const ushort* act, /* [MK, I] */
-                                       global const uchar* w2_blocks, global const uchar* w2_scales,
-                                       global const float* topk_weights, /* [M, K] */
-                                       global ushort* out,               /* [M, H] */
-                                       int hidden, int intermediate, local ushort* y_tile, local float* red) {
-    const int mk = rows * top_k;
-    local const int* rep = ZP_RT_REP(routes, mk);
-    local const int* cr_of = ZP_RT_CR(routes, mk);
-    local const int* crow = ZP_RT_ROWS(routes, mk);
-    for (int k = 0; k < top_k; ++k) {
-        const int i = m * top_k + k;
-        if (!rep[i]) continue; /* not local, or a duplicate of an earlier k of this row */
-        const int r = cr_of[i];
-        zp_gemm_group(w2_blocks, w2_scales, crow[ZP_ROW_WORDS * r], hidden, intermediate, tile, act, 0, r, 1, 0, y_tile,
-                      1, r, red);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE); /* y_tile complete */
-    zp_tl_gather_rows(routes, rows, top_k, m, m + 1, tile, topk_weights, out, hidden, y_tile);
+    zp_tl_gather_rows(routes, rows, top_k, per_row ? m : 0, per_row ? m + 1 : rows, tile, topk_weights, out, hidden,
+                      y_tile);
     barrier(CLK_LOCAL_MEM_FENCE); /* y_tile may be rewritten by the caller's next unit */
 }
 
