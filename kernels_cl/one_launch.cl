@@ -3,7 +3,8 @@
  * (zeCommandListAppendLaunchCooperativeKernel) of at most zeKernelSuggestMaxCooperativeGroupCount
  * work-groups. The grid is whatever that count allows, not A's or B's grid, so every work-group
  * loops over the units of work: A's (pair tile, expert group) units u = wg, wg + n, ... < tiles
- * * G, then the barrier, then B's column tiles the same way. Any grid of at least one group gives
+ * * G, then the barrier, then B's column tiles (with ZP_TL_B_PER_ROW: B's (column tile, token
+ * row) units) the same way. Any grid of at least one group gives
  * the same bits (a unit's result does not depend on which group computes it).
  *
  * Every work-group derives the route table itself; group 0 stores it for the host.
@@ -14,10 +15,22 @@
  *
  * grid_state: 2 uints, zeroed once when allocated (the barrier leaves them reusable).
  * Grid: (n, 1, 1) with 1 <= n <= the suggested count; n beyond max(tiles_a * min(M*K, E/C),
- * tiles_b) only idles. routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)];
+ * tiles_b (x M with ZP_TL_B_PER_ROW)) only idles. routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)];
  * y_tile: local ushort[M*K * ZP_GEMM_COLS_PER_WG]. */
 #include "common/zp_two_launch.h"
 #include "common/zp_grid_barrier.h"
+
+/* Unit u = major * minors + minor advanced by n = step_major * minors + step_minor (minor <
+ * minors), without a division in the loop (clang 14 then emits `freeze`, which llvm-spirv 14
+ * cannot translate). */
+ZP_FN void zp_unit_step(int* major, int* minor, int step_major, int step_minor, int minors) {
+    *major += step_major;
+    *minor += step_minor;
+    if (*minor >= minors) {
+        *minor -= minors;
+        ++*major;
+    }
+}
 
 kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global const float* topk_weights, /* [M, K] */
                                      global const ushort* hidden_x,                                         /* [M, H] */
@@ -38,25 +51,30 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
 
     const int tiles_a = (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG;
     const int units_a = tiles_a * ZP_RT_COUNT_G(routes, mk);
-    /* (tile, g) of unit u = g * tiles_a + tile, stepped without a division in the loop (clang 14
-     * then emits `freeze`, which llvm-spirv 14 cannot translate). */
+    /* (tile, g) of unit u = g * tiles_a + tile */
     int g = wg / tiles_a, tile = wg - g * tiles_a;
     const int step_g = n / tiles_a, step_tile = n - step_g * tiles_a;
     for (int u = wg; u < units_a; u += n) {
         zp_tl_gemm1_tile(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden, intermediate,
                          limit, up_bias, layout, red);
-        g += step_g;
-        tile += step_tile;
-        if (tile >= tiles_a) {
-            tile -= tiles_a;
-            ++g;
-        }
+        zp_unit_step(&g, &tile, step_g, step_tile, tiles_a);
     }
 
     zp_grid_barrier(grid_state);
 
     const int tiles_b = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
-    for (int u = wg; u < tiles_b; u += n)
-        zp_tl_gemm2_gather_tile(routes, rows, top_k, u, act, w2_blocks, w2_scales, topk_weights, out, hidden,
+#if ZP_TL_B_PER_ROW
+    /* B's units u = m * tiles_b + tile, (tile, m) stepped as A's */
+    int m = wg / tiles_b, tile_b = wg - m * tiles_b;
+    const int step_m = n / tiles_b, step_tile_b = n - step_m * tiles_b;
+    for (int u = wg; u < tiles_b * rows; u += n) {
+        zp_tl_gemm2_gather_tile(routes, rows, top_k, tile_b, 1, m, act, w2_blocks, w2_scales, topk_weights, out, hidden,
                                 intermediate, y_tile, red);
+        zp_unit_step(&m, &tile_b, step_m, step_tile_b, tiles_b);
+    }
+#else
+    for (int u = wg; u < tiles_b; u += n)
+        zp_tl_gemm2_gather_tile(routes, rows, top_k, u, 0, 0, act, w2_blocks, w2_scales, topk_weights, out, hidden,
+                                intermediate, y_tile, red);
+#endif
 }

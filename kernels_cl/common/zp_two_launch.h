@@ -28,13 +28,21 @@
  *    zp_gemm_paired.h), reading the rows' source rows of `hidden` directly (no remap). Returns
  *    at once when g >= G. act is [MK, I] in compact-row order; rows >= R are never written.
  *    two_launch's grid: (ceil(I / PAIRS), min(MK, E/C)), one unit per work-group.
- * 4. zp_tl_gemm2_gather_tile(routes, tile, ...), kernel B's unit of work: column tile `tile`
- *    (< ceil(H / ZP_GEMM_COLS_PER_WG)) of y for EVERY compact row (§5.6, all G groups in turn,
- *    into y_tile, never to global memory), then out[m][h] for every row m < M and the tile's
- *    columns h in §5.7's route order (rows without a local route get +0.0). Reads act, which
- *    every A unit must have finished (two_launch: the launch boundary; one_launch: the
- *    device-wide barrier, with act read past any stale cache). two_launch's grid:
- *    (ceil(H / COLS), 1), one unit per work-group.
+ * 4. zp_tl_gemm2_gather_tile(routes, tile, per_row, m, ...), kernel B's unit of work. per_row a
+ *    literal at every call (the unused path folds away):
+ *    0: column tile `tile` (< ceil(H / ZP_GEMM_COLS_PER_WG)) of y for EVERY compact row (§5.6,
+ *    all G groups in turn, into y_tile, never to global memory), then out[m][h] for every row
+ *    m < M and the tile's columns h in §5.7's route order (rows without a local route get
+ *    +0.0); m is unused. two_launch's grid: (ceil(H / COLS), 1).
+ *    1 (build option ZP_TL_B_PER_ROW): the same for token row m only: y of row m's compact rows
+ *    (its routes k in order, a within-row duplicate's row once, each a 1-row pass), then out
+ *    row m. A compact row of an expert several token rows use is computed by each of their
+ *    work-groups (its weight tile read once per row, as a rows_per_pass=1 build does anyway),
+ *    so no y crosses work-groups; the bits are per_row 0's. two_launch's grid:
+ *    (ceil(H / COLS), M): M times the work-groups, each walking K rows instead of all R (B is
+ *    latency-bound on the H200: docs/perf.md "two_launch").
+ *    Reads act, which every A unit must have finished (two_launch: the launch boundary;
+ *    one_launch: the device-wide barrier, with act read past any stale cache).
  *
  * Compact M2 at run time: an expert group with one compact row runs a 1-row specialisation of
  * the tile (nrows a literal 1: the dead rows' loads, fmas, lane sums and tree fold away), one
@@ -79,30 +87,17 @@ ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int ti
                               count, silu, limit, up_bias, act, red);
 }
 
-ZP_FN void zp_tl_gemm2_gather_tile(local const int* routes, int rows, int top_k, int tile,
-                                   global const ushort* act, /* [MK, I] */
-                                   global const uchar* w2_blocks, global const uchar* w2_scales,
-                                   global const float* topk_weights, /* [M, K] */
-                                   global ushort* out,               /* [M, H] */
-                                   int hidden, int intermediate, local ushort* y_tile, local float* red) {
-    const int mk = rows * top_k;
-    const int groups = ZP_RT_COUNT_G(routes, mk);
-    for (int g = 0; g < groups; ++g) {
-        local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g;
-        const int le = grp[0], first = grp[1], count = grp[2];
-        if (count == 1)
-            zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, 1, 0, y_tile, 1, first,
-                          red);
-        else
-            zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, count, 0, y_tile, 1,
-                          first, red);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE); /* y_tile complete */
-
-    local const int* cr_of = ZP_RT_CR(routes, mk);
+/* out[m][h] for rows m0 <= m < m1 and the columns h of column tile `tile`, in §5.7's route
+ * order, from y_tile (y of the tile's columns for every compact row r the routes of those rows
+ * use, at y_tile[r * COLS + h - h0]); rows without a local route get +0.0. */
+ZP_FN void zp_tl_gather_rows(local const int* routes, int rows, int top_k, int m0, int m1, int tile,
+                             global const float* topk_weights, global ushort* out, int hidden,
+                             local const ushort* y_tile) {
+    local const int* cr_of = ZP_RT_CR(routes, rows * top_k);
     const int h0 = tile * ZP_GEMM_COLS_PER_WG;
-    for (int e = zp_tl_lid(); e < rows * ZP_GEMM_COLS_PER_WG; e += ZP_TL_ITEMS) {
-        const int m = e / ZP_GEMM_COLS_PER_WG, j = e - m * ZP_GEMM_COLS_PER_WG;
+    for (int e = zp_tl_lid(); e < (m1 - m0) * ZP_GEMM_COLS_PER_WG; e += ZP_TL_ITEMS) {
+        const int dm = e / ZP_GEMM_COLS_PER_WG, j = e - dm * ZP_GEMM_COLS_PER_WG;
+        const int m = m0 + dm;
         if (h0 + j >= hidden) continue;
         float acc = 0.0f;
         for (int k = 0; k < top_k; ++k) {
@@ -112,6 +107,42 @@ ZP_FN void zp_tl_gemm2_gather_tile(local const int* routes, int rows, int top_k,
         }
         out[(size_t)m * hidden + h0 + j] = zp_f32_to_bf16(acc);
     }
+}
+
+ZP_FN void zp_tl_gemm2_gather_tile(local const int* routes, int rows, int top_k, int tile, int per_row, int m,
+                                   global const ushort* act, /* [MK, I] */
+                                   global const uchar* w2_blocks, global const uchar* w2_scales,
+                                   global const float* topk_weights, /* [M, K] */
+                                   global ushort* out,               /* [M, H] */
+                                   int hidden, int intermediate, local ushort* y_tile, local float* red) {
+    const int mk = rows * top_k;
+    if (per_row) {
+        /* row m's compact rows, one 1-row pass each, in k order */
+        local const int* rep = ZP_RT_REP(routes, mk);
+        local const int* crow = ZP_RT_ROWS(routes, mk);
+        for (int k = 0; k < top_k; ++k) {
+            const int i = m * top_k + k;
+            if (!rep[i]) continue; /* not local, or a duplicate of an earlier k of this row */
+            const int r = ZP_RT_CR(routes, mk)[i];
+            zp_gemm_group(w2_blocks, w2_scales, crow[ZP_ROW_WORDS * r], hidden, intermediate, tile, act, 0, r, 1, 0,
+                          y_tile, 1, r, red);
+        }
+    } else {
+        const int groups = ZP_RT_COUNT_G(routes, mk);
+        for (int g = 0; g < groups; ++g) {
+            local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g;
+            const int le = grp[0], first = grp[1], count = grp[2];
+            if (count == 1)
+                zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, 1, 0, y_tile, 1,
+                              first, red);
+            else
+                zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, count, 0, y_tile, 1,
+                              first, red);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE); /* y_tile complete */
+    zp_tl_gather_rows(routes, rows, top_k, per_row ? m : 0, per_row ? m + 1 : rows, tile, topk_weights, out, hidden,
+                      y_tile);
     barrier(CLK_LOCAL_MEM_FENCE); /* y_tile may be rewritten by the caller's next unit */
 }
 

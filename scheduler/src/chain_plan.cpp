@@ -16,7 +16,7 @@ namespace zp::sched {
 static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG &&
                   KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
                   KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE &&
-                  KernelTuning{}.gemmTile == ZP_GEMM_TILE,
+                  KernelTuning{}.gemmTile == ZP_GEMM_TILE && KernelTuning{}.bPerRow == ZP_TL_B_PER_ROW,
               "KernelTuning's defaults must be the packaged kernels' (kernels_cl/abi/zp_abi.h)");
 
 namespace {
@@ -68,15 +68,21 @@ std::string packageTargets(const kernels::Package& package) {
 struct TuningKey {
     const char* name;
     int KernelTuning::*field;
-    const char* macro;
+    const char* macro;  // nullptr: not a build option of its own (b_cols_*: see forKernelFile)
+    bool kernelB;       // kernel B's: described (and a -D) only where it differs from the packaged kernels'
 };
 constexpr TuningKey kTuningKeys[] = {
-    {"cols_per_wg", &KernelTuning::colsPerWorkGroup, "ZP_GEMM_COLS_PER_WG"},
-    {"cols_per_item", &KernelTuning::colsPerItem, "ZP_GEMM_COLS_PER_ITEM"},
-    {"rows_per_pass", &KernelTuning::rowsPerPass, "ZP_GEMM_ROWS_PER_PASS"},
-    {"e2m1_decode", &KernelTuning::e2m1Decode, "ZP_E2M1_DECODE"},
-    {"gemm_tile", &KernelTuning::gemmTile, "ZP_GEMM_TILE"},
+    {"cols_per_wg", &KernelTuning::colsPerWorkGroup, "ZP_GEMM_COLS_PER_WG", false},
+    {"cols_per_item", &KernelTuning::colsPerItem, "ZP_GEMM_COLS_PER_ITEM", false},
+    {"rows_per_pass", &KernelTuning::rowsPerPass, "ZP_GEMM_ROWS_PER_PASS", false},
+    {"e2m1_decode", &KernelTuning::e2m1Decode, "ZP_E2M1_DECODE", false},
+    {"gemm_tile", &KernelTuning::gemmTile, "ZP_GEMM_TILE", false},
+    {"b_per_row", &KernelTuning::bPerRow, "ZP_TL_B_PER_ROW", true},
+    {"b_cols_per_wg", &KernelTuning::bColsPerWorkGroup, nullptr, true},
+    {"b_cols_per_item", &KernelTuning::bColsPerItem, nullptr, true},
 };
+constexpr const char* kTuningKeyList =
+    "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, b_per_row, b_cols_per_wg, b_cols_per_item";
 
 }  // namespace
 
@@ -96,8 +102,7 @@ KernelTuning KernelTuning::parse(std::string_view text) {
         const auto* k = std::find_if(std::begin(kTuningKeys), std::end(kTuningKeys),
                                      [&](const TuningKey& tk) { return key == tk.name; });
         if (k == std::end(kTuningKeys))
-            throw std::invalid_argument("kernel tuning: unknown key '" + key +
-                                        "' (valid: cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile)");
+            throw std::invalid_argument("kernel tuning: unknown key '" + key + "' (valid: " + kTuningKeyList + ")");
         std::size_t used = 0;
         int v = 0;
         try {
@@ -117,28 +122,43 @@ KernelTuning KernelTuning::parse(std::string_view text) {
     if (t.rowsPerPass < 1) bad("rows_per_pass must be at least 1");
     if (t.e2m1Decode != 0 && t.e2m1Decode != 1) bad("e2m1_decode must be 0 or 1");
     if (t.gemmTile != 0 && t.gemmTile != 1) bad("gemm_tile must be 0 (lanes) or 1 (blocks)");
+    if (t.bPerRow != 0 && t.bPerRow != 1) bad("b_per_row must be 0 (a column tile for every row) or 1 (per row)");
+    if (t.bColsPerWorkGroup < 0 || t.bColsPerItem < 0) bad("b_cols_per_wg and b_cols_per_item must be >= 0");
+    const KernelTuning b = t.forKernelFile("two_launch_b");
+    if (b.colsPerItem < 2 || b.colsPerItem % 2) bad("B's cols_per_item (b_cols_per_item) must be even and at least 2");
+    if (b.colsPerWorkGroup % b.colsPerItem)
+        bad("B's cols_per_item (" + std::to_string(b.colsPerItem) + ") must divide B's cols_per_wg (" +
+            std::to_string(b.colsPerWorkGroup) + ")");
     return t;
 }
 
 KernelTuning KernelTuning::recommendedFor(const ze::DeviceInfo& device) {
     constexpr std::uint32_t kNvidiaVendorId = 0x10de;
-    // docs/perf.md: the fastest H200 tiles for six_local on every variant.
+    // docs/perf.md: the fastest H200 tiles for six_local on every variant; kernel B of
+    // two_launch / one_launch split over the token rows, two_launch_b with 16-column tiles
+    // ("two_launch": B 99 -> 66 us on six_local, bit for bit the same).
     if (device.isZecl() && device.isGpu() && device.props.vendorId == kNvidiaVendorId)
-        return parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1");
+        return parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_per_row=1,b_cols_per_wg=16");
     return {};
 }
 
 std::string KernelTuning::describe() const {
+    // Kernel B's keys only where they differ from the packaged kernels', so that the tiles of
+    // the GEMMs read as before (card JSON kernel_tuning).
+    const KernelTuning packaged;
     std::string s;
     for (const auto& k : kTuningKeys)
-        s += (s.empty() ? "" : ",") + std::string(k.name) + "=" + std::to_string(this->*(k.field));
+        if (!k.kernelB || this->*(k.field) != packaged.*(k.field))
+            s += (s.empty() ? "" : ",") + std::string(k.name) + "=" + std::to_string(this->*(k.field));
     return s;
 }
 
 std::string KernelTuning::buildOptions() const {
     std::string s;
+    const KernelTuning packaged;
     for (const auto& k : kTuningKeys)
-        s += (s.empty() ? "-D" : " -D") + std::string(k.macro) + "=" + std::to_string(this->*(k.field));
+        if (k.macro && (!k.kernelB || this->*(k.field) != packaged.*(k.field)))
+            s += (s.empty() ? "-D" : " -D") + std::string(k.macro) + "=" + std::to_string(this->*(k.field));
     return s;
 }
 
@@ -158,6 +178,16 @@ std::string kernelFileFor(std::string_view file, IdWidth width) {
                                                          "m1_oracle_mxfp4"};
     const bool reads = std::find(std::begin(kRouteReaders), std::end(kRouteReaders), file) != std::end(kRouteReaders);
     return std::string(file) + (reads && width == IdWidth::Int64 ? "_i64" : "");
+}
+
+KernelTuning KernelTuning::forKernelFile(std::string_view kernelFile) const {
+    KernelTuning t = *this;
+    if (kernelFile == "two_launch_b" || kernelFile == "two_launch_b_i64") {
+        if (bColsPerWorkGroup) t.colsPerWorkGroup = bColsPerWorkGroup;
+        if (bColsPerItem) t.colsPerItem = bColsPerItem;
+    }
+    t.bColsPerWorkGroup = t.bColsPerItem = 0;
+    return t;
 }
 
 // ----------------------------------------------------------------------------- modules
@@ -209,7 +239,8 @@ const ze::Module& KernelModules::module(const std::string& kernelFile) {
     // SPIR-V and native binaries need no build flags; a bundle gets the tile options only when
     // they differ from the packaged ones (zecl appends them to the bundle's own options).
     // Never -cl-mad-enable / -cl-fast-relaxed-math (CONTRACT §2).
-    const std::string flags = tuning_.isPackaged() ? std::string() : tuning_.buildOptions();
+    const KernelTuning tiles = tuning_.forKernelFile(kernelFile);
+    const std::string flags = tiles.isPackaged() ? std::string() : tiles.buildOptions();
     return modules_.emplace(kernelFile, ze::Module::create(*context_, device_, format, a->bytes, flags)).first->second;
 }
 
@@ -342,9 +373,13 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
                 {b.topkIds,     b.hidden,   b.w1Blocks, b.w1Scales, b.silu, b.act,  b.routeInfo,
                  b.compactRows, b.routeRow, b.groups,   m,          k,      e,      c,
                  card,          h,          i,          L,          beta,   layout, routeTable});
-            add("two_launch_b", "two_launch_b", gemm, {ceilDiv(H, cols), 1, 1},
+            // B: its own column tile (KernelTuning::forKernelFile), split over the rows with b_per_row.
+            const KernelTuning tb = t.forKernelFile("two_launch_b");
+            const std::uint32_t colsB = tb.colsPerWorkGroup;
+            add("two_launch_b", "two_launch_b", {ZP_LANES, colsB / std::uint32_t(tb.colsPerItem), 1},
+                {ceilDiv(H, colsB), t.bPerRow ? M : 1u, 1},
                 {b.topkIds, b.topkWeights, b.act, b.w2Blocks, b.w2Scales, b.out, m, k, e, c, card, h, i, routeTable,
-                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * cols}});
+                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * colsB}});
             break;
         }
         case probe::Variant::OneLaunch: {
@@ -352,7 +387,8 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
             // asked for is the wider of A's (pair tile, expert group) units and B's column
             // tiles; DeviceChain caps it at the suggested cooperative count.
             const ze::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
-            const std::uint32_t most = std::max(ceilDiv(I, pairs) * groupSlots, ceilDiv(H, cols));
+            const std::uint32_t most =
+                std::max(ceilDiv(I, pairs) * groupSlots, ceilDiv(H, cols) * (t.bPerRow ? M : 1u));
             add("one_launch", "one_launch", gemm, {most, 1, 1},
                 {b.topkIds,
                  b.topkWeights,

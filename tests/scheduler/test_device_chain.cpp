@@ -392,6 +392,43 @@ TEST(DeviceChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAsk
     EXPECT_EQ(l.groups.z, 1u);
 }
 
+TEST(DeviceChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTileAndOneRowOfGroupsPerTokenRow) {
+    using zp::sched::KernelTuning;
+    const auto s = reducedShape();
+    const auto t =
+        KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_per_row=1,b_cols_per_wg=8,b_cols_per_item=2");
+    const auto plan = zp::sched::planChain(Variant::TwoLaunch, s, {}, t);
+    ASSERT_EQ(plan.launches.size(), 2u);
+    const auto& a = plan.launches[0];
+    const auto& b = plan.launches[1];
+    EXPECT_EQ(a.group.y, 32u / 4);  // A keeps cols_per_wg / cols_per_item
+    EXPECT_EQ(a.groups.x, (s.intermediate + 15) / 16);
+    EXPECT_EQ(b.group.x, 16u);  // the 16 lanes of CONTRACT §4
+    EXPECT_EQ(b.group.y, 8u / 2);
+    EXPECT_EQ(b.groups.x, (s.hidden + 7) / 8);
+    EXPECT_EQ(b.groups.y, std::uint32_t(s.rows));  // b_per_row: a work-group per (column tile, token row)
+    // B's module is built with B's tile, every other file with the GEMM tile; b_cols_* are no -D.
+    EXPECT_EQ(t.forKernelFile("two_launch_b").buildOptions(),
+              "-DZP_GEMM_COLS_PER_WG=8 -DZP_GEMM_COLS_PER_ITEM=2 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
+              "-DZP_GEMM_TILE=1 -DZP_TL_B_PER_ROW=1");
+    EXPECT_EQ(t.forKernelFile("two_launch_a").buildOptions(),
+              "-DZP_GEMM_COLS_PER_WG=32 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
+              "-DZP_GEMM_TILE=1 -DZP_TL_B_PER_ROW=1");
+    EXPECT_EQ(KernelTuning::parse(t.describe()), t);
+    // one_launch is one program (A's tile for B too): its grid asks for B's tiles x rows.
+    const auto one = zp::sched::planChain(Variant::OneLaunch, s, {}, KernelTuning::parse("b_per_row=1"));
+    const std::uint32_t cols = std::uint32_t(KernelTuning{}.colsPerWorkGroup);
+    const std::uint32_t unitsA =
+        (s.intermediate + cols / 2 - 1) / (cols / 2) * std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
+    EXPECT_EQ(one.launches[0].groups.x, std::max(unitsA, (s.hidden + cols - 1) / cols * s.rows));
+    // Without b_per_row: one work-group per column tile for every row, as before.
+    EXPECT_EQ(zp::sched::planChain(Variant::TwoLaunch, s, {}, {}).launches[1].groups.y, 1u);
+    EXPECT_THROW(KernelTuning::parse("b_per_row=2"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("b_cols_per_wg=6,b_cols_per_item=4"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("b_cols_per_item=3"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("b_cols_per_wg=-8"), std::invalid_argument);
+}
+
 TEST(DeviceChainPlan, GivenThePairedEpilogue_WhenPlanned_ThenItKeepsTheBaselineGemm1WorkGroupCount) {
     const auto s = reducedShape();
     const auto base = zp::sched::planChain(Variant::Baseline, s, {}).launches[2];
@@ -433,7 +470,8 @@ TEST(DeviceChainPlan, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidi
     d.props.vendorId = 0x10de;
     const auto nvidia = KernelTuning::recommendedFor(d);
     EXPECT_EQ(nvidia.gemmTile, 1);
-    EXPECT_EQ(nvidia.describe(), "cols_per_wg=32,cols_per_item=4,rows_per_pass=1,e2m1_decode=1,gemm_tile=1");
+    EXPECT_EQ(nvidia.describe(),
+              "cols_per_wg=32,cols_per_item=4,rows_per_pass=1,e2m1_decode=1,gemm_tile=1,b_per_row=1,b_cols_per_wg=16");
     d.props.type = ZE_DEVICE_TYPE_CPU;  // PoCL
     EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
     d.props.type = ZE_DEVICE_TYPE_GPU;
@@ -581,7 +619,15 @@ INSTANTIATE_TEST_SUITE_P(
                       TwoLaunchShape{"m4_k2_c1_lanes_three_rows", 4, 2, 1, zp::oracle::GateUpLayout::Interleaved, true,
                                      "rows_per_pass=3"},
                       TwoLaunchShape{"m2_k6_c2_blocks_uneven", 2, 6, 2, zp::oracle::GateUpLayout::Split, true,
-                                     "gemm_tile=1,cols_per_wg=10,cols_per_item=2"}),
+                                     "gemm_tile=1,cols_per_wg=10,cols_per_item=2"},
+                      // kernel B split over the token rows, with its own column tile
+                      TwoLaunchShape{"m3_k5_c2_blocks_b_per_row", 3, 5, 2, zp::oracle::GateUpLayout::Split, false,
+                                     "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_per_row=1,"
+                                     "b_cols_per_wg=8"},
+                      TwoLaunchShape{"m4_k8_c4_lanes_b_per_row", 4, 8, 4, zp::oracle::GateUpLayout::Interleaved, true,
+                                     "b_per_row=1,b_cols_per_wg=4"},
+                      TwoLaunchShape{"m1_k8_c2_blocks_b_uneven", 1, 8, 2, zp::oracle::GateUpLayout::Split, true,
+                                     "gemm_tile=1,b_per_row=1,b_cols_per_wg=10,b_cols_per_item=2"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // ------------------------------------------------------------------------------ default shape

@@ -52,8 +52,15 @@ struct KernelTuning {
     int rowsPerPass = 2;       // ZP_GEMM_ROWS_PER_PASS: activation rows per weight-tile pass (M2 tiling)
     int e2m1Decode = 1;        // ZP_E2M1_DECODE: 0 = __constant table, 1 = bit arithmetic
     int gemmTile = 0;          // ZP_GEMM_TILE: 0 = lane tile (work-item = §4 lane), 1 = block tile (work-item = block)
+    // two_launch / one_launch kernel B (kernels_cl/common/zp_two_launch.h):
+    int bPerRow = 0;  // ZP_TL_B_PER_ROW: 1 = a work-group per (column tile, token row) instead of per column tile
+    // two_launch_b's own column tile (its module is built with these as ZP_GEMM_COLS_PER_WG /
+    // _PER_ITEM); 0 = cols_per_wg / cols_per_item. one_launch is one program: it keeps A's tile.
+    int bColsPerWorkGroup = 0;
+    int bColsPerItem = 0;
 
-    // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0,gemm_tile=1"; keys left out keep the
+    // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0,gemm_tile=1,b_per_row=1,b_cols_per_wg=8";
+    // keys left out keep the
     // defaults; "packaged" (or "") is the defaults. Throws std::invalid_argument naming the key and the value.
     static KernelTuning parse(std::string_view text);
     // The tiles this project measured fastest on the device, where they differ from the packaged
@@ -62,6 +69,9 @@ struct KernelTuning {
     static KernelTuning recommendedFor(const ze::DeviceInfo& device);
     std::string describe() const;      // the same form
     std::string buildOptions() const;  // "-DZP_GEMM_COLS_PER_WG=8 ..."
+    // The tiles kernel file `kernelFile` is built with: two_launch_b gets B's column tile, every
+    // other file these (b_cols_* then mean nothing to it and are cleared).
+    KernelTuning forKernelFile(std::string_view kernelFile) const;
     bool isPackaged() const { return *this == KernelTuning{}; }
     bool operator==(const KernelTuning&) const = default;
 };
