@@ -35,9 +35,13 @@ for tool in ze-probe moe-server; do
   echo "$v"
 done
 # The package must be usable with its own header only.
-if find "$prefix/include" -path '*/zp/*' | grep -q .; then fail "project-internal headers installed"; fi
+# (Outputs are read whole before grep -q: under pipefail, a writer cut off by grep's early exit
+# would turn a match into a failed pipeline.)
+internal=$(find "$prefix/include" -path '*/zp/*')
+if [[ -n "$internal" ]]; then fail "project-internal headers installed"; fi
 # The installed library must not point back into the build tree.
-if readelf -d "$prefix/$libdir/libzeprobe.so" | grep -E 'RPATH|RUNPATH' | grep -q "$build"; then
+dynamic=$(readelf -d "$prefix/$libdir/libzeprobe.so")
+if grep -E 'RPATH|RUNPATH' <<< "$dynamic" | grep -F "$build" > /dev/null; then
   fail "installed libzeprobe.so has an RPATH into the build tree"
 fi
 
@@ -107,8 +111,9 @@ grep -q "moe-server against the installed zeprobe .*($prefix/" "$tmp/moe-configu
 moe=$tmp/moe-build/moe-server
 [[ -x "$moe" ]] || { cat "$tmp/moe-configure.log"; fail "no moe-server built (cpp-httplib missing?)"; }
 # It links the installed libzeprobe and no internal library (those are static and hidden inside it).
-ldd "$moe" | grep -q "$prefix/$libdir/libzeprobe.so" || { ldd "$moe"; fail "moe-server does not load $prefix/$libdir/libzeprobe.so"; }
-if grep -E -- '-I[^ ]*/(probe|scheduler|oracle|runtime)/include' "$tmp/moe-build/compile_commands.json" 2>/dev/null | grep -q .; then
+deps=$(ldd "$moe")
+grep -qF "$prefix/$libdir/libzeprobe.so" <<< "$deps" || { echo "$deps"; fail "moe-server does not load $prefix/$libdir/libzeprobe.so"; }
+if grep -qE -- '-I[^ ]*/(probe|scheduler|oracle|runtime)/include' "$tmp/moe-build/compile_commands.json" 2>/dev/null; then
   fail "moe-server was compiled with an internal include path"
 fi
 v=$(env -u LD_LIBRARY_PATH "$moe" --version) || fail "moe-server --version"
