@@ -78,8 +78,10 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
     std::size_t caseNumber = 0;
     for (std::size_t pi = 0; pi < rs.patterns.size(); ++pi) {
         const auto pattern = rs.patterns[pi];
-        const bool valid = !probe::patternInvalidReason(s, pattern);
-        for (int v : valid ? rs.inputVariants : std::vector<int>{}) {
+        // An invalid pattern has no cases; afterPattern still marks it done.
+        const std::span<const int> variants =
+            probe::patternInvalidReason(s, pattern) ? std::span<const int>{} : std::span<const int>(rs.inputVariants);
+        for (int v : variants) {
             const probe::Case kase = probe::makeCase(s, pattern, v, rs.config.seed, drawWeights ? &drawn : nullptr);
             const std::string caseName = kase.name();
             const oracle::ChainOutputs want = oracle::runChain(s, weights, kase.inputs, silu);
