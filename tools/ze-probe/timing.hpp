@@ -134,7 +134,8 @@ PatternTiming timePattern(DeviceSession&, const std::vector<probe::Variant>& var
 // between runs (3 or 4 on the H200's same_typical, from warm-ups near the threshold) and the
 // saving with it, by a whole µs: what a sample adds once (the first launch of the batch) is
 // spread over B, so B must not depend on a pattern's noise. B is large where it matters (the
-// fastest chain sets it), which leaves that once-per-sample part small.
+// fastest chain sets it), which leaves that once-per-sample part small; and a power of two
+// (chooseBatch), so the fastest chain's own noise between runs does not move it either.
 int deviceBatch(DeviceSession&, const std::vector<probe::Variant>& variants, const probe::Config&,
                 const std::vector<probe::RoutePattern>& patterns, const oracle::LocalWeights* fixedWeights,
                 oracle::LocalWeights* scratch);
