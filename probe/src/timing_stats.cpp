@@ -188,6 +188,11 @@ double studentT(double p, int dof) {
     return 0.5 * (lo + hi);
 }
 
+double rerunHalfWidth(double blockSd, std::size_t blocks, double confidence) {
+    if (blocks < 2) throw std::invalid_argument("an interval over " + std::to_string(blocks) + " block(s): needs 2");
+    return studentT((1.0 + confidence) / 2.0, int(blocks) - 1) * blockSd * std::sqrt(2.0 / double(blocks));
+}
+
 BlockedSaving blockedSaving(std::span<const std::vector<double>> baseline,
                             std::span<const std::vector<double>> candidate, double confidence, double resolution) {
     requireBlocks(baseline, candidate);
@@ -213,9 +218,7 @@ BlockedSaving blockedSaving(std::span<const std::vector<double>> baseline,
     const Summary m = summarize(r.blockMedians);
     r.center = m.mean;
     r.blockSd = m.stddev;
-    const double k = double(r.blocks);
-    const double half =
-        std::max(studentT((1.0 + confidence) / 2.0, int(r.blocks) - 1) * r.blockSd / std::sqrt(k), resolution);
+    const double half = std::max(rerunHalfWidth(r.blockSd, r.blocks, confidence), resolution);
     r.ciLow = r.center - half;
     r.ciHigh = r.center + half;
     return r;
@@ -250,7 +253,7 @@ int blocksToDecide(double blockSd, double distance, double confidence, int cap) 
     if (!(distance > 0) || !std::isfinite(blockSd)) return cap;
     if (blockSd <= 0) return 2;
     for (int k = 2; k <= cap; ++k)
-        if (studentT((1.0 + confidence) / 2.0, k - 1) * blockSd / std::sqrt(double(k)) < distance) return k;
+        if (rerunHalfWidth(blockSd, std::size_t(k), confidence) < distance) return k;
     return cap;
 }
 

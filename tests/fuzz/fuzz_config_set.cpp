@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "config_round_trip.hpp"
 #include "fuzz_support.hpp"
 #include "zp/probe/config.hpp"
 
@@ -33,18 +34,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const InputError&) {
         return 0;
     }
-    volatile int derived = cfg.shape.maxRoutes();
-    derived = cfg.shape.localExperts();
-    derived = cfg.shape.firstLocalExpert();
-    (void)derived;
-
-    const std::string yaml = toYaml(cfg);
-    Config back;
-    try {
-        back = parseConfig(yaml, "toYaml");
-    } catch (const InputError& e) {
-        ZP_FUZZ_CHECK(false, std::string("toYaml output does not parse back: ") + e.what() + "\n--- toYaml:\n" + yaml);
-    }
-    ZP_FUZZ_CHECK(back == cfg, "toYaml output parses back to a different config:\n" + yaml);
+    zp::fuzz::checkValidConfigRoundTrips(cfg);
     return 0;
 }

@@ -11,9 +11,11 @@ namespace zp::app {
 extern const char* const kCardSchemaText;  // card_schema.cpp, generated from docs/card.schema.json
 
 const char* const kGateCiMethod =
-    "Student t over the block medians of the paired differences (each block started anew: in a fresh process, "
-    "or on chains rebuilt as one builds them, timings.block_isolation): mean +- t(0.975, blocks - 1) * sd / "
-    "sqrt(blocks), never narrower than one sample's timer step";
+    "where an independent rerun's estimate lands (a 95% prediction interval over the block medians of the paired "
+    "differences; each block started anew: in a fresh process, or on chains rebuilt as one builds them, "
+    "timings.block_isolation): mean +- t(0.975, blocks - 1) * sd * sqrt(2 / blocks), never narrower than one "
+    "sample's timer step; it contains Student's CI of the mean (+- t * sd / sqrt(blocks)), so a verdict under it "
+    "holds under that CI too";
 
 nlohmann::json cardJson(const probe::Config& cfg, const nlohmann::json& device, const Correctness& c,
                         const CardTiming* t, const std::string& timingSkipped) {

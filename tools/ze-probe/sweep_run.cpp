@@ -157,7 +157,8 @@ int runSweep(const SweepCliOptions& o) {
                                                 "saving_ci_low_ms", "gate_verdict", "correctness"}));
     fmt::print(
         "device times in ns (first kernel start to last kernel end); saving: projected over `layers`, ms, "
-        "95% CI over blocks of rebuilt chains (Student t over block medians); gate_verdict: pass / on_the_bar / "
+        "95% CI over blocks of rebuilt chains (the gate's: where a rerun lands, t over block medians); gate_verdict: "
+        "pass / on_the_bar / "
         "fail\n");
     return anyFailed ? 1 : 0;
 }

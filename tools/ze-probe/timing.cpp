@@ -33,7 +33,11 @@ nlohmann::json summaryJson(const std::vector<double>& x) {
 }
 
 TimingSettings TimingSettings::defaultsFor(const ze::DeviceInfo& d) {
-    if (d.isGpu()) return {50, 2, 5, false, true};
+    // 10 blocks, not 5: on the H200 a launch-bound pattern's block sits in one of two states for
+    // seconds at a time (all_remote's baseline ~43 or ~65 µs, the GPU clock fixed at 1980 MHz;
+    // docs/perf.md), so a run of 5 blocks often lands all in one state and its interval misses
+    // the next run's; with 10 the rerun interval holds it ~90–95% of the time even then.
+    if (d.isGpu()) return {50, 2, 10, false, true};
     return {12, 1, 6, true, false};
 }
 

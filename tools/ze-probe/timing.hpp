@@ -39,7 +39,7 @@ using probe::kMinTicksPerSample;
 struct TimingSettings {
     int repeats = 50;  // timed rounds in all (pairs per candidate), spread over `blocks`
     int warmup = 2;    // untimed rounds at the start of every block (after the rebuild)
-    int blocks = 5;    // ≥ 5 by default (§8); ≥ 2 for an interval
+    int blocks = 5;    // ≥ 5 by default (§8), 10 on a GPU (defaultsFor says why); ≥ 2 for an interval
     // true: no dedicated rounds; the case set's own executions are the samples (CaseSetRecorder),
     // two cases a block.
     bool caseSet = false;
@@ -48,7 +48,7 @@ struct TimingSettings {
     // so the interval over blocks holds the variation between runs too. The GPU default.
     bool blockProcesses = false;
     int roundsPerBlock() const { return std::max(1, (repeats + blocks - 1) / blocks); }
-    // Defaults by device type. A GPU execution takes ~100 µs: 5 blocks × (2 warm-up + 10
+    // Defaults by device type. A GPU execution takes ~100 µs: 10 blocks × (2 warm-up + 5
     // timed rounds) of case v0. A PoCL CPU one takes up to 1.5 s at the default shape, where
     // the case set alone fills the main job's two minutes: the case set's executions are
     // timed instead.
@@ -134,7 +134,8 @@ PatternTiming timePattern(DeviceSession&, const std::vector<probe::Variant>& var
 // between runs (3 or 4 on the H200's same_typical, from warm-ups near the threshold) and the
 // saving with it, by a whole µs: what a sample adds once (the first launch of the batch) is
 // spread over B, so B must not depend on a pattern's noise. B is large where it matters (the
-// fastest chain sets it), which leaves that once-per-sample part small.
+// fastest chain sets it), which leaves that once-per-sample part small; and a power of two
+// (chooseBatch), so the fastest chain's own noise between runs does not move it either.
 int deviceBatch(DeviceSession&, const std::vector<probe::Variant>& variants, const probe::Config&,
                 const std::vector<probe::RoutePattern>& patterns, const oracle::LocalWeights* fixedWeights,
                 oracle::LocalWeights* scratch);
