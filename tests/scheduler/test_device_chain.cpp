@@ -2,8 +2,10 @@
 // bit for bit, through the real Level Zero loader (zecl + PoCL in CI).
 //
 // Reduced shape: every variant x route pattern x input variant (CONTRACT §6, §7), plus M = 3
-// with other tiles, layout and SwiGLU parameters, plus two_launch on other shapes. Default shape
-// (ZP_DEVICE_CHAIN_DEFAULT_SHAPE=1, its own ctest): four six_local cases, printing kernel times.
+// with other tiles, layout and SwiGLU parameters, plus two_launch and one_launch on other shapes
+// (one_launch of the tilings and shapes in suites of their own: CI leaves some to label full,
+// tests/scheduler/CMakeLists.txt). Default shape (ZP_DEVICE_CHAIN_DEFAULT_SHAPE=1, its own
+// ctest): four six_local cases, printing kernel times.
 // ZP_TEST_DEVICE picks the device (ze::selectDevice, default "zecl"); ZP_KERNEL_TUNING runs
 // the suites with other tile sizes (zecl only).
 #include <gtest/gtest.h>
