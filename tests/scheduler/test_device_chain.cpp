@@ -2,8 +2,10 @@
 // bit for bit, through the real Level Zero loader (zecl + PoCL in CI).
 //
 // Reduced shape: every variant x route pattern x input variant (CONTRACT §6, §7), plus M = 3
-// with other tiles, layout and SwiGLU parameters, plus two_launch on other shapes. Default shape
-// (ZP_DEVICE_CHAIN_DEFAULT_SHAPE=1, its own ctest): four six_local cases, printing kernel times.
+// with other tiles, layout and SwiGLU parameters, plus two_launch and one_launch on other shapes
+// (one_launch of the tilings and shapes in suites of their own: CI leaves some to label full,
+// tests/scheduler/CMakeLists.txt). Default shape (ZP_DEVICE_CHAIN_DEFAULT_SHAPE=1, its own
+// ctest): four six_local cases, printing kernel times.
 // ZP_TEST_DEVICE picks the device (ze::selectDevice, default "zecl"); ZP_KERNEL_TUNING runs
 // the suites with other tile sizes (zecl only).
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -379,8 +382,9 @@ TEST(DeviceChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAsk
     EXPECT_TRUE(l.cooperative);
     EXPECT_TRUE(zp::probe::cooperative(Variant::OneLaunch));
     for (Variant v : zp::probe::kAllVariants)
-        if (v != Variant::OneLaunch)
+        if (v != Variant::OneLaunch) {
             for (const auto& other : zp::sched::planChain(v, s, {}).launches) EXPECT_FALSE(other.cooperative);
+        }
     // A: ceil(I / pairs) pair tiles x min(M*K, E/C) expert groups; B: ceil(H / cols) column tiles.
     const zp::sched::KernelTuning t;
     const std::uint32_t pairs = std::uint32_t(t.colsPerWorkGroup) / 2, cols = std::uint32_t(t.colsPerWorkGroup);
@@ -502,7 +506,8 @@ std::optional<std::string> withoutSourceBundle() {
            ", not the zecl source bundle: it runs the packaged tiles only";
 }
 
-TEST_P(DeviceChainTuned, GivenThreeRowsAndOtherTiles_WhenEveryVariantRuns_ThenOutputsMatchTheOracleBitForBit) {
+// Every variant of `variants` on every valid pattern and the tiling's input variants.
+void runTuned(const TunedCase& tiling, std::span<const Variant> variants) {
     ChainShape s = reducedShape();
     s.rows = 3;
     s.topK = 4;  // six_local needs M*K = 12 local experts
@@ -514,12 +519,12 @@ TEST_P(DeviceChainTuned, GivenThreeRowsAndOtherTiles_WhenEveryVariantRuns_ThenOu
     // this check, a kernel that fails to build included, fails the test.
     if (auto why = withoutSourceBundle()) GTEST_SKIP() << *why;
     std::optional<ChainRig> rig;
-    rig.emplace(s, zp::sched::KernelTuning::parse(GetParam().tuning));
+    rig.emplace(s, zp::sched::KernelTuning::parse(tiling.tuning));
     for (RoutePattern p : zp::probe::kAllRoutePatterns) {
         if (zp::probe::patternInvalidReason(s, p)) continue;
-        for (int v : GetParam().inputVariants) {
+        for (int v : tiling.inputVariants) {
             auto [c, want] = rig->prepare(p, v);
-            for (Variant variant : zp::probe::kAllVariants) {
+            for (Variant variant : variants) {
                 auto& chain = rig->chain(variant);
                 chain.setInputs(c.inputs);
                 chain.execute(rig->queue());
@@ -530,23 +535,47 @@ TEST_P(DeviceChainTuned, GivenThreeRowsAndOtherTiles_WhenEveryVariantRuns_ThenOu
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Tilings, DeviceChainTuned,
-    ::testing::Values(
-        TunedCase{"lanes_wide_table", "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0", {0, 1, 3, 5, 10}},
-        // 64 items: 2 column sets side by side (32-block chunks), 4 sets per tile
-        TunedCase{"blocks_packaged_sizes", "gemm_tile=1", {0, 3, 10}},
-        // 128 items: 4 sets side by side but 8 sets per tile (2 steps); 2 rows per pass with M = 3
-        TunedCase{"blocks_wide", "gemm_tile=1,cols_per_wg=32,cols_per_item=4", {0, 5, 10}},
-        // the NVIDIA default (KernelTuning::recommendedFor): 128 items, one row per pass
-        TunedCase{"blocks_nvidia", "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1", {0, 5, 10}},
-        // 8 columns in lockstep
-        TunedCase{"blocks_eight_columns", "gemm_tile=1,cols_per_wg=64,cols_per_item=8,rows_per_pass=1", {0, 10}},
-        // 16 items: 16-block chunks, 2 per row (gemm2: 16 + 1 blocks), one set per step
-        TunedCase{"blocks_chunked", "gemm_tile=1,cols_per_wg=2,cols_per_item=2,rows_per_pass=1", {0, 1, 5}},
-        // 80 items: 2 slots for 5 sets (the last step has an idle slot), partial column tiles
-        TunedCase{"blocks_uneven", "gemm_tile=1,cols_per_wg=10,cols_per_item=2", {0, 3, 10}}),
-    [](const auto& info) { return std::string(info.param.name); });
+// one_launch runs in a test (and a ctest) of its own: PoCL builds its module with a block tile
+// in minutes, the other variants' modules in seconds (tests/scheduler/CMakeLists.txt says which
+// tilings CI runs it on and which it leaves to ZP_TEST_FULL=1).
+std::vector<Variant> variantsBut(Variant left) {
+    std::vector<Variant> v;
+    for (Variant x : zp::probe::kAllVariants)
+        if (x != left) v.push_back(x);
+    return v;
+}
+
+TEST_P(DeviceChainTuned,
+       GivenThreeRowsAndOtherTiles_WhenEveryVariantButOneLaunchRuns_ThenOutputsMatchTheOracleBitForBit) {
+    runTuned(GetParam(), variantsBut(Variant::OneLaunch));
+}
+
+class DeviceChainTunedOneLaunch : public DeviceChainTuned {};
+
+TEST_P(DeviceChainTunedOneLaunch, GivenThreeRowsAndOtherTiles_WhenOneLaunchRuns_ThenOutputsMatchTheOracleBitForBit) {
+    const Variant one[] = {Variant::OneLaunch};
+    runTuned(GetParam(), one);
+}
+
+const auto kTilings = ::testing::Values(
+    TunedCase{"lanes_wide_table", "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0", {0, 1, 3, 5, 10}},
+    // 64 items: 2 column sets side by side (32-block chunks), 4 sets per tile
+    TunedCase{"blocks_packaged_sizes", "gemm_tile=1", {0, 3, 10}},
+    // 128 items: 4 sets side by side but 8 sets per tile (2 steps); 2 rows per pass with M = 3
+    TunedCase{"blocks_wide", "gemm_tile=1,cols_per_wg=32,cols_per_item=4", {0, 5, 10}},
+    // the NVIDIA default (KernelTuning::recommendedFor): 128 items, one row per pass
+    TunedCase{"blocks_nvidia", "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1", {0, 5, 10}},
+    // 8 columns in lockstep
+    TunedCase{"blocks_eight_columns", "gemm_tile=1,cols_per_wg=64,cols_per_item=8,rows_per_pass=1", {0, 10}},
+    // 16 items: 16-block chunks, 2 per row (gemm2: 16 + 1 blocks), one set per step
+    TunedCase{"blocks_chunked", "gemm_tile=1,cols_per_wg=2,cols_per_item=2,rows_per_pass=1", {0, 1, 5}},
+    // 80 items: 2 slots for 5 sets (the last step has an idle slot), partial column tiles
+    TunedCase{"blocks_uneven", "gemm_tile=1,cols_per_wg=10,cols_per_item=2", {0, 3, 10}});
+
+INSTANTIATE_TEST_SUITE_P(Tilings, DeviceChainTuned, kTilings,
+                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Tilings, DeviceChainTunedOneLaunch, kTilings,
+                         [](const auto& info) { return std::string(info.param.name); });
 
 // ------------------------------------------------------------------------------ two_launch shapes
 
@@ -565,8 +594,9 @@ struct TwoLaunchShape {
 };
 class TwoLaunchShapes : public ::testing::TestWithParam<TwoLaunchShape> {};
 
-TEST_P(TwoLaunchShapes, GivenAnotherShape_WhenTwoLaunchRuns_ThenEveryMaterialisedTensorMatchesTheOracleBitForBit) {
-    const auto& p = GetParam();
+// `variant` (two_launch or one_launch: the same bodies, one cooperative kernel in the second)
+// on every valid pattern of the shape.
+void runShape(const TwoLaunchShape& p, Variant variant) {
     ChainShape s;
     s.hidden = 512;
     s.intermediate = 96;
@@ -591,44 +621,55 @@ TEST_P(TwoLaunchShapes, GivenAnotherShape_WhenTwoLaunchRuns_ThenEveryMaterialise
         if (zp::probe::patternInvalidReason(s, pattern)) continue;
         for (int v : {0, 3, 5, 10}) {
             auto [c, want] = rig->prepare(pattern, v);
-            // one_launch runs the same bodies in one cooperative kernel: same shapes.
-            for (Variant variant : {Variant::TwoLaunch, Variant::OneLaunch}) {
-                auto& chain = rig->chain(variant);
-                chain.setInputs(c.inputs);
-                chain.execute(rig->queue());
-                const auto err = compare(s, variant, chain.results(), want);
-                EXPECT_TRUE(err.empty()) << p.name << " " << c.name() << ":" << err;
-            }
+            auto& chain = rig->chain(variant);
+            chain.setInputs(c.inputs);
+            chain.execute(rig->queue());
+            const auto err = compare(s, variant, chain.results(), want);
+            EXPECT_TRUE(err.empty()) << zp::probe::variantName(variant) << " " << p.name << " " << c.name() << ":"
+                                     << err;
             ++ran;
         }
     }
     EXPECT_GT(ran, 0) << "no valid route pattern for " << p.name;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, TwoLaunchShapes,
-    ::testing::Values(TwoLaunchShape{"m1_k1_c1", 1, 1, 1, zp::oracle::GateUpLayout::Split, false, "packaged"},
-                      TwoLaunchShape{"m1_k8_c2_blocks", 1, 8, 2, zp::oracle::GateUpLayout::Interleaved, true,
-                                     "gemm_tile=1"},
-                      TwoLaunchShape{"m2_k3_c4_nvidia", 2, 3, 4, zp::oracle::GateUpLayout::Split, true,
-                                     "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1"},
-                      TwoLaunchShape{"m3_k5_c2_lanes_one_row", 3, 5, 2, zp::oracle::GateUpLayout::Interleaved, false,
-                                     "cols_per_wg=16,cols_per_item=4,rows_per_pass=1"},
-                      TwoLaunchShape{"m4_k8_c4_blocks_wide", 4, 8, 4, zp::oracle::GateUpLayout::Split, false,
-                                     "gemm_tile=1,cols_per_wg=32,cols_per_item=4"},
-                      TwoLaunchShape{"m4_k2_c1_lanes_three_rows", 4, 2, 1, zp::oracle::GateUpLayout::Interleaved, true,
-                                     "rows_per_pass=3"},
-                      TwoLaunchShape{"m2_k6_c2_blocks_uneven", 2, 6, 2, zp::oracle::GateUpLayout::Split, true,
-                                     "gemm_tile=1,cols_per_wg=10,cols_per_item=2"},
-                      // kernel B split over the token rows, with its own column tile
-                      TwoLaunchShape{"m3_k5_c2_blocks_b_per_row", 3, 5, 2, zp::oracle::GateUpLayout::Split, false,
-                                     "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_per_row=1,"
-                                     "b_cols_per_wg=8"},
-                      TwoLaunchShape{"m4_k8_c4_lanes_b_per_row", 4, 8, 4, zp::oracle::GateUpLayout::Interleaved, true,
-                                     "b_per_row=1,b_cols_per_wg=4"},
-                      TwoLaunchShape{"m1_k8_c2_blocks_b_uneven", 1, 8, 2, zp::oracle::GateUpLayout::Split, true,
-                                     "gemm_tile=1,b_per_row=1,b_cols_per_wg=10,b_cols_per_item=2"}),
-    [](const auto& info) { return std::string(info.param.name); });
+TEST_P(TwoLaunchShapes, GivenAnotherShape_WhenTwoLaunchRuns_ThenEveryMaterialisedTensorMatchesTheOracleBitForBit) {
+    runShape(GetParam(), Variant::TwoLaunch);
+}
+
+// one_launch in a test of its own, as for the tilings (its module takes PoCL minutes with a block tile).
+class OneLaunchShapes : public TwoLaunchShapes {};
+
+TEST_P(OneLaunchShapes, GivenAnotherShape_WhenOneLaunchRuns_ThenEveryMaterialisedTensorMatchesTheOracleBitForBit) {
+    runShape(GetParam(), Variant::OneLaunch);
+}
+
+const auto kShapes = ::testing::Values(
+    TwoLaunchShape{"m1_k1_c1", 1, 1, 1, zp::oracle::GateUpLayout::Split, false, "packaged"},
+    TwoLaunchShape{"m1_k8_c2_blocks", 1, 8, 2, zp::oracle::GateUpLayout::Interleaved, true, "gemm_tile=1"},
+    TwoLaunchShape{"m2_k3_c4_nvidia", 2, 3, 4, zp::oracle::GateUpLayout::Split, true,
+                   "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1"},
+    TwoLaunchShape{"m3_k5_c2_lanes_one_row", 3, 5, 2, zp::oracle::GateUpLayout::Interleaved, false,
+                   "cols_per_wg=16,cols_per_item=4,rows_per_pass=1"},
+    TwoLaunchShape{"m4_k8_c4_blocks_wide", 4, 8, 4, zp::oracle::GateUpLayout::Split, false,
+                   "gemm_tile=1,cols_per_wg=32,cols_per_item=4"},
+    TwoLaunchShape{"m4_k2_c1_lanes_three_rows", 4, 2, 1, zp::oracle::GateUpLayout::Interleaved, true,
+                   "rows_per_pass=3"},
+    TwoLaunchShape{"m2_k6_c2_blocks_uneven", 2, 6, 2, zp::oracle::GateUpLayout::Split, true,
+                   "gemm_tile=1,cols_per_wg=10,cols_per_item=2"},
+    // kernel B split over the token rows, with its own column tile
+    TwoLaunchShape{"m3_k5_c2_blocks_b_per_row", 3, 5, 2, zp::oracle::GateUpLayout::Split, false,
+                   "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_per_row=1,"
+                   "b_cols_per_wg=8"},
+    TwoLaunchShape{"m4_k8_c4_lanes_b_per_row", 4, 8, 4, zp::oracle::GateUpLayout::Interleaved, true,
+                   "b_per_row=1,b_cols_per_wg=4"},
+    TwoLaunchShape{"m1_k8_c2_blocks_b_uneven", 1, 8, 2, zp::oracle::GateUpLayout::Split, true,
+                   "gemm_tile=1,b_per_row=1,b_cols_per_wg=10,b_cols_per_item=2"});
+
+INSTANTIATE_TEST_SUITE_P(Shapes, TwoLaunchShapes, kShapes,
+                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Shapes, OneLaunchShapes, kShapes,
+                         [](const auto& info) { return std::string(info.param.name); });
 
 // ------------------------------------------------------------------------------ default shape
 
