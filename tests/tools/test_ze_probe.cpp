@@ -220,17 +220,19 @@ TEST_F(ZeProbe, GivenSavedCards_WhenReported_ThenHtmlWithTablesAndSvg_AndBadExte
 }
 
 // The block tile (kernels_cl/common/zp_gemm_block.h) chosen from the command line: built from
-// zecl's source bundle, every case of the pattern bit-exact on every variant, and the card
-// records the tiles.
-TEST_F(ZeProbe, GivenBlockTiles_WhenRunOnZecl_ThenEveryVariantPassesAndTheCardNamesTheTiles) {
+// zecl's source bundle, every case of the pattern bit-exact, and the card records the tiles.
+// two_launch, not every variant: the scheduler's tilings check every variant on this tile bit
+// for bit (blocks_eight_columns), and one_launch with a block tile takes PoCL minutes to build
+// (label full, README "Tests and CI").
+TEST_F(ZeProbe, GivenBlockTiles_WhenRunOnZecl_ThenTwoLaunchAndTheReferencesPassAndTheCardNamesTheTiles) {
     const std::string tiles = "gemm_tile=1,cols_per_wg=64,cols_per_item=8,rows_per_pass=1";
     const ProbeRun r = runProbe(
         "--set hidden=1024 --set intermediate=544 --device zecl --no-timing --route-pattern "
-        "cross_row_overlap --kernel-tuning " +
+        "cross_row_overlap --variant two_launch --kernel-tuning " +
         tiles + " --out " + path("out"));
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    // 12 cases x 8 variants (m1_oracle, two_launch and one_launch included)
-    EXPECT_NE(r.output.find("total: 96 passed, 0 failed, 0 skipped"), std::string::npos) << r.output;
+    // 12 cases x 2 variants (m1_oracle, the reference, and two_launch)
+    EXPECT_NE(r.output.find("total: 24 passed, 0 failed, 0 skipped"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("tiles " + tiles.substr(std::string("gemm_tile=1,").size())), std::string::npos)
         << r.output;
     const auto j = readCard(path("out/card0.json"));
