@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -414,16 +415,27 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
     EXPECT_EQ(h["shape"].value("experts", 0), 48);
     EXPECT_EQ(h["device"].value("driver", ""), "zecl");
 
-    auto metrics = cli.Get("/metrics");
-    ASSERT_TRUE(metrics);
-    EXPECT_EQ(metrics->status, 200);
-    const std::string& m = metrics->body;
-    EXPECT_NE(m.find("moe_requests_total{code=\"200\"} " + std::to_string(valid.load()) + "\n"), std::string::npos)
-        << m;
-    EXPECT_NE(m.find("moe_requests_total{code=\"400\"} " + std::to_string(invalid.load()) + "\n"), std::string::npos)
-        << m;
-    EXPECT_NE(m.find("moe_requests_total{code=\"415\"} 1\n"), std::string::npos) << m;
-    EXPECT_NE(m.find("moe_request_errors_total " + std::to_string(invalid.load() + 1) + "\n"), std::string::npos) << m;
+    // The server counts a request in its logger, which runs after the answer is written: a count
+    // can lag its answer by a moment, so /metrics is read until every count is there (or 5 s).
+    const std::vector<std::string> counts = {
+        "moe_requests_total{code=\"200\"} " + std::to_string(valid.load()) + "\n",
+        "moe_requests_total{code=\"400\"} " + std::to_string(invalid.load()) + "\n",
+        "moe_requests_total{code=\"415\"} 1\n",
+        "moe_request_errors_total " + std::to_string(invalid.load() + 1) + "\n"};
+    const auto allThere = [&](const std::string& body) {
+        return std::all_of(counts.begin(), counts.end(),
+                           [&](const std::string& c) { return body.find(c) != std::string::npos; });
+    };
+    std::string m;
+    for (const auto deadline = Clock::now() + std::chrono::seconds(5);;) {
+        auto metrics = cli.Get("/metrics");
+        ASSERT_TRUE(metrics);
+        ASSERT_EQ(metrics->status, 200);
+        m = metrics->body;
+        if (allThere(m) || Clock::now() > deadline) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    for (const auto& c : counts) EXPECT_NE(m.find(c), std::string::npos) << c << "not in\n" << m;
     for (const char* q : {"0.5", "0.95", "0.99"}) {
         const std::regex line(std::string("moe_request_duration_seconds\\{quantile=\"") + q + "\"\\} ([0-9.eE+-]+)\n");
         std::smatch match;
