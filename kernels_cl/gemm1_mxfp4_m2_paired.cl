@@ -10,7 +10,7 @@ kernel ZP_GEMM_ATTRS void gemm1_mxfp4_m2_paired(global const ushort* a, /* [M*K,
                                                 global const ushort* silu, /* [65536] */
                                                 global ushort* act,        /* [M*K, I] */
                                                 int hidden, int intermediate, float limit, float up_bias, int layout) {
-    local float red[ZP_GEMM_RED_FLOATS];
+    local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
     const int g = get_group_id(1);
     if (g >= route_info[ZP_INFO_GROUPS]) return;
     const global int* grp = groups + ZP_GROUP_WORDS * g;

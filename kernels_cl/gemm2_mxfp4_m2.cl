@@ -9,7 +9,7 @@ kernel ZP_GEMM_ATTRS void gemm2_mxfp4_m2(global const ushort* act,      /* [M*K,
                                          global const int* route_info, global const int* groups,
                                          global ushort* y, /* [M*K, H] */
                                          int hidden, int intermediate) {
-    local float red[ZP_GEMM_RED_FLOATS];
+    local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
     const int g = get_group_id(1);
     if (g >= route_info[ZP_INFO_GROUPS]) return;
     const global int* grp = groups + ZP_GROUP_WORDS * g;

@@ -13,7 +13,7 @@ kernel ZP_GEMM_ATTRS void m1_gemm1(global const ushort* x,              /* [M, H
                                    global const uchar* w1_blocks, global const uchar* w1_scales,
                                    global ushort* gate_up, /* [M*K, 2I] per route */
                                    int top_k, int hidden, int intermediate, int experts, int cards, int card) {
-    local float red[ZP_GEMM_RED_FLOATS];
+    local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
     const int i = get_group_id(1);
     const int le = zp_local_expert(zp_topk_id(topk_ids, i), experts, cards, card);
     if (le < 0) return;
@@ -39,7 +39,7 @@ kernel ZP_GEMM_ATTRS void m1_gemm2(global const ushort* act, global const zp_top
                                    global const uchar* w2_blocks, global const uchar* w2_scales,
                                    global ushort* y, /* [M*K, H] per route */
                                    int hidden, int intermediate, int experts, int cards, int card) {
-    local float red[ZP_GEMM_RED_FLOATS];
+    local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
     const int i = get_group_id(1);
     const int le = zp_local_expert(zp_topk_id(topk_ids, i), experts, cards, card);
     if (le < 0) return;

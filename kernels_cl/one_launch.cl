@@ -42,7 +42,7 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
                                      global int* groups, volatile global uint* grid_state, int rows, int top_k,
                                      int experts, int cards, int card, int hidden, int intermediate, float limit,
                                      float up_bias, int layout, local int* routes, local ushort* y_tile) {
-    local float red[ZP_GEMM_RED_FLOATS];
+    local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
     const int wg = (int)get_group_id(0), n = (int)get_num_groups(0);
     const int mk = rows * top_k;
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);

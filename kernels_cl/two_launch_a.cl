@@ -13,7 +13,7 @@ kernel ZP_GEMM_ATTRS void two_launch_a(global const zp_topk_id_t* topk_ids, glob
                                        global int* groups, int rows, int top_k, int experts, int cards, int card,
                                        int hidden, int intermediate, float limit, float up_bias, int layout,
                                        local int* routes) {
-    local float red[ZP_GEMM_RED_FLOATS];
+    local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
     if (get_group_id(0) == 0 && get_group_id(1) == 0)
         zp_tl_store_routes(routes, topk_ids, rows, top_k, experts, route_info, compact_rows, route_row, groups);

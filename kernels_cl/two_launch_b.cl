@@ -13,7 +13,7 @@ kernel ZP_GEMM_ATTRS void two_launch_b(global const zp_topk_id_t* topk_ids,
                                        global ushort* out, /* [M, H] */
                                        int rows, int top_k, int experts, int cards, int card, int hidden,
                                        int intermediate, local int* routes, local ushort* y_tile) {
-    local float red[ZP_GEMM_RED_FLOATS];
+    local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
     zp_tl_gemm2_gather_tile(routes, rows, top_k, get_group_id(0), ZP_TL_B_PER_ROW, get_group_id(1), act, w2_blocks,
                             w2_scales, topk_weights, out, hidden, intermediate, y_tile, red);

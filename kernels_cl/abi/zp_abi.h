@@ -33,13 +33,29 @@
 #ifndef ZP_GEMM_ROWS_PER_PASS
 #define ZP_GEMM_ROWS_PER_PASS 2
 #endif
-/* How CONTRACT §4 maps onto a GEMM work-group (both give the same bits): 0 = the lane tile
+/* How CONTRACT §4 maps onto a GEMM work-group (all give the same bits): 0 = the lane tile
  * (work-item = logical lane, zp_gemm.h), 1 = the block tile (work-item = 32-element block,
- * zp_gemm_block.h; for devices bound by instructions per element, such as the H200). */
+ * zp_gemm_block.h), 2 = the stream tile (work-item = a group of consecutive lanes of a few
+ * columns, streaming whole rows, zp_gemv_stream.h; for devices bound by instructions per
+ * element, such as the H200). */
 #ifndef ZP_GEMM_TILE
 #define ZP_GEMM_TILE 0
 #endif
-/* How E2M1 codes are decoded (both exact): 0 = a __constant table, 1 = bit arithmetic. */
+/* The stream tile: work-items per column (a divisor of 16; each owns 16 / SPLIT consecutive
+ * lanes). A work-item walks ZP_STREAM_COLS = SPLIT * ZP_GEMM_COLS_PER_ITEM / 16 columns, so
+ * SPLIT * ZP_GEMM_COLS_PER_ITEM must be a multiple of 16. */
+#ifndef ZP_STREAM_SPLIT
+#define ZP_STREAM_SPLIT 8
+#endif
+#define ZP_STREAM_COLS (ZP_STREAM_SPLIT * ZP_GEMM_COLS_PER_ITEM / ZP_LANES)
+/* The stream tile: activation blocks (32 elements per row) staged in local memory at a time, a
+ * multiple of 16 (local floats: rows_per_pass * chunk * 36). */
+#ifndef ZP_STREAM_CHUNK
+#define ZP_STREAM_CHUNK 64
+#endif
+/* How E2M1 codes are decoded (all exact): 0 = a __constant table, 1 = bit arithmetic; the
+ * stream tile also takes 2 = a local-memory table, 3 = a shift into the subnormal range and
+ * one multiply. */
 #ifndef ZP_E2M1_DECODE
 #define ZP_E2M1_DECODE 1
 #endif

@@ -33,6 +33,8 @@ ZP_FN const global uchar* zp_weight_scales(const global uchar* scales, int le, i
 
 #if ZP_GEMM_TILE == 1
 #include "zp_gemm_block.h"
+#elif ZP_GEMM_TILE == 2
+#include "zp_gemv_stream.h"
 #endif
 
 /* The first of this work-item's ZP_GEMM_COLS_PER_ITEM columns in column tile `tile` (lane tile). */
@@ -53,6 +55,9 @@ ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_sca
 #if ZP_GEMM_TILE == 1
     zp_block_gemm(w_blocks, w_scales, le, n_total, k, tile, a, src_rows, 0, 0, a_first, nrows, 0, 0, 0, 0, 0.0f, 0.0f,
                   out, local_out, local_out_on, out_first, red);
+#elif ZP_GEMM_TILE == 2
+    zp_stream_gemm(w_blocks, w_scales, le, n_total, k, tile, a, src_rows, 0, 0, a_first, nrows, 0, 0, 0, 0, 0.0f, 0.0f,
+                   out, local_out, local_out_on, out_first, red);
 #else
     const uint lane = get_local_id(0);
     const int n0 = zp_item_first_col(tile);
@@ -87,7 +92,7 @@ ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_sca
 #endif
 }
 
-#if ZP_GEMM_TILE != 1
+#if ZP_GEMM_TILE == 0
 #define ZP_GEMM_RED_FLOATS (ZP_GEMM_COLS_PER_WG * ZP_GEMM_ROWS_PER_PASS * ZP_LANES)
 #endif
 

@@ -27,6 +27,7 @@
 #include "zp_bf16.h"
 #include "zp_mxfp4.h"
 #include "zp_swiglu.h"
+#include "zp_gemm_tile.h"
 
 #define ZP_BLK_ITEMS (ZP_LANES * ZP_GEMM_ITEMS_Y)
 #define ZP_BLK_SETS ZP_GEMM_ITEMS_Y /* column sets of ZP_GEMM_COLS_PER_ITEM per tile */
@@ -39,24 +40,6 @@
 #define ZP_BLK_E2M1(tbl, w, sh) \
     (*(local const float*)((local const uchar*)(tbl) + ((sh) >= 2 ? ((w) >> ((sh)-2)) & 0x3Cu : ((w) << 2) & 0x3Cu)))
 
-/* Output column n of logical column lc of the tile: plain, or (paired) the gate column of pair
- * lc / 2 when lc is even and its up column when odd. -1 when outside the matrix. */
-ZP_FN int zp_blk_column(int lc, int n_total, int paired, int intermediate, int layout) {
-    if (!paired) return lc < n_total ? lc : -1;
-    const int pair = lc >> 1;
-    if (pair >= intermediate) return -1;
-    return (lc & 1) ? zp_up_col(pair, intermediate, layout) : zp_gate_col(pair, intermediate, layout);
-}
-
-/* The fixed tree 8, 4, 2, 1 over 16 lane sums (result in lane 0). */
-ZP_FN float zp_blk_tree(local const float* lanes) {
-    float v[ZP_LANES];
-    for (int l = 0; l < ZP_LANES; ++l) v[l] = lanes[l];
-    for (int o = ZP_LANES / 2; o >= 1; o >>= 1)
-        for (int l = 0; l < o; ++l) v[l] = v[l] + v[l + o];
-    return v[0];
-}
-
 /* This item's code and scale bytes for step `st` (column set st / chunks, chunk st % chunks):
  * item (s, j) of a live slot reads block chunk * p_blocks + j of each of its set's columns. */
 ZP_FN void zp_blk_load(uint4* codes, uint* scales, int st, int chunks, int slots, int p_blocks, int s, int j, int kb,
@@ -66,8 +49,8 @@ ZP_FN void zp_blk_load(uint4* codes, uint* scales, int st, int chunks, int slots
     const int b = (st % chunks) * p_blocks + j;
     const bool live = s < slots && b < kb;
     for (int c = 0; c < ZP_GEMM_COLS_PER_ITEM; ++c) {
-        int n = set < ZP_BLK_SETS ? zp_blk_column(tile * ZP_GEMM_COLS_PER_WG + set * ZP_GEMM_COLS_PER_ITEM + c, n_total,
-                                                  paired, intermediate, layout)
+        int n = set < ZP_BLK_SETS ? zp_tile_column(tile * ZP_GEMM_COLS_PER_WG + set * ZP_GEMM_COLS_PER_ITEM + c,
+                                                   n_total, paired, intermediate, layout)
                                   : -1;
         n = n < 0 ? 0 : n; /* outside the matrix: any row, never written */
         const size_t row = (size_t)le * n_total + n;
@@ -87,20 +70,9 @@ ZP_FN void zp_blk_epilogue(local const float* sums, int t, int tuples, int set0,
         const int set = set0 + v / ZP_BLK_CHAINS;
         if (i >= rows || set >= ZP_BLK_SETS || (paired && (c & 1))) continue;
         const int lc = tile * ZP_GEMM_COLS_PER_WG + set * ZP_GEMM_COLS_PER_ITEM + c;
-        const size_t r = (size_t)(out_row0 + i);
-        if (!paired) {
-            if (lc >= n_total) continue;
-            const ushort y = zp_f32_to_bf16(zp_blk_tree(sums + v * ZP_LANES));
-            if (local_out_on)
-                local_out[r * ZP_GEMM_COLS_PER_WG + lc - tile * ZP_GEMM_COLS_PER_WG] = y;
-            else
-                out[r * n_total + lc] = y;
-        } else if ((lc >> 1) < intermediate) {
-            /* gate_up = bf16(dot) exactly as §5.4, never written to memory */
-            const ushort gate = zp_f32_to_bf16(zp_blk_tree(sums + v * ZP_LANES));
-            const ushort up = zp_f32_to_bf16(zp_blk_tree(sums + (v + ZP_GEMM_ROWS_PER_PASS) * ZP_LANES));
-            out[r * intermediate + (lc >> 1)] = zp_swiglu(gate, up, limit, up_bias, silu);
-        }
+        zp_tile_store(sums + v * ZP_LANES, sums + (v + ZP_GEMM_ROWS_PER_PASS) * ZP_LANES, lc,
+                      lc - tile * ZP_GEMM_COLS_PER_WG, (size_t)(out_row0 + i), n_total, paired, intermediate, limit,
+                      up_bias, silu, out, local_out, local_out_on);
     }
 }
 

@@ -31,6 +31,9 @@ ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uch
 #if ZP_GEMM_TILE == 1
     zp_block_gemm(w1_blocks, w1_scales, le, 2 * intermediate, hidden, tile, a, src_rows, local_rows, local_rows_on,
                   first, nrows, 1, intermediate, layout, silu, limit, up_bias, act, 0, 0, first, red);
+#elif ZP_GEMM_TILE == 2
+    zp_stream_gemm(w1_blocks, w1_scales, le, 2 * intermediate, hidden, tile, a, src_rows, local_rows, local_rows_on,
+                   first, nrows, 1, intermediate, layout, silu, limit, up_bias, act, 0, 0, first, red);
 #else
     const uint lane = get_local_id(0);
     const int pair0 = zp_item_first_col(tile) / 2;

@@ -16,7 +16,8 @@ namespace zp::sched {
 static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG &&
                   KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
                   KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE &&
-                  KernelTuning{}.gemmTile == ZP_GEMM_TILE && KernelTuning{}.bPerRow == ZP_TL_B_PER_ROW,
+                  KernelTuning{}.gemmTile == ZP_GEMM_TILE && KernelTuning{}.bPerRow == ZP_TL_B_PER_ROW &&
+                  KernelTuning{}.streamSplit == ZP_STREAM_SPLIT && KernelTuning{}.streamChunk == ZP_STREAM_CHUNK,
               "KernelTuning's defaults must be the packaged kernels' (kernels_cl/abi/zp_abi.h)");
 
 namespace {
@@ -69,7 +70,8 @@ struct TuningKey {
     const char* name;
     int KernelTuning::*field;
     const char* macro;  // nullptr: not a build option of its own (b_cols_*: see forKernelFile)
-    bool kernelB;       // kernel B's: described (and a -D) only where it differs from the packaged kernels'
+    bool whenSet;       // described (and a -D) only where it differs from the packaged kernels' (kernel B's keys
+                        // and the stream tile's, so that the other tiles read as before in card JSON)
 };
 constexpr TuningKey kTuningKeys[] = {
     {"cols_per_wg", &KernelTuning::colsPerWorkGroup, "ZP_GEMM_COLS_PER_WG", false},
@@ -77,18 +79,23 @@ constexpr TuningKey kTuningKeys[] = {
     {"rows_per_pass", &KernelTuning::rowsPerPass, "ZP_GEMM_ROWS_PER_PASS", false},
     {"e2m1_decode", &KernelTuning::e2m1Decode, "ZP_E2M1_DECODE", false},
     {"gemm_tile", &KernelTuning::gemmTile, "ZP_GEMM_TILE", false},
+    {"stream_split", &KernelTuning::streamSplit, "ZP_STREAM_SPLIT", true},
+    {"stream_chunk", &KernelTuning::streamChunk, "ZP_STREAM_CHUNK", true},
+    {"ablation", &KernelTuning::ablation, "ZP_STREAM_ABLATION", true},
     {"b_per_row", &KernelTuning::bPerRow, "ZP_TL_B_PER_ROW", true},
     {"b_cols_per_wg", &KernelTuning::bColsPerWorkGroup, nullptr, true},
     {"b_cols_per_item", &KernelTuning::bColsPerItem, nullptr, true},
 };
 constexpr const char* kTuningKeyList =
-    "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, b_per_row, b_cols_per_wg, b_cols_per_item";
+    "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, stream_split, stream_chunk, ablation, "
+    "b_per_row, "
+    "b_cols_per_wg, b_cols_per_item";
 
 }  // namespace
 
 // ----------------------------------------------------------------------------- tuning
 
-KernelTuning KernelTuning::parse(std::string_view text) {
+KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
     KernelTuning t;
     if (text == "packaged") return t;
     while (!text.empty()) {
@@ -120,8 +127,19 @@ KernelTuning KernelTuning::parse(std::string_view text) {
     if (t.colsPerItem < 2 || t.colsPerItem % 2) bad("cols_per_item must be even and at least 2");
     if (t.colsPerWorkGroup < 1 || t.colsPerWorkGroup % t.colsPerItem) bad("cols_per_item must divide cols_per_wg");
     if (t.rowsPerPass < 1) bad("rows_per_pass must be at least 1");
-    if (t.e2m1Decode != 0 && t.e2m1Decode != 1) bad("e2m1_decode must be 0 or 1");
-    if (t.gemmTile != 0 && t.gemmTile != 1) bad("gemm_tile must be 0 (lanes) or 1 (blocks)");
+    if (t.gemmTile < 0 || t.gemmTile > 2) bad("gemm_tile must be 0 (lanes), 1 (blocks) or 2 (stream)");
+    if (t.e2m1Decode < 0 || t.e2m1Decode > 5) bad("e2m1_decode must be 0 to 5");
+    if (t.e2m1Decode >= 2 && t.gemmTile != 2)
+        bad("e2m1_decode " + std::to_string(t.e2m1Decode) +
+            " (local table, multiply, byte table, hybrid) needs gemm_tile=2");
+    if (t.streamSplit < 1 || t.streamSplit > 16 || 16 % t.streamSplit)
+        bad("stream_split must divide 16 (1, 2, 4, 8 or 16)");
+    if (t.streamChunk < 16 || t.streamChunk > 1024 || t.streamChunk % 16)
+        bad("stream_chunk must be a multiple of 16 blocks from 16 to 1024");
+    if (t.ablation < 0 || t.ablation > 3) bad("ablation must be 0 (none) to 3 (loads only)");
+    if (t.ablation && ablation == Ablation::refused)
+        bad("ablation is for zp-chain-bench --ablation only (it removes work, so the results are wrong)");
+    if (t.ablation && t.gemmTile != 2) bad("ablation needs gemm_tile=2");
     if (t.bPerRow != 0 && t.bPerRow != 1) bad("b_per_row must be 0 (a column tile for every row) or 1 (per row)");
     if (t.bColsPerWorkGroup < 0 || t.bColsPerItem < 0) bad("b_cols_per_wg and b_cols_per_item must be >= 0");
     const KernelTuning b = t.forKernelFile("two_launch_b");
@@ -129,16 +147,25 @@ KernelTuning KernelTuning::parse(std::string_view text) {
     if (b.colsPerWorkGroup % b.colsPerItem)
         bad("B's cols_per_item (" + std::to_string(b.colsPerItem) + ") must divide B's cols_per_wg (" +
             std::to_string(b.colsPerWorkGroup) + ")");
+    // The stream tile: a work-item walks stream_split * cols_per_item / 16 whole columns.
+    for (const auto& [who, tile] : {std::pair{"", t}, std::pair{"B's ", b}})
+        if (t.gemmTile == 2 && (tile.streamSplit * tile.colsPerItem) % 16)
+            bad("gemm_tile=2 needs stream_split * " + std::string(who) + "cols_per_item (" +
+                std::to_string(tile.streamSplit) + " * " + std::to_string(tile.colsPerItem) +
+                ") to be a multiple of 16");
     return t;
 }
 
 KernelTuning KernelTuning::recommendedFor(const ze::DeviceInfo& device) {
     constexpr std::uint32_t kNvidiaVendorId = 0x10de;
-    // docs/perf.md: the fastest H200 tiles for six_local on every variant; kernel B of
-    // two_launch / one_launch split over the token rows, two_launch_b with 16-column tiles
-    // ("two_launch": B 99 -> 66 us on six_local, bit for bit the same).
+    // docs/perf.md "The stream tile": on the H200 the stream tile (16 work-items of one lane per
+    // column, 4 columns each, the byte-offset table decode) beats the block tile on 17 of the 20
+    // (variant, pattern) cells of the sweep; kernel B of two_launch / one_launch split over the
+    // token rows.
     if (device.isZecl() && device.isGpu() && device.props.vendorId == kNvidiaVendorId)
-        return parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_per_row=1,b_cols_per_wg=16");
+        return parse(
+            "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=1,stream_split=16,stream_chunk=128,e2m1_decode=4,"
+            "b_per_row=1");
     return {};
 }
 
@@ -148,7 +175,7 @@ std::string KernelTuning::describe() const {
     const KernelTuning packaged;
     std::string s;
     for (const auto& k : kTuningKeys)
-        if (!k.kernelB || this->*(k.field) != packaged.*(k.field))
+        if (!k.whenSet || this->*(k.field) != packaged.*(k.field))
             s += (s.empty() ? "" : ",") + std::string(k.name) + "=" + std::to_string(this->*(k.field));
     return s;
 }
@@ -157,7 +184,7 @@ std::string KernelTuning::buildOptions() const {
     std::string s;
     const KernelTuning packaged;
     for (const auto& k : kTuningKeys)
-        if (k.macro && (!k.kernelB || this->*(k.field) != packaged.*(k.field)))
+        if (k.macro && (!k.whenSet || this->*(k.field) != packaged.*(k.field)))
             s += (s.empty() ? "-D" : " -D") + std::string(k.macro) + "=" + std::to_string(this->*(k.field));
     return s;
 }

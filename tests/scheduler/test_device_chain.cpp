@@ -456,7 +456,26 @@ TEST(DeviceChainPlan, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackag
               "-DZP_GEMM_TILE=0");
     EXPECT_EQ(KernelTuning::parse("gemm_tile=1").gemmTile, 1);
     EXPECT_TRUE(KernelTuning::parse("packaged").isPackaged());
-    EXPECT_THROW(KernelTuning::parse("gemm_tile=2"), std::invalid_argument);
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2").gemmTile, 2);  // stream_split 8 x cols_per_item 2
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=3"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_split=4"), std::invalid_argument);  // 4 x 2 < 16
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_split=3,cols_per_item=16"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_chunk=24"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,b_cols_per_item=2,cols_per_item=4,stream_split=4"),
+                 std::invalid_argument);                                        // kernel B's tile: 4 x 2
+    EXPECT_THROW(KernelTuning::parse("e2m1_decode=2"), std::invalid_argument);  // the local table: stream tile only
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,e2m1_decode=3").e2m1Decode, 3);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,ablation=1"), std::invalid_argument);  // benchmarks only
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=3", KernelTuning::Ablation::allowed).ablation, 3);
+    EXPECT_THROW(KernelTuning::parse("ablation=1", KernelTuning::Ablation::allowed), std::invalid_argument);
+    {
+        const auto stream = KernelTuning::parse("gemm_tile=2,cols_per_item=4,stream_split=4,stream_chunk=32");
+        EXPECT_EQ(
+            stream.describe(),
+            "cols_per_wg=8,cols_per_item=4,rows_per_pass=2,e2m1_decode=1,gemm_tile=2,stream_split=4,stream_chunk=32");
+        EXPECT_EQ(KernelTuning::parse(stream.describe()), stream);
+        EXPECT_NE(stream.buildOptions().find("-DZP_STREAM_SPLIT=4 -DZP_STREAM_CHUNK=32"), std::string::npos);
+    }
     EXPECT_THROW(KernelTuning::parse("cols_per_item=3"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("cols_per_wg=6,cols_per_item=4"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("rows=2"), std::invalid_argument);
@@ -466,16 +485,18 @@ TEST(DeviceChainPlan, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackag
     EXPECT_EQ(plan.launches[2].groups.x, 2u * 544 / 16);
 }
 
-TEST(DeviceChainPlan, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidiaGpusThroughZeclGetTheBlockTile) {
+TEST(DeviceChainPlan, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidiaGpusThroughZeclGetTheStreamTile) {
     using zp::sched::KernelTuning;
     ze::DeviceInfo d;
     d.kind = ze::DriverKind::Zecl;
     d.props.type = ZE_DEVICE_TYPE_GPU;
     d.props.vendorId = 0x10de;
     const auto nvidia = KernelTuning::recommendedFor(d);
-    EXPECT_EQ(nvidia.gemmTile, 1);
-    EXPECT_EQ(nvidia.describe(),
-              "cols_per_wg=32,cols_per_item=4,rows_per_pass=1,e2m1_decode=1,gemm_tile=1,b_per_row=1,b_cols_per_wg=16");
+    EXPECT_EQ(nvidia.gemmTile, 2);
+    EXPECT_EQ(
+        nvidia.describe(),
+        "cols_per_wg=64,cols_per_item=4,rows_per_pass=1,e2m1_decode=4,gemm_tile=2,stream_split=16,stream_chunk=128,"
+        "b_per_row=1");
     d.props.type = ZE_DEVICE_TYPE_CPU;  // PoCL
     EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
     d.props.type = ZE_DEVICE_TYPE_GPU;
@@ -570,7 +591,32 @@ const auto kTilings = ::testing::Values(
     // 16 items: 16-block chunks, 2 per row (gemm2: 16 + 1 blocks), one set per step
     TunedCase{"blocks_chunked", "gemm_tile=1,cols_per_wg=2,cols_per_item=2,rows_per_pass=1", {0, 1, 5}},
     // 80 items: 2 slots for 5 sets (the last step has an idle slot), partial column tiles
-    TunedCase{"blocks_uneven", "gemm_tile=1,cols_per_wg=10,cols_per_item=2", {0, 3, 10}});
+    TunedCase{"blocks_uneven", "gemm_tile=1,cols_per_wg=10,cols_per_item=2", {0, 3, 10}},
+    // the stream tile (zp_gemv_stream.h): 4 work-items per column, 4 lanes and 1 column each,
+    // 2-row passes (M = 3: a 2-row and a 1-row pass), the local-memory table
+    TunedCase{
+        "stream_four_lanes", "gemm_tile=2,cols_per_wg=32,cols_per_item=4,stream_split=4,e2m1_decode=2", {0, 2, 5, 10}},
+    // NVIDIA's stream tiles: 16 work-items per column (one lane each) of 4 columns, one row per
+    // pass, the hybrid decode (half table, half multiply)
+    TunedCase{"stream_nvidia",
+              "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=1,stream_split=16,stream_chunk=128,"
+              "e2m1_decode=5",
+              {0, 2, 5, 10}},
+    // 2 lanes and 2 columns per work-item, 2-row passes (M = 3: a 2-row then a 1-row pass),
+    // 16-block chunks (gemm1: 2 chunks; gemm2: 16 + 1 blocks), the multiply decode
+    TunedCase{"stream_chunked_multiply",
+              "gemm_tile=2,cols_per_wg=32,cols_per_item=4,stream_split=8,stream_chunk=16,e2m1_decode=3",
+              {0, 2, 5, 7, 10}},
+    // 1 lane per work-item (16 per column), 10-column tiles (partial at the edge), 3-row passes
+    TunedCase{
+        "stream_uneven_bits", "gemm_tile=2,cols_per_wg=10,cols_per_item=2,rows_per_pass=3,stream_split=16", {0, 3, 10}},
+    // a whole column per work-item (all 16 lanes), 32-block chunks
+    TunedCase{"stream_whole_column",
+              "gemm_tile=2,cols_per_wg=16,cols_per_item=16,stream_split=1,stream_chunk=32",
+              {0, 1, 10}},
+    // the byte-offset table decode, 8 lanes per work-item
+    TunedCase{
+        "stream_byte_table", "gemm_tile=2,cols_per_wg=16,cols_per_item=8,stream_split=2,e2m1_decode=4", {0, 6, 11}});
 
 INSTANTIATE_TEST_SUITE_P(Tilings, DeviceChainTuned, kTilings,
                          [](const auto& info) { return std::string(info.param.name); });
@@ -664,7 +710,13 @@ const auto kShapes = ::testing::Values(
     TwoLaunchShape{"m4_k8_c4_lanes_b_per_row", 4, 8, 4, zp::oracle::GateUpLayout::Interleaved, true,
                    "b_per_row=1,b_cols_per_wg=4"},
     TwoLaunchShape{"m1_k8_c2_blocks_b_uneven", 1, 8, 2, zp::oracle::GateUpLayout::Split, true,
-                   "gemm_tile=1,b_per_row=1,b_cols_per_wg=10,b_cols_per_item=2"});
+                   "gemm_tile=1,b_per_row=1,b_cols_per_wg=10,b_cols_per_item=2"},
+    // the stream tile, with kernel B per row on a column tile of its own
+    TwoLaunchShape{"m3_k5_c2_stream_b_per_row", 3, 5, 2, zp::oracle::GateUpLayout::Interleaved, true,
+                   "gemm_tile=2,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,stream_split=8,e2m1_decode=3,"
+                   "b_per_row=1,b_cols_per_wg=8"},
+    TwoLaunchShape{"m4_k8_c4_stream_two_rows", 4, 8, 4, zp::oracle::GateUpLayout::Split, false,
+                   "gemm_tile=2,cols_per_wg=16,cols_per_item=4,stream_split=8,stream_chunk=16"});
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TwoLaunchShapes, kShapes,
                          [](const auto& info) { return std::string(info.param.name); });

@@ -28,6 +28,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "zp/oracle/chain.hpp"
@@ -84,10 +86,54 @@ double kernelBytes(const std::string& name, const ChainShape& s, int R, int G) {
 
 struct Measured {
     std::string pattern, tuning, variant;
+    int ablation = 0;        // the stream tile's stage (KernelTuning::ablation); results not checked unless 0
+    std::string baseTuning;  // the tuning without its ablation stage
     bool correct = false;
     double chainUs = 0;
     std::vector<std::pair<std::string, double>> kernelUs;  // plan order, medians
 };
+
+// Each stream-tile tuning preceded by its ablation stages 3, 2, 1 (loads only, + decode, + fma).
+std::vector<std::string> withAblationStages(const std::vector<std::string>& tunings) {
+    std::vector<std::string> out;
+    for (const auto& t : tunings) {
+        if (KernelTuning::parse(t).gemmTile == 2)
+            for (int stage = 3; stage >= 1; --stage)
+                out.push_back(t + (t.empty() ? "" : ",") + "ablation=" + std::to_string(stage));
+        out.push_back(t);
+    }
+    return out;
+}
+
+// Per pattern, base tuning, variant and kernel: the time of each ablation stage, from loads only
+// (3) to the whole kernel (0), as µs, GB/s and the fraction of the copy bandwidth.
+void printAblation(const std::vector<Measured>& all, const ChainShape& shape, const std::map<std::string, int>& routes,
+                   const std::map<std::string, int>& groups, double bwBytesPerUs) {
+    std::map<std::tuple<std::string, std::string, std::string, std::string>, std::map<int, double>> rows;
+    for (const auto& m : all)
+        for (const auto& [k, us] : m.kernelUs) rows[{m.pattern, m.baseTuning, m.variant, k}][m.ablation] = us;
+    bool header = false;
+    for (const auto& [key, stages] : rows) {
+        if (stages.size() < 2) continue;
+        const auto& [pattern, tuning, variant, kernel] = key;
+        if (!header) {
+            fmt::print("\n== ablation (stream tile): kernel time per stage, us / GB/s / of copy bandwidth\n");
+            fmt::print("{:<16} {:<28} {:<14} {:>22} {:>22} {:>22} {:>22}   tuning\n", "pattern", "kernel", "variant",
+                       "loads", "+decode", "+fma", "+lane sums (all)");
+            header = true;
+        }
+        const double bytes = kernelBytes(kernel, shape, routes.at(pattern), groups.at(pattern));
+        std::string cells;
+        for (int stage = 3; stage >= 0; --stage) {
+            const auto it = stages.find(stage);
+            cells += it == stages.end() || it->second <= 0
+                         ? fmt::format(" {:>22}", "-")
+                         : fmt::format(" {:>7.1f} {:>6.0f} {:>6.1f}%", it->second, bytes / it->second / 1e3,
+                                       100.0 * bytes / it->second / bwBytesPerUs);
+        }
+        fmt::print("{:<16} {:<28} {:<14}{}   [{}]\n", pattern, kernel, variant, cells, tuning);
+    }
+}
 
 }  // namespace
 
@@ -112,8 +158,13 @@ int main(int argc, char** argv) {
     app.add_option("--hidden", shape.hidden, "H (smoke tests on slow devices; the goals are for the default)");
     app.add_option("--intermediate", shape.intermediate, "I");
     app.add_flag("-q,--quiet", quiet, "no per-kernel tables, only the summary");
+    bool ablation = false;
+    app.add_flag("--ablation", ablation,
+                 "also run every stream-tile tuning (gemm_tile=2) as loads only, + decode, + fma, without the "
+                 "lane sums (ablation=3, 2, 1; results not checked) and print each kernel's time per stage");
     CLI11_PARSE(app, argc, argv);
     if (tunings.empty()) tunings.push_back("");
+    if (ablation) tunings = withAblationStages(tunings);
     std::vector<Variant> vs;
     for (const auto& v : variants) vs.push_back(zp::probe::parseVariant(v));
     if (vs.empty()) vs.assign(zp::probe::kAllVariants.begin(), zp::probe::kAllVariants.end());
@@ -124,7 +175,8 @@ int main(int argc, char** argv) {
         init.setAltDriversIfUnset = true;
         ze::init(init);
         // The first tuning's modules with the context; the others share it (and the weights).
-        zp::sched::DeviceSetup setup(ze::selectDevice(deviceSpec), KernelTuning::parse(tunings.front()));
+        zp::sched::DeviceSetup setup(ze::selectDevice(deviceSpec),
+                                     KernelTuning::parse(tunings.front(), KernelTuning::Ablation::allowed));
         const ze::DeviceInfo& dev = setup.device();
         ze::Context& ctx = setup.context();
         ze::CommandQueue queue = setup.makeQueue();
@@ -164,7 +216,8 @@ int main(int argc, char** argv) {
         const auto silu = layer.silu();
         std::vector<zp::sched::KernelModules*> modules;
         std::map<std::pair<int, int>, std::unique_ptr<zp::sched::DeviceChain>> chains;
-        for (const auto& t : tunings) modules.push_back(&setup.modules(KernelTuning::parse(t)));
+        for (const auto& t : tunings)
+            modules.push_back(&setup.modules(KernelTuning::parse(t, KernelTuning::Ablation::allowed)));
         fmt::print("modules: {}\n", modules.front()->choice().why);
         auto chainOf = [&](int ti, Variant v) -> zp::sched::DeviceChain& {
             auto& c = chains[{ti, int(v)}];
@@ -175,6 +228,7 @@ int main(int argc, char** argv) {
         std::vector<Measured> all;
         int failures = 0;
         std::map<std::string, double> rooflineUs;
+        std::map<std::string, int> patternRoutes, patternGroups;
         double remoteLaunchUs = 0, rawLaunchUs = 0;
         std::string remoteLaunchTuning;
         std::map<std::size_t, std::string> unusable;  // tunings this device cannot launch, and why
@@ -188,6 +242,8 @@ int main(int argc, char** argv) {
             weights.upload(hostWeights, c.touchedLocalExperts);
             const auto want = zp::oracle::runChain(shape, hostWeights, c.inputs, silu);
             const int R = int(want.routes.rows.size()), G = int(c.touchedLocalExperts.size());
+            patternRoutes[pname] = R;
+            patternGroups[pname] = G;
             const double mxfp4 = G * (w1Bytes(shape) + w2Bytes(shape));
             rooflineUs[pname] = mxfp4 / bwBytesPerUs;
             fmt::print("\n== {} ({}): R={} local routes, G={} touched experts, {:.1f} MB MXFP4, roofline {:.1f} us\n",
@@ -211,15 +267,25 @@ int main(int argc, char** argv) {
                     }
                     auto& chain = *made;
                     chain.setInputs(c.inputs);
-                    chain.execute(queue);
+                    try {
+                        chain.execute(queue);
+                    } catch (const std::exception& e) {
+                        // e.g. a cooperative grid the device cannot hold at this tile's registers
+                        fmt::print("SKIP [{}]: {} failed to run here: {}\n", tname, zp::probe::variantName(v),
+                                   e.what());
+                        continue;
+                    }
                     const auto got = chain.results();
                     Measured m;
                     m.pattern = pname;
                     m.tuning = tname;
                     m.variant = std::string(zp::probe::variantName(v));
+                    KernelTuning base = modules[ti]->tuning();
+                    m.ablation = std::exchange(base.ablation, 0);
+                    m.baseTuning = base.describe();
                     const auto mm = zp::probe::firstMismatch("out", got.out, want.out, shape.hidden);
                     m.correct = !mm && got.invalidIds == 0;
-                    if (!m.correct) {
+                    if (!m.correct && !m.ablation) {
                         ++failures;
                         fmt::print("FAIL {} [{}] {}: {}\n", pname, tname, m.variant,
                                    mm ? mm->describe(want.out.size()) : std::string("device error flag raised"));
@@ -238,7 +304,9 @@ int main(int argc, char** argv) {
                         m.kernelUs.push_back({chain.plan().launches[k].kernel, median(perKernel[k])});
                     fmt::print("{:<18} [{}] {:<20} chain {:8.1f} us  {:5.2f}x roofline  {}\n", pname, tname, m.variant,
                                m.chainUs, rooflineUs[pname] > 0 ? m.chainUs / rooflineUs[pname] : 0.0,
-                               m.correct ? "out bit-exact" : "WRONG");
+                               m.ablation  ? "ablation: not checked"
+                               : m.correct ? "out bit-exact"
+                                           : "WRONG");
                     for (std::size_t k = 0; k < chain.plan().launches.size(); ++k)
                         if (chain.plan().launches[k].cooperative)
                             fmt::print(
@@ -263,7 +331,7 @@ int main(int argc, char** argv) {
             if (p == RoutePattern::AllRemote) {
                 std::size_t launches = 0;
                 for (std::size_t ti = 0; ti < tunings.size(); ++ti) {
-                    if (unusable.count(ti)) continue;
+                    if (unusable.count(ti) || modules[ti]->tuning().ablation) continue;
                     auto& chain = chainOf(int(ti), Variant::Baseline);
                     chain.setInputs(c.inputs);
                     ze::CommandList list(ctx, dev);
@@ -304,7 +372,7 @@ int main(int argc, char** argv) {
         for (const auto& pname : patterns) {
             const Measured* best = nullptr;
             for (const auto& m : all)
-                if (m.pattern == pname && m.correct && (!best || m.chainUs < best->chainUs)) best = &m;
+                if (m.pattern == pname && m.correct && !m.ablation && (!best || m.chainUs < best->chainUs)) best = &m;
             if (!best) continue;
             auto g = goal.find(pname);
             if (g != goal.end() && rooflineUs[pname] > 0) {
@@ -324,7 +392,9 @@ int main(int argc, char** argv) {
                 "baseline\n",
                 remoteLaunchUs, rawLaunchUs, ratio, ratio <= 1.25 ? "MET" : "not met", remoteLaunchTuning);
         }
-        fmt::print("CHECK {} of {} measured chains bit-exact on out\n", int(all.size()) - failures, all.size());
+        if (ablation) printAblation(all, shape, patternRoutes, patternGroups, bwBytesPerUs);
+        const auto checked = std::count_if(all.begin(), all.end(), [](const Measured& m) { return !m.ablation; });
+        fmt::print("CHECK {} of {} measured chains bit-exact on out\n", int(checked) - failures, checked);
         for (const auto& [ti, why] : unusable)
             fmt::print("SKIPPED tuning [{}]: {}\n", modules[ti]->tuning().describe(), why);
         if (failures) {

@@ -50,8 +50,16 @@ struct KernelTuning {
     int colsPerWorkGroup = 8;  // ZP_GEMM_COLS_PER_WG: output columns per work-group
     int colsPerItem = 2;       // ZP_GEMM_COLS_PER_ITEM: columns one work-item walks (even, divides the above)
     int rowsPerPass = 2;       // ZP_GEMM_ROWS_PER_PASS: activation rows per weight-tile pass (M2 tiling)
-    int e2m1Decode = 1;        // ZP_E2M1_DECODE: 0 = __constant table, 1 = bit arithmetic
-    int gemmTile = 0;          // ZP_GEMM_TILE: 0 = lane tile (work-item = §4 lane), 1 = block tile (work-item = block)
+    int e2m1Decode = 1;  // ZP_E2M1_DECODE: 0 = __constant table, 1 = bit arithmetic; stream tile: 2 = local table,
+                         // 3 = a shift into the subnormal range and one multiply, 4 = the table with a word's byte
+                         // offsets masked at once, 5 = half 4 and half 3 (kernels_cl/common/zp_gemv_stream.h)
+    int gemmTile =
+        0;  // ZP_GEMM_TILE: 0 = lane tile (work-item = §4 lane), 1 = block tile (work-item = block),
+            // 2 = stream tile (work-item = consecutive lanes of a few columns, kernels_cl/common/zp_gemv_stream.h)
+    int streamSplit = 8;   // ZP_STREAM_SPLIT: stream tile, work-items per column (divides 16)
+    int streamChunk = 64;  // ZP_STREAM_CHUNK: stream tile, activation blocks staged in local memory at a time
+    int ablation = 0;      // ZP_STREAM_ABLATION: stream tile, benchmarks only (results are wrong unless 0): 1 = no
+                           // lane sums, 2 = no fma either, 3 = loads only
     // two_launch / one_launch kernel B (kernels_cl/common/zp_two_launch.h):
     int bPerRow = 0;  // ZP_TL_B_PER_ROW: 1 = a work-group per (column tile, token row) instead of per column tile
     // two_launch_b's own column tile (its module is built with these as ZP_GEMM_COLS_PER_WG /
@@ -62,9 +70,11 @@ struct KernelTuning {
     // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0,gemm_tile=1,b_per_row=1,b_cols_per_wg=8";
     // keys left out keep the
     // defaults; "packaged" (or "") is the defaults. Throws std::invalid_argument naming the key and the value.
-    static KernelTuning parse(std::string_view text);
+    // `ablation` (wrong results by design) is refused unless the caller is a benchmark that asks for it.
+    enum class Ablation { refused, allowed };
+    static KernelTuning parse(std::string_view text, Ablation ablation = Ablation::refused);
     // The tiles this project measured fastest on the device, where they differ from the packaged
-    // ones and the device builds the zecl source bundle: NVIDIA GPUs get the block tile
+    // ones and the device builds the zecl source bundle: NVIDIA GPUs get the stream tile
     // (docs/perf.md, H200); every other device the packaged tiles.
     static KernelTuning recommendedFor(const ze::DeviceInfo& device);
     std::string describe() const;      // the same form

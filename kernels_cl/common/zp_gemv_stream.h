@@ -1,0 +1,268 @@
+/* The stream tile (ZP_GEMM_TILE == 2): the grouped MXFP4 GEMV as a stream of weight rows, one
+ * §4 LANE GROUP per work-item. Same work-group shape (ZP_LANES x ZP_GEMM_ITEMS_Y), same grid,
+ * same column tile per work-group and the same bits as the lane tile (zp_gemm.h) and the block
+ * tile (zp_gemm_block.h); only the mapping of CONTRACT §4 onto work-items differs.
+ *
+ * Mapping. S = ZP_STREAM_SPLIT work-items share a column; work-item s of them owns the L = 16/S
+ * lanes s, s + S, s + 2S, ... of each of its ZP_STREAM_COLS columns, so in iteration j its li-th
+ * load is block 16 j + s + S li of the row: the S work-items of a column (consecutive in t = g S
+ * + s) read S consecutive 16-byte blocks with each load, whole sectors in one request. Its
+ * L x COLS x ROWS block chains (32 fmas each, §4's order inside a block) are independent of each
+ * other; only lane l's running sum acc[l] += q[b] chains, and the work-item adds each lane's q[b]
+ * in ascending b, which is exactly §4. ZP_STREAM_COLS = S * ZP_GEMM_COLS_PER_ITEM / 16, so
+ * T = 16 * ITEMS_Y work-items cover the tile's ZP_GEMM_COLS_PER_WG columns exactly.
+ *
+ * No barrier inside the K loop's iterations: the activations of a chunk of ZP_STREAM_CHUNK
+ * blocks are staged once per work-group as f32 in local memory (padded to 36 floats per block so
+ * that work-items of different lane groups hit different banks), then every work-item streams
+ * its rows with the next iteration's code and scale bytes in flight. At the end the lane sums go
+ * to local memory, one barrier, and one work-item per (column, row) applies the fixed tree
+ * 8, 4, 2, 1 and writes bf16(dot) (or, paired, the SwiGLU of its gate/up pair).
+ *
+ * Compact M2 at run time: a pass with one live row runs the 1-row body (no dead row's loads,
+ * fmas or lane sums), a pass with two or more the ZP_GEMM_ROWS_PER_PASS-row body; each weight
+ * block is read once per pass.
+ *
+ * E2M1 decode (ZP_E2M1_DECODE, all exact): 0 the __constant table, 1 bit arithmetic, 2 a
+ * 16-entry f32 table in local memory addressed by byte offsets, 3 a shift into the f32
+ * subnormal range and one multiply by 2^126 (exact: the device keeps subnormals, §2), 4 the
+ * table with the byte offsets of a word's 8 nibbles masked at once, 5 half the nibbles by 4 and
+ * half by 3.
+ *
+ * ZP_STREAM_ABLATION (benchmarks only: the results are WRONG unless 0) removes work from the
+ * back: 1 = no lane sums and no tree (each block's q is stored as the dot), 2 = and no fma (the
+ * decoded weights are summed), 3 = and no decode (the code words are summed as integers), i.e.
+ * loads only. zp-chain-bench --ablation reports each stage's time. */
+#ifndef ZP_GEMV_STREAM_H
+#define ZP_GEMV_STREAM_H
+
+#include "zp_platform.h"
+#include "zp_bf16.h"
+#include "zp_mxfp4.h"
+#include "zp_swiglu.h"
+#include "zp_gemm_tile.h"
+
+#ifndef ZP_STREAM_ABLATION
+#define ZP_STREAM_ABLATION 0
+#endif
+
+#define ZP_ST_ITEMS (ZP_LANES * ZP_GEMM_ITEMS_Y)
+#define ZP_ST_L (ZP_LANES / ZP_STREAM_SPLIT)         /* lanes per work-item */
+#define ZP_ST_GROUPS (ZP_ST_ITEMS / ZP_STREAM_SPLIT) /* column groups per tile */
+#define ZP_ST_PAD 36                                 /* floats per staged block */
+#define ZP_ST_SUMS (ZP_GEMM_COLS_PER_WG * ZP_GEMM_ROWS_PER_PASS * ZP_LANES)
+#define ZP_ST_ACT (ZP_GEMM_ROWS_PER_PASS * ZP_STREAM_CHUNK * ZP_ST_PAD)
+/* local floats: the lane sums [column][row][lane], the staged activations [row][block][36], the
+ * E2M1 table */
+#define ZP_GEMM_RED_FLOATS (ZP_ST_SUMS + ZP_ST_ACT + 16)
+
+#if ZP_STREAM_COLS < 1 || ZP_STREAM_COLS * ZP_ST_GROUPS != ZP_GEMM_COLS_PER_WG || ZP_LANES % ZP_STREAM_SPLIT != 0
+#error "the stream tile needs stream_split to divide 16 and stream_split * cols_per_item to be a multiple of 16"
+#endif
+#if ZP_STREAM_CHUNK % 16 != 0
+#error "ZP_STREAM_CHUNK must be a multiple of 16 blocks"
+#endif
+
+/* E2M1 of nibble k (a literal) of code word w_, after ZP_ST_PREP(w_) declared the decode's
+ * per-word values. The local table is 16 f32 at tbl, addressed by byte offset (code * 4). */
+#define ZP_ST_LT(tbl, off) (*(local const float*)((local const uchar*)(tbl) + (off)))
+/* nibble to bits 28..31, arithmetic shift by 6: sign at 31 (and 25..30), magnitude at 22..24:
+ * the f32 with those bits is e2m1 * 2^-126 (codes 0 and 1 fall in the subnormal range). */
+#define ZP_ST_MUL(w, k) (as_float(((int)((w) << (28 - 4 * (k))) >> 6) & (int)0x81C00000) * 0x1p126f)
+#if ZP_E2M1_DECODE == 2
+#define ZP_ST_PREP(w_)
+#define ZP_ST_NIB(w_, k, tbl) ZP_ST_LT(tbl, (k) ? ((w_) >> (4 * (k)-2)) & 0x3Cu : ((w_) << 2) & 0x3Cu)
+#elif ZP_E2M1_DECODE == 3
+#define ZP_ST_PREP(w_)
+#define ZP_ST_NIB(w_, k, tbl) ZP_ST_MUL(w_, k)
+#elif ZP_E2M1_DECODE >= 4
+/* 4: every nibble through the table, its byte offset one byte of lo_ (even nibbles) or hi_ (odd
+ * ones), masked once per word; 5: even nibbles so, odd ones by ZP_ST_MUL (the local-memory and
+ * the integer pipes share the decode). */
+#define ZP_ST_PREP(w_) const uint lo_ = ((w_) << 2) & 0x3C3C3C3Cu, hi_ = ((w_) >> 2) & 0x3C3C3C3Cu;
+#define ZP_ST_BYTE(x, n) ((n) == 3 ? (x) >> 24 : ((x) >> (8 * (n))) & 0xFFu)
+#if ZP_E2M1_DECODE == 4
+#define ZP_ST_NIB(w_, k, tbl) ZP_ST_LT(tbl, ZP_ST_BYTE(((k)&1) ? hi_ : lo_, (k) >> 1))
+#else
+#define ZP_ST_NIB(w_, k, tbl) (((k)&1) ? ZP_ST_MUL(w_, k) : ZP_ST_LT(tbl, ZP_ST_BYTE(lo_, (k) >> 1)))
+#endif
+#else
+#define ZP_ST_PREP(w_)
+#define ZP_ST_NIB(w_, k, tbl) zp_e2m1((w_) >> (4 * (k)))
+#endif
+
+/* Code and scale bytes of this work-item's L blocks b0, b0 + S, ... of one iteration for each of
+ * its columns (rows are 16-byte aligned: whole uint4 loads); blocks at or past kb read as zero
+ * codes with scale byte 127 (never summed). A macro, so that the arrays stay the caller's
+ * registers rather than memory behind a pointer. */
+#define ZP_ST_LOAD(codes, scales, b0)                                                  \
+    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)                                        \
+        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {                                         \
+            const int b_ = (b0) + l_ * ZP_STREAM_SPLIT;                                \
+            codes[c_][l_] = b_ < kb ? ((const global uint4*)wc[c_])[b_] : (uint4)(0u); \
+            scales[c_][l_] = b_ < kb ? (uint)ws[c_][b_] : 127u;                        \
+        }
+
+/* One block of one column for NR rows: q[i] = block_partial * scale (§4), activations from the
+ * staged chunk (act_l + i * ZP_STREAM_CHUNK * ZP_ST_PAD + block * ZP_ST_PAD). */
+#define ZP_ST_BLOCK(NR, q, cw, sbyte, act_b, tbl)      \
+    do {                                               \
+        float p_[NR];                                  \
+        for (int i_ = 0; i_ < NR; ++i_) p_[i_] = 0.0f; \
+        ZP_ST_WORD(NR, p_, (cw).s0, 0, act_b, tbl)     \
+        ZP_ST_WORD(NR, p_, (cw).s1, 8, act_b, tbl)     \
+        ZP_ST_WORD(NR, p_, (cw).s2, 16, act_b, tbl)    \
+        ZP_ST_WORD(NR, p_, (cw).s3, 24, act_b, tbl)    \
+        ZP_ST_FINISH(NR, q, p_, sbyte)                 \
+    } while (0)
+/* Elements e0 .. e0 + 7 (the 8 nibbles of code word w, low nibble first). */
+#define ZP_ST_WORD(NR, p_, w, e0, act_b, tbl)                                                                 \
+    {                                                                                                         \
+        const uint w_ = (w);                                                                                  \
+        ZP_ST_PREP(w_)                                                                                        \
+        _Pragma("unroll") for (int k_ = 0; k_ < 8; ++k_) { ZP_ST_USE(NR, p_, w_, k_, (e0) + k_, act_b, tbl) } \
+    }
+
+#if ZP_STREAM_ABLATION >= 3 /* loads only: the code words, summed as integers */
+#define ZP_ST_USE(NR, p_, w_, k_, e_, act_b, tbl) \
+    if ((k_) == 0)                                \
+        for (int i_ = 0; i_ < NR; ++i_) p_[i_] += (float)(w_);
+#elif ZP_STREAM_ABLATION == 2 /* + decode: the decoded weights summed, no activations */
+#define ZP_ST_USE(NR, p_, w_, k_, e_, act_b, tbl)     \
+    {                                                 \
+        const float v_ = ZP_ST_NIB(w_, k_, tbl);      \
+        for (int i_ = 0; i_ < NR; ++i_) p_[i_] += v_; \
+    }
+#else
+#define ZP_ST_USE(NR, p_, w_, k_, e_, act_b, tbl)                                         \
+    {                                                                                     \
+        const float v_ = ZP_ST_NIB(w_, k_, tbl);                                          \
+        for (int i_ = 0; i_ < NR; ++i_) p_[i_] = fma(v_, ZP_ST_A(act_b, i_, e_), p_[i_]); \
+    }
+#endif
+/* Activation e of row i of the staged block act_b, through 16-byte loads (the staged rows and
+ * blocks start at multiples of 4 floats; `red` is 16-byte aligned). */
+ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
+#define ZP_ST_A(act_b, i, e) \
+    zp_st_lane4(((local const float4*)(act_b))[((i)*ZP_STREAM_CHUNK * ZP_ST_PAD + (e)) >> 2], (e)&3)
+#define ZP_ST_FINISH(NR, q, p_, sbyte)                       \
+    {                                                        \
+        const float s_ = zp_e8m0(sbyte);                     \
+        for (int i_ = 0; i_ < NR; ++i_) q[i_] = p_[i_] * s_; \
+    }
+
+/* One pass body for NR (a literal) live rows: streams the chunks of K, leaves the lane sums of
+ * this work-item's columns in sums[(column * ROWS + i) * 16 + lane]. */
+#define ZP_ST_PASS(NR)                                                                                \
+    {                                                                                                 \
+        float acc[ZP_STREAM_COLS][NR][ZP_ST_L];                                                       \
+        for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                      \
+            for (int i = 0; i < NR; ++i)                                                              \
+                for (int li = 0; li < ZP_ST_L; ++li) acc[c][i][li] = 0.0f;                            \
+        for (int ch = 0; ch < chunks; ++ch) {                                                         \
+            const int cb0 = ch * ZP_STREAM_CHUNK;                                                     \
+            const int cblocks = min(ZP_STREAM_CHUNK, kb - cb0);                                       \
+            barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk's readers are done */                 \
+            for (int x = t; x < NR * cblocks * 16; x += ZP_ST_ITEMS) {                                \
+                const int i = x / (cblocks * 16), rem = x - i * (cblocks * 16);                       \
+                const int bl = rem >> 4, wd = rem & 15;                                               \
+                const uint aw = ((const global uint*)(a + aoff[i]))[(cb0 + bl) * 16 + wd];            \
+                local float* dst = act_l + i * ZP_STREAM_CHUNK * ZP_ST_PAD + bl * ZP_ST_PAD + 2 * wd; \
+                dst[0] = zp_bf16_lo(aw);                                                              \
+                dst[1] = zp_bf16_hi(aw);                                                              \
+            }                                                                                         \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+            const int iters = (cblocks + 15) >> 4;                                                    \
+            uint4 codes[ZP_STREAM_COLS][ZP_ST_L], next_codes[ZP_STREAM_COLS][ZP_ST_L];                \
+            uint scales[ZP_STREAM_COLS][ZP_ST_L], next_scales[ZP_STREAM_COLS][ZP_ST_L];               \
+            ZP_ST_LOAD(codes, scales, cb0 + s);                                                       \
+            for (int j = 0; j < iters; ++j) {                                                         \
+                const int b0 = cb0 + 16 * j + s;                                                      \
+                if (j + 1 < iters) ZP_ST_LOAD(next_codes, next_scales, b0 + 16);                      \
+                for (int li = 0; li < ZP_ST_L; ++li) {                                                \
+                    const int b = b0 + li * ZP_STREAM_SPLIT;                                          \
+                    if (b >= kb) continue;                                                            \
+                    local const float* act_b = act_l + (b - cb0) * ZP_ST_PAD;                         \
+                    for (int c = 0; c < ZP_STREAM_COLS; ++c) {                                        \
+                        float q[NR];                                                                  \
+                        ZP_ST_BLOCK(NR, q, codes[c][li], scales[c][li], act_b, tbl);                  \
+                        for (int i = 0; i < NR; ++i) ZP_ST_SUM(acc[c][i][li], q[i]);                  \
+                    }                                                                                 \
+                }                                                                                     \
+                for (int c = 0; c < ZP_STREAM_COLS; ++c)                                              \
+                    for (int li = 0; li < ZP_ST_L; ++li) {                                            \
+                        codes[c][li] = next_codes[c][li];                                             \
+                        scales[c][li] = next_scales[c][li];                                           \
+                    }                                                                                 \
+            }                                                                                         \
+        }                                                                                             \
+        for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                      \
+            for (int i = 0; i < NR; ++i)                                                              \
+                for (int li = 0; li < ZP_ST_L; ++li)                                                  \
+                    sums[((g * ZP_STREAM_COLS + c) * ZP_GEMM_ROWS_PER_PASS + i) * ZP_LANES + s +      \
+                         ZP_STREAM_SPLIT * li] = acc[c][i][li];                                       \
+    }
+
+#if ZP_STREAM_ABLATION >= 1 /* no lane sums: the last block's q stands for the lane */
+#define ZP_ST_SUM(acc, q) (acc) = (q)
+#else
+#define ZP_ST_SUM(acc, q) (acc) = (acc) + (q)
+#endif
+
+/* The tree and the output for the pass's columns (as zp_block_gemm's epilogue). */
+ZP_FN void zp_st_epilogue(local const float* sums, int t, int rows, int tile, int n_total, int paired, int intermediate,
+                          float limit, float up_bias, global const ushort* silu, global ushort* out,
+                          local ushort* local_out, int local_out_on, int out_row0) {
+    for (int v = t; v < ZP_GEMM_COLS_PER_WG * ZP_GEMM_ROWS_PER_PASS; v += ZP_ST_ITEMS) {
+        const int i = v % ZP_GEMM_ROWS_PER_PASS, col = v / ZP_GEMM_ROWS_PER_PASS;
+        const int lc = tile * ZP_GEMM_COLS_PER_WG + col;
+        if (i >= rows || (paired && (lc & 1))) continue;
+        zp_tile_store(sums + v * ZP_LANES, sums + (v + ZP_GEMM_ROWS_PER_PASS) * ZP_LANES, lc, col,
+                      (size_t)(out_row0 + i), n_total, paired, intermediate, limit, up_bias, silu, out, local_out,
+                      local_out_on);
+    }
+}
+
+/* Column tile `tile` of expert le for activation rows a + aoff(r), r < nrows: the arguments and
+ * results of zp_block_gemm (zp_gemm_block.h). Every work-item of the work-group must call it. */
+ZP_FN void zp_stream_gemm(const global uchar* w_blocks, const global uchar* w_scales, int le, int n_total, int k,
+                          int tile, const global ushort* a, const global int* src_rows, local const int* local_rows,
+                          int local_rows_on, int a_first, int nrows, int paired, int intermediate, int layout,
+                          global const ushort* silu, float limit, float up_bias, global ushort* out,
+                          local ushort* local_out, int local_out_on, int out_first, local float* red) {
+    const int t = (int)(get_local_id(1) * ZP_LANES + get_local_id(0));
+    const int g = t / ZP_STREAM_SPLIT, s = t - g * ZP_STREAM_SPLIT;
+    local float* sums = red;
+    local float* act_l = red + ZP_ST_SUMS;
+    local float* tbl = red + ZP_ST_SUMS + ZP_ST_ACT;
+    if (t < 16) tbl[t] = kZpE2M1[t]; /* visible after the first chunk's barriers */
+
+    const int kb = k / 32;
+    const int chunks = (kb + ZP_STREAM_CHUNK - 1) / ZP_STREAM_CHUNK;
+    const global uchar* wc[ZP_STREAM_COLS];
+    const global uchar* ws[ZP_STREAM_COLS];
+    for (int c = 0; c < ZP_STREAM_COLS; ++c) {
+        int n =
+            zp_tile_column(tile * ZP_GEMM_COLS_PER_WG + g * ZP_STREAM_COLS + c, n_total, paired, intermediate, layout);
+        n = n < 0 ? 0 : n; /* outside the matrix: any row, never written */
+        const size_t row = (size_t)le * n_total + n;
+        wc[c] = w_blocks + row * (size_t)kb * 16;
+        ws[c] = w_scales + row * (size_t)kb;
+    }
+
+    for (int r0 = 0; r0 < nrows; r0 += ZP_GEMM_ROWS_PER_PASS) {
+        const int rows = min(nrows - r0, ZP_GEMM_ROWS_PER_PASS);
+        int aoff[ZP_GEMM_ROWS_PER_PASS];
+        zp_pass_offsets(aoff, src_rows, local_rows, local_rows_on, a_first, r0, rows, k);
+        if (rows == 1) ZP_ST_PASS(1)
+#if ZP_GEMM_ROWS_PER_PASS > 1
+        else
+            ZP_ST_PASS(ZP_GEMM_ROWS_PER_PASS)
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+        zp_st_epilogue(sums, t, rows, tile, n_total, paired, intermediate, limit, up_bias, silu, out, local_out,
+                       local_out_on, out_first + r0);
+    }
+}
+
+#endif

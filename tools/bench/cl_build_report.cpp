@@ -1,0 +1,156 @@
+// zp-cl-build-report: what an OpenCL device's own compiler makes of every kernel of
+// kernels_cl/ at a tuning: per kernel the registers, spill and stack bytes its compiler reports
+// (NVIDIA: ptxas through -cl-nv-verbose) and the private memory, local memory and largest
+// work-group the OpenCL runtime reports. The Xe2 rows of the same table come from ocloc at build
+// time (spirv/, kernel-report.md); this is the other devices' half, run where the device is.
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
+#include <CL/cl.h>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "raw_opencl.hpp"
+#include "zp/scheduler/chain_plan.hpp"
+
+namespace {
+
+struct PtxasFigures {
+    std::string registers = "-", spillStores = "-", spillLoads = "-", stack = "-";
+};
+
+// ptxas -v output of NVIDIA's OpenCL build log, by entry function.
+std::map<std::string, PtxasFigures> parsePtxas(const std::string& log) {
+    std::map<std::string, PtxasFigures> out;
+    const std::regex entry(R"(Compiling entry function '([A-Za-z0-9_]+)')"),
+        props(R"(Function properties for ([A-Za-z0-9_]+))"),
+        frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)"),
+        regs(R"(Used (\d+) registers)");
+    std::istringstream in(log);
+    std::string line, current;
+    std::smatch m;
+    while (std::getline(in, line)) {
+        if (std::regex_search(line, m, entry) || std::regex_search(line, m, props)) current = m[1];
+        if (current.empty()) continue;
+        if (std::regex_search(line, m, frame)) {
+            out[current].stack = m[1];
+            out[current].spillStores = m[2];
+            out[current].spillLoads = m[3];
+        }
+        if (std::regex_search(line, m, regs)) out[current].registers = m[1];
+    }
+    return out;
+}
+
+std::string readFile(const std::filesystem::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+std::string buildLog(cl_program program, cl_device_id dev) {
+    size_t n = 0;
+    clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+    std::string s(n, '\0');
+    clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, n, s.data(), nullptr);
+    return s;
+}
+
+cl_device_id firstGpuOrAny() {
+    const auto all = zp::bench::clAllDevices();
+    for (cl_device_id d : all) {
+        cl_device_type type = 0;
+        clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, nullptr);
+        if (type & CL_DEVICE_TYPE_GPU) return d;
+    }
+    if (all.empty()) throw std::runtime_error("no OpenCL device");
+    return all.front();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"Registers, spills and local memory of every kernel of kernels_cl/ on an OpenCL device"};
+    std::string deviceName, tuningText, dir = "kernels_cl";
+    app.add_option("--device", deviceName, "the OpenCL device's name (default: the first GPU, else the first device)");
+    bool rawLog = false;
+    app.add_flag("--log", rawLog, "also print each file's build log (to stderr)");
+    app.add_option("--tuning", tuningText, "kernel tuning (KernelTuning::parse), default the packaged tiles");
+    app.add_option("--kernels-dir", dir, "the kernels' source folder")->check(CLI::ExistingDirectory);
+    CLI11_PARSE(app, argc, argv);
+    try {
+        const auto tuning = zp::sched::KernelTuning::parse(tuningText);
+        const cl_device_id dev = deviceName.empty() ? firstGpuOrAny() : zp::bench::clDeviceNamed(deviceName);
+        const std::string name = zp::bench::clDeviceName(dev);
+        const bool nvidia = name.find("NVIDIA") != std::string::npos || name.find("H200") != std::string::npos ||
+                            name.find("H100") != std::string::npos;
+        cl_int err = CL_SUCCESS;
+        cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+        zp::bench::clCheck(err, "clCreateContext");
+        std::vector<std::filesystem::path> files;
+        for (const auto& e : std::filesystem::directory_iterator(dir))
+            if (e.path().extension() == ".cl") files.push_back(e.path());
+        std::sort(files.begin(), files.end());
+        fmt::print("device: {}\ntuning: {}\n\n", name, tuning.describe());
+        fmt::print(
+            "| file | kernel | registers | spill stores B | spill loads B | stack B | private B | local B | max "
+            "work-group |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        int failed = 0;
+        for (const auto& f : files) {
+            const std::string src = readFile(f), stem = f.stem().string();
+            const char* text = src.c_str();
+            cl_program prog = clCreateProgramWithSource(ctx, 1, &text, nullptr, &err);
+            zp::bench::clCheck(err, "clCreateProgramWithSource");
+            const std::string options = "-cl-std=CL1.2 -I " + dir + " " + tuning.forKernelFile(stem).buildOptions() +
+                                        (nvidia ? " -cl-nv-verbose" : "");
+            if (clBuildProgram(prog, 1, &dev, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
+                fmt::print("| {} | BUILD FAILED | | | | | | | |\n", stem);
+                fmt::print(stderr, "{}: build failed:\n{}\n", stem, buildLog(prog, dev));
+                ++failed;
+                clReleaseProgram(prog);
+                continue;
+            }
+            const std::string log = buildLog(prog, dev);
+            if (rawLog) fmt::print(stderr, "== {} build log:\n{}\n", stem, log);
+            const auto ptxas = parsePtxas(log);
+            cl_uint n = 0;
+            clCreateKernelsInProgram(prog, 0, nullptr, &n);
+            std::vector<cl_kernel> kernels(n);
+            clCreateKernelsInProgram(prog, n, kernels.data(), nullptr);
+            for (cl_kernel k : kernels) {
+                size_t len = 0;
+                clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, nullptr, &len);
+                std::string kname(len, '\0');
+                clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, len, kname.data(), nullptr);
+                kname.resize(std::strlen(kname.c_str()));
+                cl_ulong priv = 0, local = 0;
+                size_t wg = 0;
+                clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv, nullptr);
+                clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, nullptr);
+                clGetKernelWorkGroupInfo(k, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, nullptr);
+                const auto it = ptxas.find(kname);
+                const PtxasFigures p = it == ptxas.end() ? PtxasFigures{} : it->second;
+                fmt::print("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", stem, kname, p.registers, p.spillStores,
+                           p.spillLoads, p.stack, priv, local, wg);
+                clReleaseKernel(k);
+            }
+            clReleaseProgram(prog);
+        }
+        clReleaseContext(ctx);
+        return failed ? 1 : 0;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "zp-cl-build-report: {}\n", e.what());
+        return 2;
+    }
+}

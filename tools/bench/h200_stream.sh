@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# One H200 device call for the stream tile (kernels_cl/common/zp_gemv_stream.h, docs/perf.md
+# "The stream tile"): the ablation of its stages, the sweep of stream tilings against the block
+# tile's recommended tiles on every variant and pattern, and the bitwise checks at the fastest
+# stream tiling (the 84 cases on every variant, the device-chain suite).
+# Stage first (bash scripts/h200/stage.sh), then run with carry [".dev"]:
+#   bash tools/bench/h200_stream.sh [report] [ablation] [sweep] [check] [gate]   (default: all but gate)
+# Writes $OUT/{gpu,regs,ablation,sweep,probe,dctest,gate}.txt. ZP_STREAM_TUNINGS replaces the tilings.
+cd "$(dirname "$0")/../.."  # the repository root
+. scripts/h200/setup.sh >/dev/null 2>&1
+export ZECL_PLATFORM=NVIDIA
+B=.dev/bin
+steps=("$@")
+[[ ${#steps[@]} -eq 0 ]] && steps=(report ablation sweep check)
+has() { [[ " ${steps[*]} " == *" $1 "* ]]; }
+nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv >"$OUT/gpu.txt" 2>&1
+
+block=gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_per_row=1,b_cols_per_wg=16
+s=gemm_tile=2,rows_per_pass=1,stream_chunk=128,b_per_row=1
+mapfile -t stream <<<"${ZP_STREAM_TUNINGS:-$s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=4
+$s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=5
+$s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=2
+$s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=3
+$s,cols_per_wg=32,cols_per_item=4,stream_split=8,e2m1_decode=5
+$s,cols_per_wg=32,cols_per_item=4,stream_split=16,e2m1_decode=5
+${s/rows_per_pass=1/rows_per_pass=2},cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=5}"
+T=()
+for t in "${stream[@]}"; do T+=(--tuning "$t"); done
+
+if has report; then  # registers and spills (ptxas -v) of every kernel, block tile and each stream tiling
+  for t in "$block" "${stream[@]}"; do timeout 60 $B/zp-cl-build-report --tuning "$t"; echo; done >"$OUT/regs.txt" 2>"$OUT/regs_err.txt"
+  timeout 60 $B/zp-cl-build-report --tuning "$block" --log 2>&1 >/dev/null | head -30
+  grep -E "^tuning|gemm1_mxfp4_m2 \||gemm2_mxfp4_m2 \||one_launch \|" "$OUT/regs.txt"
+fi
+if has ablation; then
+  timeout 240 $B/zp-chain-bench -d zecl -n 20 --ablation --variant baseline --pattern six_local \
+    --pattern same_typical "${T[@]:0:4}" >"$OUT/ablation.txt" 2>&1
+  echo "ablation rc=$?" >>"$OUT/ablation.txt"
+  sed -n '/== ablation/,$p' "$OUT/ablation.txt" | head -40
+fi
+if has sweep; then
+  timeout 300 $B/zp-chain-bench -d zecl -n 20 -q --tuning "$block" "${T[@]}" >"$OUT/sweep.txt" 2>&1
+  echo "sweep rc=$?" >>"$OUT/sweep.txt"
+  grep -E "^GOAL|^CHECK|^copy|FAIL|SKIP|rc=" "$OUT/sweep.txt"
+  grep -E "^six_local|^same_typical" "$OUT/sweep.txt" | sort -k6 -n | head -24
+fi
+best=$(grep "^GOAL six_local" "$OUT/sweep.txt" 2>/dev/null | sed 's/.*\[\(.*\)\].*/\1/')
+[[ "$best" == *gemm_tile=2* ]] || best=${stream[0]}
+echo "stream tiling checked: $best"
+if has check; then
+  timeout 150 $B/ze-probe --device zecl --route-pattern all --no-timing --kernel-tuning "$best" \
+    --out "$OUT/probe-best" >"$OUT/probe.txt" 2>&1
+  echo "ze-probe 84 cases rc=$?"; tail -3 "$OUT/probe.txt"
+  ZP_KERNEL_TUNING="$best" timeout 120 $B/test_device_chain --gtest_brief=1 \
+    --gtest_filter=-DeviceChainDefaultShape.*:Tilings/*:Shapes/* >"$OUT/dctest.txt" 2>&1
+  echo "test_device_chain rc=$?"; tail -3 "$OUT/dctest.txt"
+fi
+if has gate; then
+  timeout 300 $B/ze-probe --device zecl --route-pattern all --kernel-tuning "$best" --out "$OUT/gate" >"$OUT/gate.txt" 2>&1
+  echo "gate rc=$?"; grep -E "verdict|PASS|FAIL|ON THE BAR" "$OUT/gate.txt" | tail -12
+fi
