@@ -938,11 +938,13 @@ int reportMain(int argc, char** argv) {
         for (const auto& f : cardFiles) {
             app::LoadedResult r = app::loadResult(f);
             // A card of a later ze-probe may mean other things by the same keys: never drawn as if current.
-            if (!r.step && r.card.card["schema"].get<int>() > app::kCardSchemaVersion)
+            // Compared as the number written, not as an int (4294967299 must not read as 3).
+            const nlohmann::json& schema = r.card.card["schema"];
+            if (!r.step && (schema.get<double>() > app::kCardSchemaVersion || schema.get<double>() < 2))
                 throw probe::InputError(fmt::format(
                     "{}: card schema {}: this ze-probe reads card schemas 2 to {}; report it with the ze-probe that "
                     "wrote it",
-                    f, r.card.card["schema"].get<int>(), app::kCardSchemaVersion));
+                    f, schema.dump(), app::kCardSchemaVersion));
             if (!r.step)
                 cards.push_back(std::move(r.card));
             else if (step.is_null())
