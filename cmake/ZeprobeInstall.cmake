@@ -7,6 +7,8 @@
 #   <prefix>/bin/ze-probe, moe-server           the tools (they find the libdir through their RUNPATH)
 #   <prefix>/<libdir>/cmake/zeprobe/            zeprobeConfig.cmake, ...ConfigVersion.cmake, zeprobeTargets*.cmake
 #   <prefix>/<libdir>/pkgconfig/zeprobe.pc
+#   <prefix>/share/zeprobe/card.schema.json     the schemas of ze-probe's card<N>.json and step.json, for
+#   <prefix>/share/zeprobe/step.schema.json     programs that read the results (the tool checks each write)
 #
 # zeprobe's link interface is its header only, so zeprobeConfig.cmake finds no other package;
 # the shared libraries it needs at run time (libze_loader, libyaml-cpp, libfmt, libstdc++) are
@@ -38,6 +40,9 @@ foreach(tool ze-probe moe-server)
     install(TARGETS ${tool} RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
   endif()
 endforeach()
+
+install(FILES "${PROJECT_SOURCE_DIR}/docs/card.schema.json" "${PROJECT_SOURCE_DIR}/docs/step.schema.json"
+  DESTINATION "${CMAKE_INSTALL_DATADIR}/zeprobe")
 
 install(EXPORT zeprobeTargets NAMESPACE zeprobe:: DESTINATION "${ZEPROBE_INSTALL_CMAKEDIR}")
 

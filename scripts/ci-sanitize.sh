@@ -19,7 +19,7 @@ labels='^(oracle|probe)$'  # exact labels: a bare regex 'probe' also matches 'ze
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZP_BUILD_TESTS=ON -DZP_SANITIZE=ON "$@" >/dev/null
 
 # The tests run below: labels oracle and probe are the folders tests/oracle and tests/probe
-# (README: ctest labels = folders) and the replays of tests/fuzz (label probe; with ZP_FUZZ=ON the
+# (docs/design.md "Source layout": ctest labels = folders) and the replays of tests/fuzz (label probe; with ZP_FUZZ=ON the
 # folder also holds the fuzzers, which ci-fuzz.sh runs from this build); the tools host tests;
 # the fault tests, whose target depends on what they run (zecl, ze-probe, fault_scenario).
 tools_host_tests=(test_report)

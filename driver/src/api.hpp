@@ -136,6 +136,8 @@ ze_result_t MemFree(ze_context_handle_t hContext, void* ptr);
 ze_result_t MemGetAllocProperties(ze_context_handle_t hContext, const void* ptr,
                                   ze_memory_allocation_properties_t* pMemAllocProperties, ze_device_handle_t* phDevice);
 ze_result_t MemGetAddressRange(ze_context_handle_t hContext, const void* ptr, void** pBase, size_t* pSize);
+ze_result_t VirtualMemQueryPageSize(ze_context_handle_t hContext, ze_device_handle_t hDevice, size_t size,
+                                    size_t* pagesize);
 
 ze_result_t ContextSystemBarrier(ze_context_handle_t hContext, ze_device_handle_t hDevice);
 ze_result_t CommandListAppendMemoryCopyRegion(ze_command_list_handle_t hCommandList, void* dstptr,

@@ -261,7 +261,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetVirtualMemProcAddrTable(ze_api_version_
     if (ze_result_t r = checkTable(version, t)) return r;
     ZECL_UNSUPPORTED(t->pfnReserve);
     ZECL_UNSUPPORTED(t->pfnFree);
-    ZECL_UNSUPPORTED(t->pfnQueryPageSize);
+    t->pfnQueryPageSize = VirtualMemQueryPageSize;
     ZECL_UNSUPPORTED(t->pfnMap);
     ZECL_UNSUPPORTED(t->pfnUnmap);
     ZECL_UNSUPPORTED(t->pfnSetAccessAttribute);

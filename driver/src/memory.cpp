@@ -323,4 +323,16 @@ ze_result_t MemGetAddressRange(ze_context_handle_t hContext, const void* ptr, vo
     return ZE_RESULT_SUCCESS;
 }
 
+// zecl reserves no virtual address ranges (OpenCL has nothing to map them onto), so it has no
+// page size to give: UNSUPPORTED_FEATURE after the spec's checks (handles, pointer, a size of 0),
+// *pagesize left alone. Never SUCCESS with a page size of 0: the conformance suite divides by it.
+ze_result_t VirtualMemQueryPageSize(ze_context_handle_t hContext, ze_device_handle_t hDevice, size_t size,
+                                    size_t* pagesize) {
+    ze_result_t err;
+    if (lookup<Context>(hContext, err) == nullptr) return err;
+    if (lookupQuery<Device>(hDevice, pagesize, err) == nullptr) return err;
+    if (size == 0) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;  // the spec's check, as the validation layer makes it
+    return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+}
+
 }  // namespace zecl::api

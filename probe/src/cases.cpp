@@ -232,8 +232,8 @@ std::optional<std::string> patternInvalidReason(const ChainShape& s, RoutePatter
             return need(K - T <= remote, remoteWhy);
         case RoutePattern::AllDuplicate: return need(K >= 2, "needs top_k >= 2");
         case RoutePattern::SixLocal:
-            return need(M * K <= perCard,
-                        "needs rows*top_k = " + str(M * K) + " distinct local experts, card has " + str(perCard));
+            return need(M * K <= perCard, "needs experts/cards >= rows*top_k = " + str(M * K) +
+                                              " distinct local experts, card has " + str(perCard));
         case RoutePattern::AllRemote:
             if (auto r = need(s.cards > 1, "needs cards > 1 (no remote experts)")) return r;
             return need(K <= remote, "needs " + str(K) + " distinct remote experts per row, have " + str(remote));

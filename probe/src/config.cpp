@@ -214,6 +214,12 @@ const std::vector<Leaf>& leaves() {
              if (v < 0) fail(c, n, p, n.Scalar() + ": must be a non-negative number of milliseconds");
              cfg.gateMinSavingMs = v;
          }},
+        {"gate.reference_step_ms",
+         [](Config& cfg, const YAML::Node& n, const Ctx& c, const std::string& p) {
+             const double v = readDouble(c, n, p);
+             if (!(v > 0)) fail(c, n, p, n.Scalar() + ": must be a positive number of milliseconds per token");
+             cfg.gateReferenceStepMs = v;
+         }},
     };
     return table;
 }
@@ -278,7 +284,7 @@ bool Config::operator==(const Config& o) const {
            a.rows == b.rows && a.cards == b.cards && a.card == b.card && a.swigluLimit == b.swigluLimit &&
            a.swigluAlpha == b.swigluAlpha && a.swigluUpBias == b.swigluUpBias && a.layout == b.layout &&
            layers == o.layers && weightsPrefix == o.weightsPrefix && gateMinSavingMs == o.gateMinSavingMs &&
-           seed == o.seed && contract == o.contract;
+           gateReferenceStepMs == o.gateReferenceStepMs && seed == o.seed && contract == o.contract;
 }
 
 void applyConfigNode(Config& cfg, const YAML::Node& root, const std::string& nameForErrors) {
@@ -381,6 +387,9 @@ void validate(const Config& cfg) {
     if (!std::isfinite(cfg.gateMinSavingMs) || cfg.gateMinSavingMs < 0)
         throw InputError("gate.min_saving_ms = " + doubleText(cfg.gateMinSavingMs) +
                          ": must be a finite, non-negative number of milliseconds");
+    if (!std::isfinite(cfg.gateReferenceStepMs) || cfg.gateReferenceStepMs <= 0)
+        throw InputError("gate.reference_step_ms = " + doubleText(cfg.gateReferenceStepMs) +
+                         ": must be a finite, positive number of milliseconds per token");
 }
 
 std::uint64_t layerBytes(const oracle::ChainShape& s) {
@@ -421,6 +430,7 @@ std::string toYaml(const Config& cfg) {
          "\n";  // a JSON string is a valid YAML double-quoted scalar
     y += "gate:\n";
     y += "  min_saving_ms: " + doubleText(cfg.gateMinSavingMs) + "\n";
+    y += "  reference_step_ms: " + doubleText(cfg.gateReferenceStepMs) + "\n";
     return y;
 }
 
@@ -442,7 +452,7 @@ nlohmann::json toJson(const Config& cfg) {
         {"swiglu", {{"limit", num(s.swigluLimit)}, {"alpha", num(s.swigluAlpha)}, {"up_bias", num(s.swigluUpBias)}}},
         {"gate_up_layout", s.layout == oracle::GateUpLayout::Split ? "split" : "interleaved"},
         {"weights", {{"prefix", cfg.weightsPrefix}}},
-        {"gate", {{"min_saving_ms", cfg.gateMinSavingMs}}},
+        {"gate", {{"min_saving_ms", cfg.gateMinSavingMs}, {"reference_step_ms", cfg.gateReferenceStepMs}}},
     };
 }
 

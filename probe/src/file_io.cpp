@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <vector>
 
 namespace zp::probe {
 namespace fs = std::filesystem;
@@ -44,19 +45,48 @@ fs::path nearestExisting(fs::path dir) {
     return dir;
 }
 
+// Whether `dir` can hold new files, found by doing it: the missing directories are made, a
+// file is created in the last one and every trace is removed again. access(2) alone says yes
+// to root under /proc or on a read-only mount, where mkdir and open then fail.
 void checkDirectoryUsable(const fs::path& dir, const fs::path& named, std::string_view option) {
+    const std::string head = std::string(option) + " " + named.string() + ": ";
     const fs::path at = nearestExisting(dir);
     std::error_code ec;
     const fs::file_status st = fs::status(at, ec);
     if (ec || !fs::exists(st))
-        throw InputError(std::string(option) + " " + named.string() + ": " + at.string() +
+        throw InputError(head + at.string() +
                          ": cannot be read: " + (ec ? ec.message() : std::string("does not exist")));
-    if (!fs::is_directory(st))
-        throw InputError(std::string(option) + " " + named.string() + ": " + at.string() + " is " + fileKindName(at) +
-                         ", not a directory");
-    if (::access(at.c_str(), W_OK | X_OK) != 0)
-        throw InputError(std::string(option) + " " + named.string() + ": directory " + at.string() +
-                         " is not writable: " + errnoText(errno));
+    if (!fs::is_directory(st)) throw InputError(head + at.string() + " is " + fileKindName(at) + ", not a directory");
+    std::vector<fs::path> missing;  // outermost last
+    for (fs::path d = dir.empty() ? fs::path(".") : dir; d != at && !d.empty(); d = d.parent_path()) {
+        if (d.filename() == "." || d.filename().empty()) continue;
+        missing.push_back(d);
+    }
+    std::vector<fs::path> made;
+    auto undo = [&] {
+        for (auto it = made.rbegin(); it != made.rend(); ++it) ::rmdir(it->c_str());
+    };
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+        if (::mkdir(it->c_str(), 0755) != 0) {
+            const int err = errno;
+            if (err == EEXIST && fs::is_directory(*it, ec)) continue;  // "x/.." once x is made
+            undo();
+            throw InputError(head + "cannot create directory " + it->string() + ": " + errnoText(err));
+        }
+        made.push_back(*it);
+    }
+    const fs::path where = missing.empty() ? at : missing.front();
+    static std::atomic<unsigned> counter{0};
+    const fs::path probe = where / (".zp-write-check." + std::to_string(::getpid()) + "." + std::to_string(counter++));
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        const int err = errno;
+        undo();
+        throw InputError(head + "directory " + where.string() + " is not writable: " + errnoText(err));
+    }
+    ::close(fd);
+    ::unlink(probe.c_str());
+    undo();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -179,20 +180,44 @@ CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projec
     return g;
 }
 
+double decodeSpeedGain(double savingMs, double referenceStepMs) {
+    if (!std::isfinite(savingMs) || !std::isfinite(referenceStepMs) || referenceStepMs <= 0 ||
+        savingMs >= referenceStepMs)
+        return std::numeric_limits<double>::quiet_NaN();
+    return 1000.0 / (referenceStepMs - savingMs) - 1000.0 / referenceStepMs;
+}
+
+namespace {
+std::string tokensText(double gain) {
+    return std::isfinite(gain) ? fmt::format("{:+.2f} tok/s", gain) : std::string("–");
+}
+}  // namespace
+
 std::string formatGateTable(const CandidateGate& g) {
     const std::string savingHead = fmt::format("projected saving / {} layers (median)", g.layers);
     const std::size_t w = std::max<std::size_t>(savingHead.size(), 12);
+    const bool speed = g.referenceStepMs.has_value();
+    const std::string speedHead = "decode speed", speedRule(14, '-');
     std::string out =
         fmt::format("{} vs {}: pass = 95% CI lower end >= {:.2f} ms, fail = upper end below it, else on the bar\n",
                     g.candidate, g.baseline, g.minSavingMs);
-    out += fmt::format("  {:<22} | {:>{}} | {:^21} | {}\n", "pattern", savingHead, w, "95% CI", "verdict");
-    out += fmt::format("  {:-<22}-+-{:-<{}}-+-{:-<21}-+-{:-<4}\n", "", "", w, "", "");
+    if (speed)
+        out += fmt::format(
+            "  decode speed: the median saving against a reference step of {:.2f} ms per token ({:.2f} tok/s; "
+            "gate.reference_step_ms): the bar, {:.2f} ms, is {}\n",
+            *g.referenceStepMs, 1000.0 / *g.referenceStepMs, g.minSavingMs,
+            tokensText(decodeSpeedGain(g.minSavingMs, *g.referenceStepMs)));
+    out += fmt::format("  {:<22} | {:>{}} | {:^21} | {}{}\n", "pattern", savingHead, w, "95% CI",
+                       speed ? fmt::format("{:>14} | ", speedHead) : "", "verdict");
+    out += fmt::format("  {:-<22}-+-{:-<{}}-+-{:-<21}-+-{}{:-<4}\n", "", "", w, "", speed ? speedRule + "-+-" : "", "");
     for (const Projection& p : g.projections) {
         const std::string ci = fmt::format("[{:.3f}, {:.3f}] ms", p.ciLowMs, p.ciHighMs);
         std::string mark(verdictName(p.verdict));
         if (g.verdict.worstPattern && *g.verdict.worstPattern == p.pattern) mark += "  <- worst";
-        out += fmt::format("  {:<22} | {:>{}} | {:>21} | {}\n", p.pattern, fmt::format("{:.3f} ms", p.medianMs), w, ci,
-                           mark);
+        const std::string gain =
+            speed ? fmt::format("{:>14} | ", tokensText(decodeSpeedGain(p.medianMs, *g.referenceStepMs))) : "";
+        out += fmt::format("  {:<22} | {:>{}} | {:>21} | {}{}\n", p.pattern, fmt::format("{:.3f} ms", p.medianMs), w,
+                           ci, gain, mark);
     }
     for (const NotValidPattern& n : g.notValid)
         out += fmt::format("  {:<22} | not valid for this configuration: {}\n", n.pattern, n.reason);
@@ -230,6 +255,16 @@ nlohmann::json gateJson(const CandidateGate& g) {
              {"more_rounds", p.moreRounds ? nlohmann::json(*p.moreRounds) : nlohmann::json(nullptr)},
              {"baseline_median_ns", num(p.baselineMedianNs)},
              {"candidate_median_ns", num(p.candidateMedianNs)}});
+    if (g.referenceStepMs) {
+        j["reference_step_ms"] = *g.referenceStepMs;
+        for (std::size_t i = 0; i < g.projections.size(); ++i) {
+            const Projection& p = g.projections[i];
+            const double ref = *g.referenceStepMs;
+            j["projections"][i]["decode_gain_tok_s"] = {{"median", num(decodeSpeedGain(p.medianMs, ref))},
+                                                        {"ci_low", num(decodeSpeedGain(p.ciLowMs, ref))},
+                                                        {"ci_high", num(decodeSpeedGain(p.ciHighMs, ref))}};
+        }
+    }
     j["not_valid"] = nlohmann::json::array();
     for (const NotValidPattern& n : g.notValid)
         j["not_valid"].push_back({{"pattern", n.pattern}, {"reason", n.reason}});

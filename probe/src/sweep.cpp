@@ -601,7 +601,8 @@ std::vector<nlohmann::json> SweepRunner::run(const Measure& measure) {
         }
     } else if (exists && !opts_.overwrite) {
         throw InputError(opts_.jsonlPath.string() +
-                         ": already holds rows of a sweep; resume it, overwrite it, or write to another directory");
+                         ": already holds rows of a sweep: continue it with --resume, start afresh with --overwrite, "
+                         "or write to another --out");
     }
 
     AppendFd jsonl(opts_.jsonlPath, !opts_.resume);
@@ -800,11 +801,7 @@ void writeSweepPlanFile(const std::filesystem::path& dir, const SweepPlan& plan)
                               {"axes", plan.axisKeys},
                               {"shard", plan.shard.empty() ? "1/1" : plan.shard},
                               {"points", ids}};
-    std::filesystem::create_directories(dir);
-    const auto path = dir / (plan.name + ".plan.json");
-    std::ofstream f(path, std::ios::trunc);
-    f << j.dump(1) << "\n";
-    if (!f) throw InputError(path.string() + ": cannot write: " + errnoText());
+    writeFileAtomically(dir / (plan.name + ".plan.json"), j.dump(1) + "\n", "--out");
 }
 
 SweepMerge mergeSweepShards(const std::vector<std::filesystem::path>& dirs) {

@@ -156,5 +156,26 @@ TEST_F(ZeclTest, GivenAsyncCopy_WhenSystemBarrierReturns_ThenTheCopyIsComplete) 
     ZE_OK(zeCommandListDestroy(l));
 }
 
+// zeVirtualMemQueryPageSize never answers SUCCESS with a page size of 0 (issue 25: the conformance
+// suite divides by the answer): a non-zero size, or UNSUPPORTED_FEATURE where the runtime has no
+// virtual memory, as zecl has none, leaving the caller's value alone.
+TEST_F(ZeclTest, GivenAnySize_WhenThePageSizeIsQueried_ThenNonZeroOrUnsupported) {
+    for (size_t size : {size_t(1), size_t(4096), size_t(2) << 20, size_t(1) << 40, SIZE_MAX}) {
+        size_t pageSize = 12345;
+        const ze_result_t r = zeVirtualMemQueryPageSize(z->context, dev, size, &pageSize);
+        EXPECT_TRUE((r == ZE_RESULT_SUCCESS && pageSize > 0) || r == ZE_RESULT_ERROR_UNSUPPORTED_FEATURE)
+            << "size " << size << ": result " << r << ", page size " << pageSize;
+        EXPECT_EQ(r, ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) << "zecl reserves no virtual memory";
+        EXPECT_EQ(pageSize, 12345u) << "written on failure";
+    }
+    size_t pageSize = 0;
+    EXPECT_EQ(zeVirtualMemQueryPageSize(z->context, dev, 0, &pageSize),
+              ZE_RESULT_ERROR_UNSUPPORTED_SIZE);  // the spec's
+    EXPECT_EQ(zeVirtualMemQueryPageSize(z->context, dev, 4096, nullptr), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+    EXPECT_EQ(zeVirtualMemQueryPageSize(nullptr, dev, 4096, &pageSize), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(zeVirtualMemQueryPageSize(z->context, nullptr, 4096, &pageSize), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+    EXPECT_EQ(pageSize, 0u);
+}
+
 }  // namespace
 }  // namespace zecl_test

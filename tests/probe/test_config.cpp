@@ -52,6 +52,7 @@ Config nonDefault() {
     c.layers = 24;
     c.weightsPrefix = "model.layers.0.mlp.experts.\"odd\": #x";
     c.gateMinSavingMs = 0.125;
+    c.gateReferenceStepMs = 12.5;
     c.seed = 18446744073709551615ull;
     return c;
 }
@@ -66,6 +67,7 @@ TEST(Config, GivenAnEmptyFile_WhenParsed_ThenEveryKeyHasItsContractDefault) {
     EXPECT_EQ(c.layers, 43);
     EXPECT_EQ(c.seed, 20261129u);
     EXPECT_EQ(c.gateMinSavingMs, 0.50);
+    EXPECT_EQ(c.gateReferenceStepMs, 15.79);  // the seed's 63.35 tok/s on four B70s
 }
 
 TEST(Config, GivenTheShippedDeepSeekConfig_WhenLoaded_ThenItEqualsTheDefaults) {
@@ -103,6 +105,7 @@ TEST(Config, GivenAConfig_WhenConvertedToJson_ThenKeysAndValuesMatchTheYamlNames
     EXPECT_EQ(j.at("gate_up_layout"), "interleaved");
     EXPECT_EQ(j.at("weights").at("prefix"), "model.layers.0.mlp.experts.\"odd\": #x");
     EXPECT_EQ(j.at("gate").at("min_saving_ms"), 0.125);
+    EXPECT_EQ(j.at("gate").at("reference_step_ms"), 12.5);
 }
 
 TEST(Config, GivenDottedSets_WhenApplied_ThenTheNamedKeysChange) {
@@ -112,6 +115,9 @@ TEST(Config, GivenDottedSets_WhenApplied_ThenTheNamedKeysChange) {
     applySet(c, "weights.prefix=model.");
     applySet(c, "gate={min_saving_ms: 0.25}");
     applySet(c, "seed=1");
+    applySet(c, "gate.reference_step_ms=20");
+    EXPECT_EQ(c.gateReferenceStepMs, 20.0);
+    EXPECT_EQ(c.gateMinSavingMs, 0.25);  // a dotted set leaves the other keys of its map alone
     EXPECT_EQ(c.shape.swigluLimit, 7.0f);
     EXPECT_EQ(c.shape.hidden, 2880);
     EXPECT_EQ(c.weightsPrefix, "model.");
@@ -164,6 +170,14 @@ TEST(ConfigBad, GivenEachKindOfBadValueOrDocument_WhenParsed_ThenRejectedNamingT
          "swiglu.limit: 7.01: must be a non-negative value exactly representable in BF16"},
         {"a negative gate bar", "gate:\n  min_saving_ms: -0.5\n",
          "gate.min_saving_ms: -0.5: must be a non-negative number"},
+        {"a zero reference step", "gate:\n  reference_step_ms: 0\n",
+         "gate.reference_step_ms: 0: must be a positive number of milliseconds per token"},
+        {"a negative reference step", "gate:\n  reference_step_ms: -15.79\n",
+         "gate.reference_step_ms: -15.79: must be a positive number of milliseconds per token"},
+        {"a non-finite reference step", "gate:\n  reference_step_ms: .inf\n",
+         "gate.reference_step_ms: .inf: must be finite"},
+        {"a reference step that is not a number", "gate:\n  reference_step_ms: fast\n",
+         "gate.reference_step_ms: \"fast\": not a number"},
         {"a duplicate key", "rows: 2\nrows: 1\n", "config.yaml:2:1: rows: duplicate key"},
         {"malformed YAML", "hidden: 4096\nswiglu: [1, 2\n", "config.yaml:3:1: malformed YAML: "},
         {"malformed YAML", "hidden: 4096\n  rows: 2\n", "config.yaml:2:7: malformed YAML: "},

@@ -83,6 +83,42 @@ TEST_F(FileIo, GivenBadOutputPaths_WhenChecked_ThenRefusedNamingOptionAndPath) {
     EXPECT_FALSE(fs::exists(dir / "new")) << "a check creates nothing";
 }
 
+// The check makes what the run will make (issue 25): access(2) says yes to root under /proc,
+// where mkdir and open then fail after the run's work. Each refusal names the option, the path
+// and why; a check that passes leaves nothing behind.
+TEST_F(FileIo, GivenPlacesNothingCanBeCreatedIn_WhenChecked_ThenRefusedNamingPathAndWhy) {
+    EXPECT_EQ(messageOf([] {
+                  checkOutputDir("/proc/nope", "--out");
+              }).rfind("--out /proc/nope: cannot create directory /proc/nope: ", 0),
+              0u);
+    EXPECT_EQ(messageOf([] {
+                  checkOutputDir("/proc/nope/deeper", "--out");
+              }).rfind("--out /proc/nope/deeper: cannot create directory /proc/nope: ", 0),
+              0u);
+    EXPECT_EQ(messageOf([] {
+                  checkOutputFile("/proc/nope/t.json", "--trace");
+              }).rfind("--trace /proc/nope/t.json: cannot create directory /proc/nope: ", 0),
+              0u);
+    EXPECT_EQ(messageOf([] {
+                  checkOutputFile("/proc/t.json", "--report");
+              }).rfind("--report /proc/t.json: directory /proc is not writable: ", 0),
+              0u);
+    EXPECT_FALSE(fs::exists("/proc/nope"));
+    // A file where a directory goes, at any depth.
+    std::ofstream(dir / "f") << "x";
+    EXPECT_NE(messageOf([&] { checkOutputFile(dir / "f" / "a" / "t.json", "-o"); })
+                  .find("-o " + (dir / "f" / "a" / "t.json").string() + ": " + (dir / "f").string() +
+                        " is a regular file, not a directory"),
+              std::string::npos);
+    // Passing checks leave nothing: no directory made, no probe file.
+    EXPECT_NO_THROW(checkOutputDir(dir / "a" / ".." / "b" / "c", "--out"));
+    EXPECT_NO_THROW(checkOutputFile(dir / "d" / "e" / "t.json", "--trace"));
+    EXPECT_NO_THROW(checkOutputFile(dir / "f", "--dump"));  // an existing file is replaced later
+    std::vector<std::string> left;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) left.push_back(e.path().filename().string());
+    EXPECT_EQ(left, std::vector<std::string>{"f"});
+}
+
 TEST_F(FileIo, GivenAFailedWrite_ThenInputErrorAndNoTemporaryFileLeft) {
     writeFileAtomically(dir / "ok.json", "{}\n", "--out");
     EXPECT_EQ(readTextFile(dir / "ok.json", "json"), "{}\n");

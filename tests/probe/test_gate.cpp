@@ -243,6 +243,41 @@ TEST(Gate, GivenAPatternOnTheBar_ThenTheRoundsToDecideItShrinkTheIntervalEnough)
     EXPECT_LT(half, std::fabs(0.5 * (p.ciLowMs + p.ciHighMs) - 0.50));
 }
 
+// The saving in the user's units (issue 25): +0.50 ms on the seed's 15.79 ms step (63.33 tok/s) is
+// 1000/15.29 - 1000/15.79 = +2.07 tok/s.
+TEST(Gate, GivenASaving_WhenPutAgainstAReferenceStep_ThenTheDecodeSpeedGained) {
+    EXPECT_NEAR(decodeSpeedGain(0.50, 15.79), 1000.0 / 15.29 - 1000.0 / 15.79, 1e-12);
+    EXPECT_NEAR(decodeSpeedGain(0.0, 15.79), 0.0, 1e-12);
+    EXPECT_NEAR(decodeSpeedGain(-0.50, 15.79), 1000.0 / 16.29 - 1000.0 / 15.79, 1e-9);  // slower: negative
+    EXPECT_NEAR(decodeSpeedGain(5.0, 10.0), 100.0, 1e-9);                               // 100 -> 200 tok/s
+    for (double bad : {15.79, 20.0, std::nan(""), double(INFINITY)})
+        EXPECT_TRUE(std::isnan(decodeSpeedGain(bad, 15.79)));
+    EXPECT_TRUE(std::isnan(decodeSpeedGain(0.5, 0.0)));
+    EXPECT_TRUE(std::isnan(decodeSpeedGain(0.5, -1.0)));
+}
+
+TEST(Gate, GivenAReferenceStep_WhenFormatted_ThenEachPatternAlsoAsDecodeSpeed) {
+    auto ps = allGood();
+    ps.push_back(proj("cross_row_overlap", 0.50, 0.30, 0.70));
+    CandidateGate g = evaluateGate("source_direct", ps, kAllCorrect, 0.50, 43);
+    EXPECT_EQ(formatGateTable(g).find("tok/s"), std::string::npos);  // none asked: ms only
+    EXPECT_FALSE(gateJson(g).contains("reference_step_ms"));
+    g.referenceStepMs = 15.79;
+    const std::string t = formatGateTable(g);
+    EXPECT_NE(t.find("decode speed: the median saving against a reference step of 15.79 ms per token (63.33 tok/s; "
+                     "gate.reference_step_ms): the bar, 0.50 ms, is +2.07 tok/s"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find(" decode speed | verdict"), std::string::npos) << t;
+    EXPECT_NE(t.find("|    +2.07 tok/s | ON THE BAR"), std::string::npos) << t;
+    const auto j = gateJson(g);
+    EXPECT_EQ(j["reference_step_ms"], 15.79);
+    const auto& gain = j["projections"].back()["decode_gain_tok_s"];
+    EXPECT_NEAR(gain["median"].get<double>(), 1000.0 / 15.29 - 1000.0 / 15.79, 1e-12);
+    EXPECT_NEAR(gain["ci_low"].get<double>(), 1000.0 / 15.49 - 1000.0 / 15.79, 1e-9);
+    EXPECT_NEAR(gain["ci_high"].get<double>(), 1000.0 / 15.09 - 1000.0 / 15.79, 1e-9);
+}
+
 TEST(Gate, GivenAVerdict_WhenFormatted_ThenTheTableHasEveryPatternAndTheVerdictLine) {
     auto ps = allGood();
     ps.push_back(proj("cross_row_overlap", 0.40, 0.30, 0.45));

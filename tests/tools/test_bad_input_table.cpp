@@ -120,9 +120,26 @@ const char* kSweepHead = "sweep:\n  name: bad\n  set: {hidden: 128, intermediate
 std::vector<Row> rows() {
     std::vector<Row> v = {
         // --- CLI options
-        {"RepeatsNegative", {}, "--repeats -1 --device host", 2, "--repeats: Value -1 not in range"},
-        {"WarmupNotANumber", {}, "--warmup abc --device host", 2, "--warmup: Value abc"},
-        {"WarmupAboveMaximum", {}, "--warmup 100001 --device host", 2, "--warmup: Value 100001"},
+        {"RepeatsNegative", {}, "--repeats -1 --device host", 2, "--repeats -1: out of range [1, 100000]"},
+        {"RepeatsNotANumber",
+         {},
+         "--repeats abc --device host",
+         2,
+         "--repeats 'abc': not a decimal integer in [1, 100000]"},
+        {"RepeatsFraction", {}, "--repeats 2.5 --device host", 2, "--repeats '2.5': not a decimal integer"},
+        {"WarmupNotANumber",
+         {},
+         "--warmup abc --device host",
+         2,
+         "--warmup 'abc': not a decimal integer in [0, 100000]"},
+        {"WarmupAboveMaximum", {}, "--warmup 100001 --device host", 2, "--warmup 100001: out of range [0, 100000]"},
+        {"BlocksOne", {}, "--blocks 1 --device host", 2, "--blocks 1: out of range [2, 10000]"},
+        {"BlocksNotANumber", {}, "--blocks x --device host", 2, "--blocks 'x': not a decimal integer"},
+        {"GateRepeatNotANumber",
+         {},
+         "--gate-repeat two --device host",
+         2,
+         "--gate-repeat 'two': not a decimal integer in [2, 100]"},
         {"CardsNotANumber", {}, "--cards x --device host", 2, "--cards 'x': not a decimal integer"},
         {"CardsOutOfRange", {}, "--cards 9 --device host", 2, "card = 9: must be in [0, cards) = [0, 4)"},
         {"CardsAtOnceOneCard",
@@ -136,6 +153,20 @@ std::vector<Row> rows() {
          2,
          "--cards-at-once plays the cards at once on a device: not with --device host"},
         {"RoutePatternEmpty", {}, "--route-pattern '' --device host", 2, "unknown route pattern ''"},
+        // An empty value never reads as the option left out (issue 25: --shard "" ran the whole sweep).
+        {"ShardEmptyAfterSweep",
+         {{"s.yaml", [] { return text(std::string(kSweepHead) + "  axes: {variant: [baseline]}\n"); }}},
+         "--sweep @/s.yaml --shard '' --out @/o",
+         2,
+         "--shard '': an empty value"},
+        {"ReportEmpty", {}, "--report '' --device host", 2, "--report '': an empty value"},
+        {"TraceEmpty", {}, "--trace '' --device host", 2, "--trace '': an empty value"},
+        {"DumpEmpty", {}, "--dump '' --device host", 2, "--dump '': an empty value"},
+        {"VariantEmpty", {}, "--variant '' --device host", 2, "--variant '': an empty value"},
+        {"KernelTuningEmpty", {}, "--kernel-tuning '' --no-timing", 2, "--kernel-tuning '': an empty value"},
+        {"OutEmpty", {}, "--out '' --device host", 2, "--out '': an empty value"},
+        {"CardsEmpty", {}, "--cards '' --device host", 2, "--cards '': an empty value"},
+        {"BlockIsolationEmpty", {}, "--block-isolation '' --device host", 2, "--block-isolation"},
         {"VariantList", {}, "--variant baseline,paired --device host", 2, "unknown variant 'baseline,paired'"},
         {"PositionalArgument", {}, "--device host extra_positional", 2, "extra_positional"},
         {"InputsWithoutValue", {}, "--inputs", 2, "--inputs"},
@@ -579,11 +610,158 @@ TEST(ZeProbeSweepLock, GivenTheSweepOutputLocked_WhenASecondSweepStarts_ThenExit
     fs::remove_all(dir);
 }
 
+// Every output path (issue 25): one that cannot be written is refused with exit 2 naming the path
+// and why, before any case runs (no case table, nothing written): a directory where a file goes,
+// a parent that cannot be made, a place no file can be created in (/proc, even for root).
+struct OutputPathCase {
+    const char* name;
+    std::vector<std::string> dirs;   // made in the case's directory first
+    std::vector<std::string> files;  // and these, empty
+    std::string args;                // "@" = the case's directory
+    std::string fragment;
+};
+
+TEST(ZeProbeOutputPaths, GivenAnOutputPathThatCannotBeWritten_WhenRun_ThenExitTwoNamingItBeforeAnyWork) {
+    const std::string sweep = " --sweep @/s.yaml";
+    const std::vector<OutputPathCase> cases = {
+        {"out in /proc",
+         {},
+         {},
+         "--device host --no-timing --out /proc/nope",
+         "--out /proc/nope: cannot create directory /proc/nope: "},
+        {"out under /proc's file",
+         {},
+         {},
+         "--device host --out /proc/version/x",
+         "--out /proc/version/x: /proc/version is a regular file, not a directory"},
+        {"card0.json a directory",
+         {"o/card0.json"},
+         {},
+         "--device host --out @/o",
+         "--out @/o/card0.json: is a directory"},
+        {"card2.json a directory",
+         {"o/card2.json"},
+         {},
+         "--device host --cards 1,2 --out @/o",
+         "--out @/o/card2.json: is a directory"},
+        {"card of config key",
+         {"o/card3.json"},
+         {},
+         "--device host --set card=3 --out @/o",
+         "--out @/o/card3.json: is a directory"},
+        {"step.json a directory",
+         {"o/step.json"},
+         {},
+         "--device zecl --cards 0,1 --out @/o",
+         "--out @/o/step.json: is a directory"},
+        {"blocks a file",
+         {"o"},
+         {"o/blocks"},
+         "--device zecl --out @/o",
+         "--out @/o/blocks: @/o/blocks is a regular file, not a directory"},
+        {"trace in /proc",
+         {},
+         {},
+         "--device host --trace /proc/nope/t.json",
+         "--trace /proc/nope/t.json: cannot create directory /proc/nope"},
+        {"trace in /proc itself",
+         {},
+         {},
+         "--device zecl --trace /proc/t.json",
+         "--trace /proc/t.json: directory /proc is not writable"},
+        {"report in /proc",
+         {},
+         {},
+         "--device zecl --report /proc/r.html",
+         "--report /proc/r.html: directory /proc is not writable"},
+        {"dump in /proc",
+         {},
+         {},
+         "--device host --dump /proc/d.safetensors",
+         "--dump /proc/d.safetensors: directory /proc is not writable"},
+        {"sweep out in /proc",
+         {},
+         {},
+         sweep + " --out /proc/nope",
+         "--out /proc/nope: cannot create directory /proc/nope"},
+        {"sweep jsonl a directory", {"o/bad.jsonl"}, {}, sweep + " --out @/o", "--out @/o/bad.jsonl: is a directory"},
+        {"sweep csv a directory", {"o/bad.csv"}, {}, sweep + " --out @/o", "--out @/o/bad.csv: is a directory"},
+        {"sweep plan a directory",
+         {"o/bad.plan.json"},
+         {},
+         sweep + " --out @/o",
+         "--out @/o/bad.plan.json: is a directory"},
+        {"sweep lock a directory",
+         {"o/bad.jsonl.lock"},
+         {},
+         sweep + " --out @/o",
+         "--out @/o/bad.jsonl.lock: is a directory"},
+        {"report -o in /proc",
+         {},
+         {},
+         "report @/s.yaml -o /proc/nope/r.html",
+         "-o /proc/nope/r.html: cannot create directory /proc/nope"},
+        {"report -o a directory", {"r.html"}, {}, "report @/s.yaml -o @/r.html", "-o @/r.html: is a directory"},
+        {"sweep-merge -o in /proc",
+         {"s1"},
+         {},
+         "sweep-merge @/s1 -o /proc/nope",
+         "-o /proc/nope: cannot create directory /proc/nope"},
+        {"gate-repeat-merge -o in /proc",
+         {"r1"},
+         {},
+         "gate-repeat-merge @/r1 -o /proc/nope",
+         "-o /proc/nope: cannot create directory /proc/nope"},
+        {"gate-repeat-merge json a directory",
+         {"m/gate_repeat.json"},
+         {},
+         "gate-repeat-merge @/r1 -o @/m",
+         "-o @/m/gate_repeat.json: is a directory"},
+        {"gate-repeat-merge report in /proc",
+         {},
+         {},
+         "gate-repeat-merge @/r1 -o @/m --report /proc/r.html",
+         "--report /proc/r.html: directory /proc is not writable"},
+        {"gate-repeat run dir a file",
+         {"o"},
+         {"o/repeat-2"},
+         "--device zecl --gate-repeat 2 --out @/o",
+         "--out @/o/repeat-2: @/o/repeat-2 is a regular file, not a directory"},
+        {"gate-repeat json a directory",
+         {"o/gate_repeat.json"},
+         {},
+         "--device zecl --gate-repeat 2 --out @/o",
+         "--out @/o/gate_repeat.json: is a directory"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        const fs::path dir = fs::temp_directory_path() / ("zp-outpaths-" + std::to_string(::getpid()));
+        fs::remove_all(dir);
+        fs::create_directories(dir);
+        std::ofstream(dir / "s.yaml") << kSweepHead << "  axes: {variant: [baseline]}\n";
+        for (const auto& d : c.dirs) fs::create_directories(dir / d);
+        for (const auto& f : c.files) std::ofstream(dir / f) << "";
+        const Result r = runProbe(expand(c.args, dir.string()), dir);
+        ASSERT_TRUE(r.exited) << r.output;
+        EXPECT_EQ(r.exitCode, 2) << r.output;
+        const std::string fragment = expand(c.fragment, dir.string());
+        EXPECT_NE(r.output.find("ze-probe: error: " + fragment), std::string::npos)
+            << "expected '" << fragment << "' in:\n"
+            << r.output;
+        // Before any work: no case ran, nothing was written, no bug reported.
+        for (const char* bad : {"passed", "wrote", "internal error", "Level Zero", "device:"})
+            EXPECT_EQ(r.output.find(bad), std::string::npos) << bad << " in:\n" << r.output;
+        EXPECT_FALSE(fs::exists(dir / "probe-out"));
+        EXPECT_FALSE(fs::exists("/proc/nope"));
+        fs::remove_all(dir);
+    }
+}
+
 TEST(ZeProbeBadInputTableSize, GivenTheTable_ThenItHasAtLeastThirtyRows) { EXPECT_GE(rows().size(), 30u); }
 
 }  // namespace
 
-// Not bad input: a device or driver error exits 3 (README "Exit codes"), never 1 (a case
+// Not bad input: a device or driver error exits 3 (docs/usage.md "Exit codes"), never 1 (a case
 // failed) or 2. Here the loader is pointed at a driver that does not exist, so zeInit finds
 // none (ZE_ENABLE_ALT_DRIVERS replaces the loader's default drivers).
 TEST(ZeProbeDeviceError, GivenNoLevelZeroDriver_WhenRunOnADevice_ThenExitThreeNamingTheDriverError) {

@@ -102,6 +102,12 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenExitZeroAndGateTablePrinted) {
                               "below it, else on the bar"),
               std::string::npos);
     EXPECT_NE(run.output.find("verdicts:"), std::string::npos);
+    // The saving also as decode speed against gate.reference_step_ms (issue 25).
+    EXPECT_NE(run.output.find("  decode speed: the median saving against a reference step of 15.79 ms per token "
+                              "(63.33 tok/s; gate.reference_step_ms): the bar, 0.50 ms, is +2.07 tok/s"),
+              std::string::npos)
+        << run.output;
+    EXPECT_NE(run.output.find(" tok/s | "), std::string::npos) << run.output;
     EXPECT_NE(run.output.find("launch floor (all_remote"), std::string::npos);
     EXPECT_NE(run.output.find("roofline: bandwidth"), std::string::npos);
 }
@@ -115,6 +121,26 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenCardJsonHasEveryTimingFieldType
     EXPECT_TRUE(j["device"]["driver"].is_string());
     EXPECT_EQ(j["config"]["hidden"], 128);
     EXPECT_EQ(j["correctness"]["failed"], 0);
+    EXPECT_EQ(j["gate"]["reference_step_ms"], 15.79);
+    for (const auto& cand : j["gate"]["candidates"]) {
+        EXPECT_EQ(cand["reference_step_ms"], 15.79);
+        for (const auto& p : cand["projections"]) {
+            // Each end of the interval as tokens per second: 1000/(15.79 - saving) - 1000/15.79; null
+            // where the saving is not shorter than the step (on a CPU a saving is milliseconds).
+            for (const char* end : {"median", "ci_low", "ci_high"}) {
+                const std::string ms = std::string(end) + "_ms";
+                if (!p[ms].is_number()) continue;
+                const double saving = p[ms].get<double>();
+                const auto& gain = p["decode_gain_tok_s"][end];
+                if (saving >= 15.79) {
+                    EXPECT_TRUE(gain.is_null()) << p.dump();
+                    continue;
+                }
+                ASSERT_TRUE(gain.is_number()) << p.dump();
+                EXPECT_NEAR(gain.get<double>(), 1000.0 / (15.79 - saving) - 1000.0 / 15.79, 1e-9) << p.dump();
+            }
+        }
+    }
 
     const json& t = j["timings"];
     EXPECT_EQ(t["mode"], "dedicated");
@@ -374,11 +400,15 @@ void writeSweep(const fs::path& file, int repeats) {
       << repeats << "\n  warmup: 1\n";
 }
 
-}  // namespace
-
-TEST_F(ZeProbeTiming, GivenASweepKilledAfterItsFirstRow_WhenResumed_ThenEveryPointAppearsOnce) {
-    writeSweep(dir / "tiny.yaml", 150);
-    const std::string exe = ZE_PROBE_EXE, sweep = path("tiny.yaml"), out = path("out"), log = path("first.log");
+// Starts `ze-probe --sweep SWEEP --out OUT` (its output in LOG), waits up to 120 s for the first
+// row of OUT/tiny.jsonl, then sends it `sig` and reaps it.
+struct StoppedSweep {
+    bool spawned = false, sawRow = false;
+    int status = 0;
+};
+StoppedSweep stopSweepAfterFirstRow(const std::string& sweep, const std::string& out, const std::string& log, int sig) {
+    StoppedSweep r;
+    std::string exe = ZE_PROBE_EXE;
     std::vector<std::string> args = {exe, "--sweep", sweep, "--out", out};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -388,23 +418,32 @@ TEST_F(ZeProbeTiming, GivenASweepKilledAfterItsFirstRow_WhenResumed_ThenEveryPoi
     posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     pid_t pid = 0;
-    ASSERT_EQ(posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ), 0);
+    r.spawned = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), environ) == 0;
     posix_spawn_file_actions_destroy(&fa);
-
-    const fs::path jsonl = dir / "out/tiny.jsonl";
+    if (!r.spawned) return r;
+    const fs::path jsonl = fs::path(out) / "tiny.jsonl";
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    bool sawRow = false;
-    while (!sawRow && std::chrono::steady_clock::now() < deadline) {
+    while (!r.sawRow && std::chrono::steady_clock::now() < deadline) {
         if (fs::exists(jsonl) && !lines(jsonl).empty())
-            sawRow = true;
+            r.sawRow = true;
         else
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ASSERT_TRUE(sawRow) << slurp(log);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "finished before the kill; make the points slower\n" << slurp(log);
+    ::kill(pid, sig);
+    ::waitpid(pid, &r.status, 0);
+    return r;
+}
+
+}  // namespace
+
+TEST_F(ZeProbeTiming, GivenASweepKilledAfterItsFirstRow_WhenResumed_ThenEveryPointAppearsOnce) {
+    writeSweep(dir / "tiny.yaml", 150);
+    const std::string sweep = path("tiny.yaml"), out = path("out"), log = path("first.log");
+    const StoppedSweep stopped = stopSweepAfterFirstRow(sweep, out, log, SIGKILL);
+    ASSERT_TRUE(stopped.spawned);
+    const fs::path jsonl = dir / "out/tiny.jsonl";
+    ASSERT_TRUE(stopped.sawRow) << slurp(log);
+    ASSERT_TRUE(WIFSIGNALED(stopped.status)) << "finished before the kill; make the points slower\n" << slurp(log);
     const std::size_t before = lines(jsonl).size();
     ASSERT_GE(before, 1u);
     ASSERT_LT(before, 4u);
@@ -428,12 +467,81 @@ TEST_F(ZeProbeTiming, GivenASweepKilledAfterItsFirstRow_WhenResumed_ThenEveryPoi
     EXPECT_NE(again.output.find("4 measured, 0 not valid, 0 not run"), std::string::npos) << again.output;
 }
 
+// Ctrl-C during a sweep (issue 25): the run says how to continue (--resume), exits 130 (128 +
+// SIGINT), and keeps the rows already written, which --resume then completes.
+TEST_F(ZeProbeTiming, GivenASweepInterruptedAfterItsFirstRow_ThenItNamesResumeAndKeepsTheRows) {
+    writeSweep(dir / "tiny.yaml", 150);
+    const std::string sweep = path("tiny.yaml"), out = path("out"), log = path("first.log");
+    const StoppedSweep stopped = stopSweepAfterFirstRow(sweep, out, log, SIGINT);
+    ASSERT_TRUE(stopped.spawned);
+    const fs::path jsonl = dir / "out/tiny.jsonl";
+    const std::string text = slurp(log);
+    ASSERT_TRUE(stopped.sawRow) << text;
+    ASSERT_TRUE(WIFEXITED(stopped.status)) << "not ended by its handler\n" << text;
+    ASSERT_EQ(WEXITSTATUS(stopped.status), 130) << "finished before the interrupt; make the points slower\n" << text;
+    EXPECT_NE(text.find("ze-probe: interrupted: sweep tiny stopped; the finished points stay in " + jsonl.string()),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("  ze-probe --sweep " + sweep + " --out " + out + " --resume\n"), std::string::npos) << text;
+    const std::size_t before = lines(jsonl).size();
+    ASSERT_GE(before, 1u);
+    ASSERT_LT(before, 4u);
+    for (const auto& l : lines(jsonl)) EXPECT_EQ(json::parse(l)["status"], "ok") << l;
+
+    const ProbeRun again = runProbe("--sweep " + sweep + " --out " + out + " --resume");
+    ASSERT_EQ(again.exitCode, 0) << again.output;
+    EXPECT_EQ(lines(jsonl).size(), 4u);
+    const auto csv = lines(dir / "out/tiny.csv");
+    ASSERT_EQ(csv.size(), 5u);  // header + 4 rows
+    // Each row's spread and the point's config (the sweep's `set` keys) as columns.
+    auto cells = [](const std::string& l) {  // RFC 4180: "a,b" and "" inside quotes
+        std::vector<std::string> c(1);
+        bool quoted = false;
+        for (std::size_t i = 0; i < l.size(); ++i) {
+            if (quoted && l[i] == '"' && i + 1 < l.size() && l[i + 1] == '"')
+                c.back() += l[++i];
+            else if (l[i] == '"')
+                quoted = !quoted;
+            else if (l[i] == ',' && !quoted)
+                c.emplace_back();
+            else
+                c.back() += l[i];
+        }
+        return c;
+    };
+    const auto head = cells(csv[0]);
+    auto column = [&](const std::string& name) {
+        const auto it = std::find(head.begin(), head.end(), name);
+        EXPECT_NE(it, head.end()) << name << " not in " << csv[0];
+        return std::size_t(it - head.begin());
+    };
+    for (std::size_t r = 1; r < csv.size(); ++r) {
+        const auto row = cells(csv[r]);
+        ASSERT_EQ(row.size(), head.size()) << csv[r];
+        for (const char* who : {"baseline", "candidate"}) {
+            const double lo = std::stod(row[column(std::string(who) + "_min_ns")]);
+            const double mid = std::stod(row[column(std::string(who) + "_median_ns")]);
+            const double hi = std::stod(row[column(std::string(who) + "_max_ns")]);
+            EXPECT_GT(lo, 0.0);
+            EXPECT_LE(lo, mid);
+            EXPECT_LE(mid, hi);
+        }
+        EXPECT_EQ(row[column("config.hidden")], "128");
+        EXPECT_EQ(row[column("config.intermediate")], "64");
+        EXPECT_EQ(row[column("config.experts")], "48");
+    }
+}
+
 TEST_F(ZeProbeTiming, GivenAFinishedSweep_WhenRunAgainWithoutResume_ThenRefusedNamingTheWayOut) {
     writeSweep(dir / "tiny.yaml", 1);
     ASSERT_EQ(runProbe("--sweep " + path("tiny.yaml") + " --out " + path("out")).exitCode, 0);
     const ProbeRun r = runProbe("--sweep " + path("tiny.yaml") + " --out " + path("out"));
     EXPECT_EQ(r.exitCode, 2) << r.output;
-    EXPECT_NE(r.output.find("resume it, overwrite it"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(path("out/tiny.jsonl") +
+                            ": already holds rows of a sweep: continue it with --resume, start afresh with "
+                            "--overwrite, or write to another --out"),
+              std::string::npos)
+        << r.output;
 }
 
 struct BadSweep {

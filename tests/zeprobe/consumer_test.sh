@@ -2,9 +2,10 @@
 # embed.consumer: install this build into a temporary prefix, build examples/consumer against it
 # out of tree (find_package(zeprobe CONFIG), and once more through pkg-config), run it on the
 # INSTALLED libze_zecl.so, and compare its output with the host oracle's (consumer_reference).
-# Then the README's embedding program (the ```cpp block under `<!-- embed.cpp -->`), extracted
-# from README.md and built as the README says (CMake, and pkg-config with nothing but its
-# flags), run with a clean environment (no ZE_ENABLE_ALT_DRIVERS, no LD_LIBRARY_PATH). Last,
+# The install itself and the README's embedding program (the ```cpp block under
+# `<!-- embed.cpp -->` and its ```cmake block) are built and run by the README's own `sh` blocks
+# (`<!-- install -->`, `<!-- embed-cmake -->`, `<!-- embed-pkg-config -->`), pasted verbatim into
+# bash with PREFIX set, in a clean environment (no ZE_ENABLE_ALT_DRIVERS, no LD_LIBRARY_PATH). Last,
 # tools/moe-server configured as its own project against the prefix, built and run.
 #   consumer_test.sh CMAKE BUILD_DIR CONSUMER_SRC REFERENCE_EXE LIBDIR GENERATOR CXX README [CXXFLAGS]
 # CXXFLAGS: what the consumer needs to link a sanitized libzeprobe (ZP_SANITIZE builds).
@@ -16,15 +17,46 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 step() { echo "== $* ($SECONDS s)"; }
 
-step "install $build into $tmp/prefix"
-"$cmake" --install "$build" --prefix "$tmp/prefix" > "$tmp/install.log" || { cat "$tmp/install.log"; fail "cmake --install"; }
+# The README's `sh` block under `<!-- NAME -->`, as it stands there.
+readme_block() {
+  awk -v marker="<!-- $1 -->" '$0 == marker {armed = 1; next}
+       armed && /^```sh$/ {inside = 1; next}
+       inside && /^```$/ {exit}
+       inside {print}' "$readme"
+}
+# Runs the README's block NAME verbatim in directory DIR, with PREFIX the temporary prefix and the
+# tools of this build first on PATH: cmake, and g++ as this build's compiler with its flags (a
+# sanitized libzeprobe needs them to link).
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\nexec %q %s "$@"\n' "$cxx" "$cxxflags" > "$tmp/bin/g++"
+chmod +x "$tmp/bin/g++"
+ln -s "$cmake" "$tmp/bin/cmake"
+run_readme_block() {
+  local name=$1 dir=$2 text
+  text=$(readme_block "$name")
+  [[ -n "$text" ]] || fail "no \`<!-- $name -->\` sh block in $readme"
+  echo "README $name:"; echo "$text" | sed 's/^/  /'
+  # A user's shell: none of the test's loader settings (the program finds the installed zecl itself).
+  (cd "$dir" && env -u ZE_ENABLE_ALT_DRIVERS -u ZP_ZECL_PATH -u LD_LIBRARY_PATH PREFIX="$tmp/prefix" \
+    PATH="$tmp/bin:$PATH" CXX="$tmp/bin/g++" bash -euo pipefail -c "$text")
+}
+
+step "install $build into $tmp/prefix: the README's install lines, from a directory where build/ is this build"
+mkdir -p "$tmp/work"
+ln -s "$build" "$tmp/work/build"
+run_readme_block install "$tmp/work" > "$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; fail "README install"; }
 prefix=$tmp/prefix
 zecl=$prefix/$libdir/libze_zecl.so
 for f in include/zeprobe/zeprobe.hpp "$libdir/libzeprobe.so" "$libdir/libze_zecl.so" "$libdir/libze_zecl.so.0" \
          bin/ze-probe bin/moe-server \
          "$libdir/cmake/zeprobe/zeprobeConfig.cmake" "$libdir/cmake/zeprobe/zeprobeConfigVersion.cmake" \
-         "$libdir/pkgconfig/zeprobe.pc"; do
+         "$libdir/pkgconfig/zeprobe.pc" share/zeprobe/card.schema.json share/zeprobe/step.schema.json; do
   [[ -e "$prefix/$f" ]] || fail "not installed: $f"
+done
+# The installed schemas are the tree's, the ones the tool checks every card and step against.
+docs=$(cd "$(dirname "$readme")" && pwd)/docs
+for schema in card step; do
+  cmp "$docs/$schema.schema.json" "$prefix/share/zeprobe/$schema.schema.json" || fail "installed $schema.schema.json differs"
 done
 soname=$(readelf -d "$zecl" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [[ "$soname" == libze_zecl.so.0 ]] || fail "libze_zecl.so has soname '$soname', expected libze_zecl.so.0"
@@ -82,15 +114,23 @@ awk '/^<!-- embed.cpp -->$/ {armed = 1; next}
      inside && /^```$/ {exit}
      inside {print}' "$readme" > "$tmp/embed/CMakeLists.txt"
 grep -q 'add_executable(embed embed.cpp)' "$tmp/embed/CMakeLists.txt" || fail "no CMake block for embed.cpp in $readme"
-"$cmake" -S "$tmp/embed" -B "$tmp/embed-build" -G "$generator" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS="$cxxflags" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/embed-configure.log" 2>&1 || { cat "$tmp/embed-configure.log"; fail "README CMake configure"; }
-"$cmake" --build "$tmp/embed-build" > "$tmp/embed-build.log" 2>&1 || { cat "$tmp/embed-build.log"; fail "README CMake build"; }
-# pkg-config exactly as the README shows it: no -std=, no -Wl,-rpath of our own.
-# shellcheck disable=SC2046
-(cd "$tmp/embed" && PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" "$cxx" $cxxflags embed.cpp \
-  $(PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig" pkg-config --cflags --libs zeprobe) -o embed) || fail "README pkg-config build"
+# The README's build lines, verbatim: CMake, then pkg-config (the variable set for pkg-config inside
+# $( ), not for g++: issue 25's paste bug).
+[[ "$libdir" == lib ]] || fail "the README's pkg-config line names <prefix>/lib/pkgconfig; this build installs to $libdir"
+run_readme_block embed-cmake "$tmp/embed" > "$tmp/embed-cmake.txt" 2>&1 || { cat "$tmp/embed-cmake.txt"; fail "README CMake lines"; }
+run_readme_block embed-pkg-config "$tmp/embed" > "$tmp/embed-pc.txt" 2>&1 || { cat "$tmp/embed-pc.txt"; fail "README pkg-config lines"; }
+[[ -x "$tmp/embed/build-embed/embed" && -x "$tmp/embed/embed" ]] || fail "the README's lines built no embed"
+# The library needs what the README says it needs (and the README says it).
+needs=$(ldd "$prefix/$libdir/libzeprobe.so")
+for lib in libze_loader.so.1 libyaml-cpp.so libfmt.so; do
+  grep -qF "$lib" <<< "$needs" || { echo "$needs"; fail "libzeprobe.so no longer links $lib: update the README"; }
+  grep -qF "$lib" "$readme" || fail "the README does not name $lib, which libzeprobe.so links"
+done
 expected0=$(echo "$expected" | grep '^out\[0\]')
-for exe in "$tmp/embed-build/embed" "$tmp/embed/embed"; do
+for out in "$tmp/embed-cmake.txt" "$tmp/embed-pc.txt"; do
+  [[ "$(grep '^out\[0\]' "$out")" == "$expected0" ]] || { cat "$out"; fail "the README's ./embed: out[0] differs from the host oracle ($expected0)"; }
+done
+for exe in "$tmp/embed/build-embed/embed" "$tmp/embed/embed"; do
   step "run $exe with a clean environment"
   env -u ZE_ENABLE_ALT_DRIVERS -u ZP_ZECL_PATH -u LD_LIBRARY_PATH "$exe" > "$tmp/embed.txt" 2>&1 || { cat "$tmp/embed.txt"; fail "$exe failed"; }
   cat "$tmp/embed.txt"

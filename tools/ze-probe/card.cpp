@@ -3,6 +3,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "zp/probe/file_io.hpp"
 #include "zp/probe/input_error.hpp"
 #include "zp/probe/json_schema.hpp"
 
@@ -36,6 +37,7 @@ nlohmann::json cardJson(const probe::Config& cfg, const nlohmann::json& device, 
     nlohmann::json gates = nlohmann::json::array();
     for (const auto& g : t->gates) gates.push_back(probe::gateJson(g));
     j["gate"] = {{"min_saving_ms", cfg.gateMinSavingMs},
+                 {"reference_step_ms", cfg.gateReferenceStepMs},
                  {"layers", cfg.layers},
                  {"time", "device"},
                  {"ci", kGateCiMethod},
@@ -59,16 +61,9 @@ void writeCard(const std::filesystem::path& file, const nlohmann::json& card) {
         for (const auto& p : problems) all += "\n  " + p;
         throw std::logic_error("the card does not follow docs/card.schema.json:" + all);
     }
-    namespace fs = std::filesystem;
-    fs::create_directories(file.parent_path().empty() ? fs::path(".") : file.parent_path());
-    const fs::path tmp = file.string() + ".tmp";
-    {
-        std::ofstream f(tmp);
-        if (!f) throw probe::InputError("cannot write " + tmp.string() + ": check --out");
-        f << card.dump(2) << '\n';
-        if (!f) throw probe::InputError("cannot write " + tmp.string() + ": disk full?");
-    }
-    fs::rename(tmp, file);
+    // Through a temporary file renamed into place: a failure is bad input naming the path, and a
+    // killed run never leaves half a card.
+    probe::writeFileAtomically(file, card.dump(2) + "\n", "--out");
 }
 
 }  // namespace zp::app

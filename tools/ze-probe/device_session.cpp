@@ -15,7 +15,14 @@ ze::DeviceInfo selectDeviceOrInputError(const std::string& spec) {
         return ze::selectDevice(spec);
     } catch (const ze::Error& e) {
         // A --device value that names no device is bad input (exit 2), not a device fault.
-        if (e.code() == ZE_RESULT_ERROR_INVALID_ARGUMENT) throw probe::InputError(std::string("--device: ") + e.what());
+        // The useful line first ("index out of range; valid choices ..."), the call and code last.
+        if (e.code() == ZE_RESULT_ERROR_INVALID_ARGUMENT) {
+            std::string why = e.extra();
+            const std::string named = "device '" + spec + "': ";
+            if (why.rfind(named, 0) == 0) why.erase(0, named.size());
+            throw probe::InputError("--device " + spec + ": " + why + "(" + e.codeName() + " from " + e.expression() +
+                                    ")");
+        }
         throw;
     }
 }

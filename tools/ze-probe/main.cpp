@@ -46,7 +46,7 @@ namespace {
 using namespace zp;
 namespace fs = std::filesystem;
 
-// README "Exit codes".
+// docs/usage.md "Exit codes".
 constexpr int kExitOk = 0, kExitCaseFailed = 1, kExitBadInput = 2, kExitDeviceError = 3;
 
 struct Options {
@@ -61,9 +61,11 @@ struct Options {
     std::optional<std::string> seedText;  // read strictly by strictValues()
     std::optional<std::uint64_t> seed;
     bool listDevices = false;
+    bool json = false;  // --json: --list-devices as JSON
     bool kernels = false;
     // timing
     std::optional<int> repeats, warmup, blocks;
+    std::optional<std::string> repeatsText, warmupText, blocksText, gateRepeatText;  // read by strictValues()
     double gateBudgetS = 0;      // --gate-budget: more blocks while a candidate is on the bar
     int gateRepeat = 0;          // --gate-repeat N: the gate N times in fresh processes
     std::string blockIsolation;  // --block-isolation process|rebuild; empty: the device's default
@@ -104,6 +106,15 @@ std::vector<probe::RoutePattern> choosePatterns(const std::string& name) {
 // cards), read strictly: out of range or malformed is bad input.
 void strictValues(Options& o) {
     if (o.seedText) o.seed = tools::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+    auto count = [](const std::optional<std::string>& text, const char* option, int least, int most) {
+        return text ? std::optional<int>(
+                          int(tools::parseUnsignedOption(*text, option, std::uint64_t(least), std::uint64_t(most))))
+                    : std::nullopt;
+    };
+    o.repeats = count(o.repeatsText, "--repeats", 1, 100000);
+    o.warmup = count(o.warmupText, "--warmup", 0, 100000);
+    o.blocks = count(o.blocksText, "--blocks", 2, 10000);
+    if (o.gateRepeatText) o.gateRepeat = *count(o.gateRepeatText, "--gate-repeat", 2, 100);
     for (const auto& list : o.cardLists)
         for (std::uint64_t card : tools::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
 }
@@ -122,6 +133,40 @@ void checkBeforeWork(const Options& o) {
     if (!o.traceFile.empty()) probe::checkOutputFile(o.traceFile, "--trace");
     if (!o.reportFile.empty()) probe::checkOutputFile(o.reportFile, "--report");
     if (!o.dumpFile.empty()) probe::checkOutputFile(o.dumpFile, "--dump");
+}
+
+bool wantsTiming(const Options& o) { return !o.noTiming && o.device != "host"; }
+
+// A run with no valid case checks nothing: bad input (the shape), named per pattern by the rule
+// that rules it out, before any device work. One valid pattern is enough to run.
+void checkSomePatternValid(const Options& o, const std::vector<probe::Config>& configs) {
+    const std::vector<probe::RoutePattern> patterns = choosePatterns(o.routePattern);
+    for (const auto& c : configs) {
+        std::string why;
+        bool someValid = false;
+        for (auto p : patterns) {
+            const auto reason = probe::patternInvalidReason(c.shape, p);
+            someValid = someValid || !reason;
+            if (reason) why += fmt::format("\n  {} {}", probe::patternName(p), *reason);
+        }
+        if (someValid) continue;
+        const auto& s = c.shape;
+        throw probe::InputError(fmt::format(
+            "card {}: no case is valid to check at experts={} cards={} rows={} top_k={} ({} local experts on the "
+            "card):{}\n(CONTRACT §6: give more experts, fewer rows or another --route-pattern)",
+            s.card, s.experts, s.cards, s.rows, s.topK, s.localExperts(), why));
+    }
+}
+
+// Every file a plain run writes under --out, checked before any device work (checkBeforeWork
+// checks the options' own paths): the cards, step.json, the timing blocks' directory.
+void checkRunOutputs(const Options& o, const std::vector<probe::Config>& configs) {
+    const fs::path out(o.outDir);
+    for (const auto& c : configs) probe::checkOutputFile(out / fmt::format("card{}.json", c.shape.card), "--out");
+    if (!wantsTiming(o)) return;
+    if (configs.size() > 1) probe::checkOutputFile(out / "step.json", "--out");
+    if (o.blockIsolation != "rebuild") probe::checkOutputDir(out / "blocks", "--out");
+    if (!o.timingBlockChild.empty()) probe::checkOutputFile(o.timingBlockChild, "--timing-block-child");
 }
 
 // The variants a run covers: the on-device M1 oracle first (every other variant's `out` is
@@ -211,8 +256,6 @@ probe::CaseCounts countsOf(const app::Correctness& c, const std::string& variant
             }
     return n;
 }
-
-bool wantsTiming(const Options& o) { return !o.noTiming && o.device != "host"; }
 
 // --timing-block-batches "six_local=3,all_remote=2" as (pattern, B) pairs.
 std::vector<std::pair<probe::RoutePattern, int>> parseBlockBatches(const std::string& text) {
@@ -622,6 +665,36 @@ CardDevices cardDevices(const Options& o, std::size_t cards) {
     return d;
 }
 
+// --list-devices --json: what the text list says, one object per device, for scripts.
+nlohmann::json devicesJson(const std::vector<ze::DeviceInfo>& devices) {
+    auto typeName = [](ze_device_type_t t) {
+        switch (t) {
+            case ZE_DEVICE_TYPE_GPU: return "gpu";
+            case ZE_DEVICE_TYPE_CPU: return "cpu";
+            case ZE_DEVICE_TYPE_FPGA: return "fpga";
+            case ZE_DEVICE_TYPE_MCA: return "mca";
+            case ZE_DEVICE_TYPE_VPU: return "vpu";
+            default: return "other";
+        }
+    };
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& d : devices)
+        all.push_back(
+            {{"index", d.index},
+             {"name", d.name()},
+             {"type", typeName(d.props.type)},
+             {"driver", ze::driverKindName(d.kind)},
+             {"driver_version", d.driverProps.driverVersion},
+             {"api_version", fmt::format("{}.{}", ZE_MAJOR_VERSION(d.apiVersion), ZE_MINOR_VERSION(d.apiVersion))},
+             {"compute_units", d.computeUnits()},
+             {"memory_bytes", d.totalMemory()},
+             {"max_group_size", d.compute.maxTotalGroupSize},
+             {"fp32_denorm", d.supportsFp32Denorm()},
+             {"spirv", d.supportsSpirv()},
+             {"ip_version", d.ipVersion ? nlohmann::json(*d.ipVersion) : nlohmann::json(nullptr)}});
+    return all;
+}
+
 // --kernels: the packaged native binaries' figures, then which module each device gets and why.
 int printKernels() {
     const auto& package = kernels::Package::instance();
@@ -665,9 +738,13 @@ nlohmann::json writeStep(const Options& o, const CardDevices& placed, const std:
 int run(Options& o) {
     strictValues(o);
     checkBeforeWork(o);
+    if (o.json && !o.listDevices) throw probe::InputError("--json goes with --list-devices");
     if (o.listDevices) {
         initLevelZero();
-        fmt::print("{}", ze::formatDeviceList());
+        if (o.json)
+            fmt::print("{}\n", devicesJson(ze::listDevices()).dump(2));
+        else
+            fmt::print("{}", ze::formatDeviceList());
         return kExitOk;
     }
     if (o.kernels) return printKernels();
@@ -676,6 +753,10 @@ int run(Options& o) {
         if (!wantsTiming(o))
             throw probe::InputError("--gate-repeat needs the gate's timing: not with --no-timing or --device host");
         if (!o.inputsFile.empty()) throw probe::InputError("--gate-repeat needs the gate: not with --inputs");
+        if (!o.reportFile.empty()) app::reportFormatOf(o.reportFile);
+        for (int r = 1; r <= o.gateRepeat; ++r)
+            probe::checkOutputDir(fs::path(o.outDir) / fmt::format("repeat-{}", r), "--out");
+        probe::checkOutputFile(fs::path(o.outDir) / "gate_repeat.json", "--out");
         return app::runGateRepeat(o.args, o.gateRepeat, o.outDir, o.reportFile);
     }
     if (!o.sweepFile.empty()) {
@@ -713,6 +794,8 @@ int run(Options& o) {
         probe::validate(c);
         configs.push_back(c);
     }
+    checkSomePatternValid(o, configs);
+    checkRunOutputs(o, configs);
     if (o.device != "host") initLevelZero();
     const CardDevices placed = cardDevices(o, configs.size());
     const std::vector<std::string>& specs = placed.specs;
@@ -798,7 +881,7 @@ int run(Options& o) {
     return failed ? kExitCaseFailed : kExitOk;
 }
 
-// Errors of the run or a subcommand in the one style, by type (README "Exit codes"); returns
+// Errors of the run or a subcommand in the one style, by type (docs/usage.md "Exit codes"); returns
 // the exit code.
 template <class F>
 int guarded(F&& body) {
@@ -847,12 +930,21 @@ int reportMain(int argc, char** argv) {
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
     return guarded([&] {
         const app::ReportFormat format = app::reportFormatOf(outFile);  // before any work
+        probe::checkOutputFile(outFile, "-o");
         if (format == app::ReportFormat::svg && !sweepFile.empty())
             throw probe::InputError("--sweep goes into the HTML report's tables: write OUT.html");
         std::vector<app::LoadedCard> cards;
         nlohmann::json step;
         for (const auto& f : cardFiles) {
             app::LoadedResult r = app::loadResult(f);
+            // A card of a later ze-probe may mean other things by the same keys: never drawn as if current.
+            // Compared as the number written, not as an int (4294967299 must not read as 3).
+            const nlohmann::json& schema = r.card.card["schema"];
+            if (!r.step && (schema.get<double>() > app::kCardSchemaVersion || schema.get<double>() < 2))
+                throw probe::InputError(fmt::format(
+                    "{}: card schema {}: this ze-probe reads card schemas 2 to {}; report it with the ze-probe that "
+                    "wrote it",
+                    f, schema.dump(), app::kCardSchemaVersion));
             if (!r.step)
                 cards.push_back(std::move(r.card));
             else if (step.is_null())
@@ -884,7 +976,10 @@ int sweepMergeMain(int argc, char** argv) {
     app.add_option("dirs", dirs, "the shards' --out directories")->required();
     app.add_option("-o,--out", outDir, "directory for the merged <name>.jsonl and .csv (must not hold them yet)");
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
-    return guarded([&] { return app::runSweepMerge(dirs, outDir); });
+    return guarded([&] {
+        probe::checkOutputDir(outDir, "-o");
+        return app::runSweepMerge(dirs, outDir);
+    });
 }
 
 int gateRepeatMergeMain(int argc, char** argv) {
@@ -905,6 +1000,9 @@ int gateRepeatMergeMain(int argc, char** argv) {
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
     return guarded([&] {
         if (!report.empty()) app::reportFormatOf(report);  // a bad extension fails before any work
+        if (!report.empty()) probe::checkOutputFile(report, "--report");
+        probe::checkOutputDir(outDir, "-o");
+        probe::checkOutputFile(fs::path(outDir) / "gate_repeat.json", "-o");
         return app::mergeGateRepeats(dirs, outDir, report);
     });
 }
@@ -949,27 +1047,29 @@ int main(int argc, char** argv) {
     app.add_option("--out", o.outDir, "directory for card<N>.json");
     app.add_option("--seed", o.seedText, "base seed of cases and random weights (config key: seed)");
     app.add_flag("--list-devices", o.listDevices, "list Level Zero drivers and devices (Intel GPUs, zecl) and exit");
+    app.add_flag("--json", o.json, "with --list-devices: the devices as a JSON array (index, name, type, driver, ...)");
     app.add_flag("--kernels", o.kernels,
                  "the packaged native binaries (SIMD, GRF, instructions, spill and private bytes per thread, per "
                  "target and kernel) and which module each device gets and why, then exit");
     app.add_option(
-           "--repeats", o.repeats,
+           "--repeats", o.repeatsText,
            "dedicated timed rounds per pattern in all, spread over --blocks, each variant once a round (default: "
            "50 on a GPU; on a CPU the case set's own executions are timed instead, and --warmup alone gives 5)")
-        ->check(CLI::Range(1, 100000));
-    app.add_option("--warmup", o.warmup, "untimed rounds at the start of each block (default: 2 on a GPU, 1 on a CPU)")
-        ->check(CLI::Range(0, 100000));
-    app.add_option("--blocks", o.blocks,
+        ->type_name("N in [1, 100000]");
+    app.add_option("--warmup", o.warmupText,
+                   "untimed rounds at the start of each block (default: 2 on a GPU, 1 on a CPU)")
+        ->type_name("N in [0, 100000]");
+    app.add_option("--blocks", o.blocksText,
                    "blocks the timed rounds come in, each started anew (--block-isolation); the gate's "
                    "interval is over blocks (default 10 on a GPU, 6 two-case blocks on a CPU; at least 2)")
-        ->check(CLI::Range(2, 10000));
+        ->type_name("N in [2, 10000]");
     app.add_option("--gate-budget", o.gateBudgetS,
                    "seconds to spend on more blocks while a candidate is ON THE BAR (default 0: none)")
         ->check(CLI::Range(0.0, 86400.0));
-    app.add_option("--gate-repeat", o.gateRepeat,
+    app.add_option("--gate-repeat", o.gateRepeatText,
                    "run the gate N times in fresh processes (<out>/repeat-<i>/) and report, per candidate and pattern, "
                    "the verdicts and the spread of the medians (--report shows it)")
-        ->check(CLI::Range(2, 100));
+        ->type_name("N in [2, 100]");
     app.add_option("--block-isolation", o.blockIsolation,
                    "how a timing block starts anew: process = each block after the first in a fresh ze-probe "
                    "process, so the interval holds the variation between runs (default on a GPU); rebuild = the "
@@ -1004,5 +1104,15 @@ int main(int argc, char** argv) {
         sweep->excludes(app.get_option(name));
     for (int i = 1; i < argc; ++i) o.args.emplace_back(argv[i]);
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
-    return guarded([&] { return run(o); });
+    return guarded([&] {
+        // An option given an empty value (--shard "", --report "") would read as not given at all.
+        for (const char* name :
+             {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--kernel-tuning", "--out", "--seed",
+              "--cards", "--trace", "--report", "--sweep", "--shard", "--block-isolation"})
+            for (const auto& value : app.get_option(name)->results())
+                if (value.empty())
+                    throw probe::InputError(std::string(name) +
+                                            " '': an empty value; give one or leave the option out");
+        return run(o);
+    });
 }

@@ -279,6 +279,17 @@ std::string kernelBarsSvg(const json& variants, double width) {
     return s + "</svg>";
 }
 
+// The saving as decode speed against gate.reference_step_ms (cards since issue 25), under the ms.
+std::string decodeGainText(const json& projection, const json& cand) {
+    if (!projection.contains("decode_gain_tok_s") || !projection["decode_gain_tok_s"].is_object()) return "";
+    const auto gain = num(projection["decode_gain_tok_s"], "median");
+    if (!gain) return "";
+    const auto ref = num(cand, "reference_step_ms");
+    return fmt::format(
+        R"~(<br><small class="tok" title="against a decode step of {} ms per token">{:+.2f} tok/s</small>)~",
+        ref ? fmt::format("{:.2f}", *ref) : std::string("?"), *gain);
+}
+
 std::string overviewTable(const std::vector<LoadedCard>& cards, const std::vector<std::string>& patterns) {
     std::string s = R"~(<table class="overview"><caption>Projected saving per layer stack, ms: median [95% CI])~"
                     R"~( against the bar (CONTRACT §8)</caption><thead><tr><th>candidate</th><th>verdict</th>)~";
@@ -294,9 +305,9 @@ std::string overviewTable(const std::vector<LoadedCard>& cards, const std::vecto
             for (const auto& p : patterns) {
                 if (const json* pr = projection(cand, p)) {
                     const Cell cell = classify(*pr, bar);
-                    s += fmt::format(R"~(<td class="{}" title="{} (bar {} ms)">{}<br><small>[{}, {}]</small></td>)~",
+                    s += fmt::format(R"~(<td class="{}" title="{} (bar {} ms)">{}<br><small>[{}, {}]</small>{}</td>)~",
                                      cellClass(cell), cellWord(cell), bar, ms(num(*pr, "median_ms")),
-                                     ms(num(*pr, "ci_low_ms")), ms(num(*pr, "ci_high_ms")));
+                                     ms(num(*pr, "ci_low_ms")), ms(num(*pr, "ci_high_ms")), decodeGainText(*pr, cand));
                 } else if (const json* nv = notValid(cand, p)) {
                     s += "<td class=\"unknown\" title=\"" + esc(nv->value("reason", "")) + "\">not valid</td>";
                 } else {

@@ -50,6 +50,8 @@ CardRounds cardRoundsOf(const json& card, const std::string& what) {
         throw probe::InputError(what + ": a card without timing (--no-timing?): no rounds to make a step of");
     r.layers = at(gate, "layers", what).get<int>();
     r.minSavingMs = at(gate, "min_saving_ms", what).get<double>();
+    if (gate.contains("reference_step_ms") && gate["reference_step_ms"].is_number())
+        r.referenceStepMs = gate["reference_step_ms"].get<double>();
     for (const json& cand : at(gate, "candidates", what)) {
         r.candidates.push_back(cand.at("candidate").get<std::string>());
         if (r.candidates.size() == 1)
@@ -147,6 +149,7 @@ Step combineCards(const std::vector<CardRounds>& cards) {
     Step step;
     step.layers = cards.front().layers;
     step.minSavingMs = cards.front().minSavingMs;
+    step.referenceStepMs = cards.front().referenceStepMs;
     std::vector<int> ids;
     for (const auto& c : cards) ids.push_back(c.card);
     // Patterns in the first card's order, then any the others add.
@@ -221,6 +224,7 @@ Step combineCards(const std::vector<CardRounds>& cards) {
         }
         step.gates.push_back(
             probe::evaluateGate(cand, std::move(proj), counts, step.minSavingMs, step.layers, step.notValid));
+        step.gates.back().referenceStepMs = step.referenceStepMs;
     }
     return step;
 }
@@ -290,6 +294,7 @@ json stepJson(const Step& step, const StepRun& run) {
            "CONTRACT §8 on step times, baseline step vs candidate step paired per round; correctness summed over the "
            "cards: pass: CI lower end >= min_saving_ms on every pattern of the step and no case failed on any card; "
            "fail: CI upper end < min_saving_ms on some pattern, or a case failed; on_the_bar: neither (never a pass)"},
+          {"reference_step_ms", step.referenceStepMs ? json(*step.referenceStepMs) : json(nullptr)},
           {"candidates", gates}}},
         {"interference", interference},
         {"interference_skipped", run.interference.empty() ? json(run.interferenceSkipped) : json(nullptr)},

@@ -1,8 +1,12 @@
 #include "sweep_run.hpp"
 #include "zp/probe/file_io.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include <unistd.h>
@@ -11,6 +15,7 @@
 
 #include "device_session.hpp"
 #include "timing.hpp"
+#include "zp/probe/config.hpp"
 #include "zp/probe/sweep.hpp"
 
 namespace zp::app {
@@ -46,6 +51,41 @@ struct SessionCache {
     }
 };
 
+// SIGINT / SIGTERM during a sweep: every finished point is already fsync'd in the JSONL (a
+// torn last line is dropped on --resume), so the handler only says how to continue and exits.
+// The text is made before the run: a signal handler may call write() and _exit(), no more.
+std::array<char, 4096> gInterruptText{};
+std::size_t gInterruptLength = 0;
+
+extern "C" void onSweepInterrupt(int sig) {
+    (void)!::write(STDERR_FILENO, gInterruptText.data(), gInterruptLength);
+    ::_exit(128 + sig);
+}
+
+// Installs the handler for the sweep's lifetime; the previous handlers come back after it.
+class InterruptHint {
+public:
+    explicit InterruptHint(const std::string& text) {
+        gInterruptLength = std::min(text.size(), gInterruptText.size());
+        std::memcpy(gInterruptText.data(), text.data(), gInterruptLength);
+        struct sigaction sa {};
+        sa.sa_handler = onSweepInterrupt;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(SIGINT, &sa, &oldInt_);
+        ::sigaction(SIGTERM, &sa, &oldTerm_);
+    }
+    ~InterruptHint() {
+        ::sigaction(SIGINT, &oldInt_, nullptr);
+        ::sigaction(SIGTERM, &oldTerm_, nullptr);
+    }
+    InterruptHint(const InterruptHint&) = delete;
+    InterruptHint& operator=(const InterruptHint&) = delete;
+
+private:
+    struct sigaction oldInt_ {};
+    struct sigaction oldTerm_ {};
+};
+
 }  // namespace
 
 int runSweep(const SweepCliOptions& o) {
@@ -53,10 +93,14 @@ int runSweep(const SweepCliOptions& o) {
     probe::SweepPlan plan = probe::expandSweep(spec);
     if (!o.shard.empty()) plan = probe::shardPlan(plan, probe::parseSweepShard(o.shard));
     const std::filesystem::path out(o.outDir);
-    probe::writeSweepPlanFile(out, plan);
     probe::SweepRunOptions ro;
     ro.jsonlPath = out / (plan.name + ".jsonl");
     ro.csvPath = out / (plan.name + ".csv");
+    // Every file of the sweep, before the plan is written or any device opened.
+    for (const auto& file : {ro.jsonlPath, ro.csvPath, out / (plan.name + ".plan.json"),
+                             std::filesystem::path(ro.jsonlPath.string() + ".lock")})
+        probe::checkOutputFile(file, "--out");
+    probe::writeSweepPlanFile(out, plan);
     ro.resume = o.resume;
     ro.overwrite = o.overwrite;
     const bool tty = ::isatty(STDERR_FILENO);
@@ -112,9 +156,21 @@ int runSweep(const SweepCliOptions& o) {
             }
         }
         if (correctness == "failed") anyFailed = true;
+        auto least = [](const std::vector<double>& v) {
+            return v.empty() ? nlohmann::json(nullptr) : num(*std::min_element(v.begin(), v.end()));
+        };
+        auto most = [](const std::vector<double>& v) {
+            return v.empty() ? nlohmann::json(nullptr) : num(*std::max_element(v.begin(), v.end()));
+        };
         return {
             {"baseline_median_ns", num(probe::median(a.deviceNs))},
             {"candidate_median_ns", num(probe::median(b.deviceNs))},
+            {"baseline_min_ns", least(a.deviceNs)},
+            {"baseline_max_ns", most(a.deviceNs)},
+            {"candidate_min_ns", least(b.deviceNs)},
+            {"candidate_max_ns", most(b.deviceNs)},
+            // The point's whole config (the sweep's `set` keys and its axes): config.* columns in the CSV.
+            {"config", probe::toJson(cfg)},
             {"saving_median_ms", num(proj.medianMs)},
             {"saving_ci_low_ms", num(proj.ciLowMs)},
             {"saving_ci_high_ms", num(proj.ciHighMs)},
@@ -147,6 +203,11 @@ int runSweep(const SweepCliOptions& o) {
                plan.shard.empty() ? "" : fmt::format(" (shard {} of {} in all)", plan.shard, plan.allIds.size()),
                ro.jsonlPath.string(), ro.csvPath.string(), o.resume ? " (resuming)" : "");
     std::fflush(stdout);
+    const InterruptHint hint(fmt::format(
+        "\nze-probe: interrupted: sweep {} stopped; the finished points stay in {}. Continue it: rerun with the "
+        "same options and --resume, e.g.\n"
+        "  ze-probe --sweep {} --out {}{} --resume\n",
+        plan.name, ro.jsonlPath.string(), o.file, o.outDir, o.shard.empty() ? "" : " --shard " + o.shard));
     probe::SweepRunner runner(std::move(plan), ro);
     const auto rows = runner.run(measure);
     if (tty) fmt::print(stderr, "\n");
@@ -168,6 +229,7 @@ int runSweepMerge(const std::vector<std::string>& dirs, const std::string& outDi
     const probe::SweepMerge m = probe::mergeSweepShards(paths);
     const std::filesystem::path out(outDir);
     const auto jsonl = out / (m.name + ".jsonl"), csv = out / (m.name + ".csv");
+    for (const auto& file : {jsonl, csv}) probe::checkOutputFile(file, "-o");
     probe::writeSweepFiles(jsonl, csv, m.axisKeys, m.rows);
     fmt::print("sweep {}: merged {} of {} points from {} shard directories into {} and {}\n", m.name, m.rows.size(),
                m.total, dirs.size(), jsonl.string(), csv.string());

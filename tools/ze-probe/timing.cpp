@@ -435,6 +435,7 @@ std::vector<probe::CandidateGate> evaluateCandidates(const std::vector<PatternTi
         }
         out.push_back(probe::evaluateGate(vt.variant, std::move(proj), counts(vt.variant), cfg.gateMinSavingMs,
                                           cfg.layers, notValid));
+        out.back().referenceStepMs = cfg.gateReferenceStepMs;
     }
     return out;
 }

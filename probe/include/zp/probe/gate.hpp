@@ -68,11 +68,20 @@ struct GateVerdict {
     std::string line;                         // "PASS ..." / "ON THE BAR ...: why" / "FAIL ...: why", one line
 };
 
+// The decode speed a saving buys, in the user's units: tokens per second gained when a decode
+// step of `referenceStepMs` ms per token (gate.reference_step_ms) gets `savingMs` shorter,
+// 1000 / (ref - saving) - 1000 / ref (+0.50 ms on 15.79 ms: +2.07 tok/s). NaN when a figure is
+// not finite or the saving is not shorter than the step; a negative saving loses speed.
+double decodeSpeedGain(double savingMs, double referenceStepMs);
+
 struct CandidateGate {
     std::string candidate;
     std::string baseline = "baseline";
     int layers = 43;
     double minSavingMs = 0.50;
+    // gate.reference_step_ms: the table and the JSON also give each saving as decode speed
+    // (decodeSpeedGain); none: savings in ms only.
+    std::optional<double> referenceStepMs;
     std::vector<Projection> projections;  // valid patterns only
     std::vector<NotValidPattern> notValid;
     CaseCounts correctness;
