@@ -21,6 +21,8 @@ bool worseThan(const Projection& a, const Projection& b) {
 }
 
 std::string ms(double v) { return std::isfinite(v) ? fmt::format("{:.3f} ms", v) : fmt::format("{} ms", v); }
+// A figure of the short line: 3 decimals, or 4 significant digits when that would run long.
+std::string shortMs(double v) { return std::fabs(v) < 1e6 ? fmt::format("{:.3f}", v) : fmt::format("{:.4g}", v); }
 
 std::string casesText(const CaseCounts& c) {
     std::string s = fmt::format("{}/{} cases passed", c.passed, c.passed + c.failed + c.skipped);
@@ -61,6 +63,20 @@ namespace {
 
 constexpr int kBlocksCap = 1000;
 
+// The projections classified (verdict set): decidingPattern's rule.
+const Projection* decidingProjection(std::span<const Projection> projections) {
+    const Projection* decides = nullptr;
+    for (const Projection& p : projections)
+        if (!finite(p) && (!decides || worseThan(p, *decides))) decides = &p;
+    if (!decides)
+        for (const Projection& p : projections)
+            if (p.verdict == Verdict::Fail && (!decides || p.ciHighMs < decides->ciHighMs)) decides = &p;
+    if (!decides)
+        for (const Projection& p : projections)
+            if (!decides || worseThan(p, *decides)) decides = &p;
+    return decides;
+}
+
 void classify(Projection& p, double minSavingMs) {
     p.verdict = finite(p) ? classifyInterval(p.ciLowMs, p.ciHighMs, minSavingMs) : Verdict::Fail;
     p.passes = p.verdict == Verdict::Pass;
@@ -73,6 +89,12 @@ void classify(Projection& p, double minSavingMs) {
 }
 
 }  // namespace
+
+std::optional<std::string> decidingPattern(std::vector<Projection> projections, double minSavingMs) {
+    for (Projection& p : projections) classify(p, minSavingMs);
+    const Projection* p = decidingProjection(projections);
+    return p ? std::optional<std::string>(p->pattern) : std::nullopt;
+}
 
 Projection projectPattern(std::string pattern, std::span<const std::vector<double>> baselineNs,
                           std::span<const std::vector<double>> candidateNs, int layers, double minSavingMs,
@@ -123,10 +145,12 @@ CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projec
         v.verdict = v.speedOk ? Verdict::Pass : Verdict::OnTheBar;
     v.pass = v.verdict == Verdict::Pass;
 
-    const Projection* worst = nullptr;
-    for (const Projection& p : g.projections)
-        if (!worst || worseThan(p, *worst)) worst = &p;
-    if (worst) v.worstPattern = worst->pattern;
+    // The pattern that decides the verdict, named by the line, the table's marker and the card's
+    // worst_pattern alike: a non-finite one first; else the failing one most clearly below the bar
+    // (smallest upper end); else the one on the bar furthest from passing (smallest lower end); else,
+    // all passing, the one closest to the bar (smallest lower end).
+    const Projection* decides = decidingProjection(g.projections);
+    if (decides) v.worstPattern = decides->pattern;
 
     std::vector<std::string> why;
     if (correctness.failed > 0)
@@ -137,17 +161,14 @@ CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projec
                                   correctness.skipped));
 
     std::string speed;
-    if (!worst) {
+    if (!decides) {
         speed = "no valid route pattern was measured";
-    } else if (!finite(*worst)) {
-        speed = fmt::format("worst pattern {}: the projection is not a finite number (median {}, 95% CI [{}, {}])",
-                            worst->pattern, worst->medianMs, worst->ciLowMs, worst->ciHighMs);
+    } else if (!finite(*decides)) {
+        speed = fmt::format("pattern {}: the projection is not a finite number (median {}, 95% CI [{}, {}])",
+                            decides->pattern, decides->medianMs, decides->ciLowMs, decides->ciHighMs);
     } else if (failing > 0) {
-        const Projection* f = nullptr;  // the failing pattern with the smallest upper end
-        for (const Projection& p : g.projections)
-            if (p.verdict == Verdict::Fail && (!f || p.ciHighMs < f->ciHighMs)) f = &p;
-        speed = fmt::format("pattern {}: 95% CI [{}, {}] lies below {} over {} layers", f->pattern, ms(f->ciLowMs),
-                            ms(f->ciHighMs), ms(minSavingMs), layers);
+        speed = fmt::format("pattern {}: 95% CI [{}, {}] lies below {} over {} layers", decides->pattern,
+                            ms(decides->ciLowMs), ms(decides->ciHighMs), ms(minSavingMs), layers);
         if (failing > 1) speed += fmt::format("; {} of {} patterns below the bar", failing, g.projections.size());
     } else if (!v.onTheBar.empty()) {
         std::string names;
@@ -163,20 +184,56 @@ CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projec
         speed = "on the bar: " + names;
     }
 
+    // The detail: every reason in full (the card keeps it); the line: the verdict, what decided
+    // it, and what else fits in kVerdictLineMax characters.
     if (v.verdict == Verdict::Pass) {
-        v.line = fmt::format(
+        v.detail = fmt::format(
             "PASS {}: every pattern's 95% CI lower end >= {} over {} layers; worst pattern {} at {}; {}", g.candidate,
-            ms(minSavingMs), layers, worst->pattern, ms(worst->ciLowMs), casesText(correctness));
+            ms(minSavingMs), layers, decides->pattern, ms(decides->ciLowMs), casesText(correctness));
     } else {
         if (!speed.empty())
             why.push_back(speed);
         else
             why.push_back(
-                fmt::format("speed alone would pass (worst pattern {} at {})", worst->pattern, ms(worst->ciLowMs)));
+                fmt::format("speed alone would pass (worst pattern {} at {})", decides->pattern, ms(decides->ciLowMs)));
         std::string joined;
         for (const auto& w : why) joined += (joined.empty() ? "" : "; ") + w;
-        v.line = fmt::format("{} {}: {}", verdictName(v.verdict), g.candidate, joined);
+        v.detail = fmt::format("{} {}: {}", verdictName(v.verdict), g.candidate, joined);
     }
+    const auto ci = [](const Projection& p) {
+        return fmt::format("95% CI [{}, {}] ms", shortMs(p.ciLowMs), shortMs(p.ciHighMs));
+    };
+    std::vector<std::string> clauses;  // the first always, the others while they fit
+    if (correctness.failed > 0)
+        clauses.push_back(fmt::format("{} of {} cases failed", correctness.failed,
+                                      correctness.passed + correctness.failed + correctness.skipped));
+    else if (correctness.passed == 0)
+        clauses.push_back(fmt::format("no case passed ({} skipped)", correctness.skipped));
+    if (!decides) {
+        clauses.push_back("no valid route pattern was measured");
+    } else if (!finite(*decides)) {
+        clauses.push_back(fmt::format("{}'s projection is not a finite number", decides->pattern));
+    } else if (failing > 0) {
+        clauses.push_back(
+            fmt::format("{} {} below the {} ms bar", decides->pattern, ci(*decides), shortMs(minSavingMs)));
+        if (failing > 1) clauses.push_back(fmt::format("{} of {} patterns below", failing, g.projections.size()));
+    } else if (v.verdict == Verdict::OnTheBar) {
+        clauses.push_back(
+            fmt::format("{} {} holds the {} ms bar", decides->pattern, ci(*decides), shortMs(minSavingMs)));
+        if (v.onTheBar.size() > 1)
+            clauses.push_back(fmt::format("{} of {} patterns on the bar", v.onTheBar.size(), g.projections.size()));
+        if (v.moreRounds) clauses.push_back(fmt::format("about {} more rounds would likely decide it", *v.moreRounds));
+    } else if (v.verdict == Verdict::Pass) {
+        clauses.push_back(
+            fmt::format("every pattern >= {} ms; closest {} {}", shortMs(minSavingMs), decides->pattern, ci(*decides)));
+        if (correctness.skipped) clauses.push_back(casesText(correctness));
+    } else {  // a correctness failure alone: the speed would pass
+        clauses.push_back(fmt::format("speed alone would pass (closest {} {})", decides->pattern, ci(*decides)));
+    }
+    v.line = fmt::format("{} {}: {}", verdictName(v.verdict), g.candidate, clauses.front());
+    for (std::size_t i = 1; i < clauses.size(); ++i)
+        if (v.line.size() + 2 + clauses[i].size() <= kVerdictLineMax) v.line += "; " + clauses[i];
+    if (v.line.size() > kVerdictLineMax) v.line = v.line.substr(0, kVerdictLineMax - 3) + "...";
     return g;
 }
 
@@ -213,7 +270,7 @@ std::string formatGateTable(const CandidateGate& g) {
     for (const Projection& p : g.projections) {
         const std::string ci = fmt::format("[{:.3f}, {:.3f}] ms", p.ciLowMs, p.ciHighMs);
         std::string mark(verdictName(p.verdict));
-        if (g.verdict.worstPattern && *g.verdict.worstPattern == p.pattern) mark += "  <- worst";
+        if (g.verdict.worstPattern && *g.verdict.worstPattern == p.pattern) mark += "  <- decides the verdict";
         const std::string gain =
             speed ? fmt::format("{:>14} | ", tokensText(decodeSpeedGain(p.medianMs, *g.referenceStepMs))) : "";
         out += fmt::format("  {:<22} | {:>{}} | {:>21} | {}{}\n", p.pattern, fmt::format("{:.3f} ms", p.medianMs), w,
@@ -224,6 +281,7 @@ std::string formatGateTable(const CandidateGate& g) {
     out += fmt::format("  correctness: {} passed, {} failed, {} skipped\n", g.correctness.passed, g.correctness.failed,
                        g.correctness.skipped);
     out += "verdict: " + g.verdict.line + "\n";
+    if (g.verdict.detail != g.verdict.line) out += "  detail: " + g.verdict.detail + "\n";
     return out;
 }
 
@@ -276,7 +334,8 @@ nlohmann::json gateJson(const CandidateGate& g) {
         {"correctness_ok", g.verdict.correctnessOk},
         {"speed_ok", g.verdict.speedOk},
         {"worst_pattern", g.verdict.worstPattern ? nlohmann::json(*g.verdict.worstPattern) : nlohmann::json(nullptr)},
-        {"line", g.verdict.line}};
+        {"line", g.verdict.line},
+        {"detail", g.verdict.detail}};
     return j;
 }
 

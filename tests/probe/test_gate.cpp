@@ -52,9 +52,10 @@ TEST(Gate, GivenOnePatternBelowTheBar_ThenFail_AndThatPatternIsNamed) {
     EXPECT_EQ(*g.verdict.worstPattern, "cross_row_overlap");
     EXPECT_EQ(g.verdict.verdict, Verdict::Fail);
     EXPECT_EQ(g.verdict.line.rfind("FAIL source_direct", 0), 0u) << g.verdict.line;
-    EXPECT_NE(g.verdict.line.find("pattern cross_row_overlap: 95% CI [0.300 ms, 0.450 ms] lies below 0.500 ms"),
+    EXPECT_EQ(g.verdict.line, "FAIL source_direct: cross_row_overlap 95% CI [0.300, 0.450] ms below the 0.500 ms bar");
+    EXPECT_NE(g.verdict.detail.find("pattern cross_row_overlap: 95% CI [0.300 ms, 0.450 ms] lies below 0.500 ms"),
               std::string::npos)
-        << g.verdict.line;
+        << g.verdict.detail;
     int failing = 0;
     for (const auto& p : g.projections) failing += p.verdict == Verdict::Fail;
     EXPECT_EQ(failing, 1);
@@ -69,10 +70,76 @@ TEST(Gate, GivenAMedianAboveTheBarButALowerEndBelow_ThenOnTheBar_NeverAPass) {
     EXPECT_EQ(g.verdict.verdict, Verdict::OnTheBar);
     EXPECT_EQ(g.verdict.onTheBar, std::vector<std::string>{"within_row_duplicate"});
     EXPECT_EQ(*g.verdict.worstPattern, "within_row_duplicate");
-    EXPECT_EQ(g.verdict.line.rfind("ON THE BAR paired_direct: on the bar: within_row_duplicate", 0), 0u)
+    EXPECT_EQ(g.verdict.line.rfind(
+                  "ON THE BAR paired_direct: within_row_duplicate 95% CI [0.477, 0.560] ms holds the 0.500 ms bar", 0),
+              0u)
         << g.verdict.line;
-    EXPECT_NE(g.verdict.line.find("its median is above the bar, but a median alone does not pass"), std::string::npos)
+    EXPECT_EQ(g.verdict.detail.rfind("ON THE BAR paired_direct: on the bar: within_row_duplicate", 0), 0u)
+        << g.verdict.detail;
+    EXPECT_NE(g.verdict.detail.find("its median is above the bar, but a median alone does not pass"), std::string::npos)
+        << g.verdict.detail;
+}
+
+// The "<- worst" marker, the card's worst_pattern and the line name one pattern: the one that
+// decides the verdict, not the smallest lower end when another pattern decides it (issue 25).
+TEST(Gate, GivenAFailingPatternAndAWiderOneOnTheBar_ThenTheFailingOneDecides_EverywhereAlike) {
+    auto ps = allGood();
+    ps.push_back(proj("all_duplicate", 2.0, -5.0, 9.0));           // on the bar, the smallest lower end
+    ps.push_back(proj("cross_row_overlap", 0.40, 0.30, 0.45));     // below the bar: decides the FAIL
+    ps.push_back(proj("within_row_duplicate", 0.10, 0.05, 0.49));  // below too, less clearly
+    const CandidateGate g = evaluateGate("source_direct", ps, kAllCorrect, 0.50, 43);
+    EXPECT_EQ(g.verdict.verdict, Verdict::Fail);
+    ASSERT_TRUE(g.verdict.worstPattern);
+    // The failing pattern most clearly below (smallest upper end), not all_duplicate's nor
+    // within_row_duplicate's smaller lower end.
+    EXPECT_EQ(*g.verdict.worstPattern, "cross_row_overlap");
+    EXPECT_EQ(g.verdict.line.rfind("FAIL source_direct: cross_row_overlap 95% CI [0.300, 0.450] ms below", 0), 0u)
         << g.verdict.line;
+    EXPECT_NE(g.verdict.line.find("2 of 7 patterns below"), std::string::npos) << g.verdict.line;
+    const std::string t = formatGateTable(g);
+    const auto marker = t.find("<- decides the verdict");
+    ASSERT_NE(marker, std::string::npos) << t;
+    EXPECT_EQ(t.rfind("cross_row_overlap", marker), t.rfind("\n  ", marker) + 3) << t;
+    EXPECT_EQ(gateJson(g)["verdict"]["worst_pattern"], "cross_row_overlap");
+
+    // On the bar (none failing): the one furthest from passing, the smallest lower end.
+    auto bar = allGood();
+    bar.push_back(proj("within_row_duplicate", 0.52, 0.477, 0.56));
+    bar.push_back(proj("all_duplicate", 2.0, -5.0, 9.0));
+    const CandidateGate b = evaluateGate("paired_direct", bar, kAllCorrect, 0.50, 43);
+    EXPECT_EQ(b.verdict.verdict, Verdict::OnTheBar);
+    EXPECT_EQ(*b.verdict.worstPattern, "all_duplicate");
+    EXPECT_EQ(b.verdict.line.rfind("ON THE BAR paired_direct: all_duplicate 95% CI [-5.000, 9.000] ms", 0), 0u)
+        << b.verdict.line;
+    EXPECT_NE(b.verdict.line.find("2 of 6 patterns on the bar"), std::string::npos) << b.verdict.line;
+}
+
+// A verdict line stays within 200 characters however many patterns are on the bar and however
+// wide their intervals; the detail keeps every one.
+TEST(Gate, GivenSevenWidePatternsOnTheBar_ThenTheLineFits200Characters_AndTheDetailNamesEvery) {
+    const char* names[] = {"same_typical",  "disjoint_typical", "cross_row_overlap", "within_row_duplicate",
+                           "all_duplicate", "six_local",        "all_remote"};
+    std::vector<Projection> ps;
+    for (int i = 0; i < 7; ++i) {
+        ps.push_back(proj(names[i], 130.651, -32265.790275 - i, 27341.342705 + i));
+        ps.back().blocks = 2;
+        ps.back().roundsPerBlock = 2;
+        ps.back().blockSdMs = 3317.2;
+    }
+    ps.push_back(proj("huge", 1e300, -1e301, 1e302));
+    const std::string name = "a_candidate_with_a_rather_long_name_for_a_variant_" + std::string(40, 'x');
+    const CandidateGate g = evaluateGate(name, ps, CaseCounts{1, 0, 83}, 0.50, 43);
+    EXPECT_EQ(g.verdict.verdict, Verdict::OnTheBar);
+    EXPECT_LE(g.verdict.line.size(), kVerdictLineMax) << g.verdict.line;
+    EXPECT_EQ(g.verdict.line.rfind("ON THE BAR " + name + ": huge 95% CI [-1e+301, 1e+302] ms", 0), 0u)
+        << g.verdict.line;
+    for (const char* n : names) EXPECT_NE(g.verdict.detail.find(n), std::string::npos) << n;
+    EXPECT_GT(g.verdict.detail.size(), kVerdictLineMax);
+    EXPECT_EQ(gateJson(g)["verdict"]["detail"], g.verdict.detail);
+    // A name that alone is longer than the line: cut, never longer.
+    const CandidateGate cut = evaluateGate(std::string(400, 'n'), allGood(), kAllCorrect, 0.50, 43);
+    EXPECT_EQ(cut.verdict.line.size(), kVerdictLineMax);
+    EXPECT_EQ(cut.verdict.line.substr(kVerdictLineMax - 3), "...");
 }
 
 TEST(Gate, GivenOnePatternOnTheBarAndAnotherBelow_ThenFail) {
@@ -101,8 +168,13 @@ TEST(Gate, GivenAFailedCase_ThenFailWhateverTheSpeed) {
     EXPECT_FALSE(g.verdict.pass);
     EXPECT_TRUE(g.verdict.speedOk);
     EXPECT_FALSE(g.verdict.correctnessOk);
-    EXPECT_NE(g.verdict.line.find("correctness: 1 of 84 cases failed"), std::string::npos) << g.verdict.line;
-    EXPECT_NE(g.verdict.line.find("speed alone would pass"), std::string::npos) << g.verdict.line;
+    EXPECT_EQ(g.verdict.line.rfind("FAIL gemm2_loader_fused: 1 of 84 cases failed; speed alone would pass (closest "
+                                   "all_remote 95% CI [0.550, 0.810] ms)",
+                                   0),
+              0u)
+        << g.verdict.line;
+    EXPECT_NE(g.verdict.detail.find("correctness: 1 of 84 cases failed"), std::string::npos) << g.verdict.detail;
+    EXPECT_NE(g.verdict.detail.find("speed alone would pass"), std::string::npos) << g.verdict.detail;
 }
 
 TEST(Gate, GivenNoPassedCase_ThenFail_EvenWithOnlySkips) {
@@ -287,7 +359,8 @@ TEST(Gate, GivenAVerdict_WhenFormatted_ThenTheTableHasEveryPatternAndTheVerdictL
     EXPECT_NE(t.find("95% CI"), std::string::npos);
     for (const auto& p : ps) EXPECT_NE(t.find(p.pattern), std::string::npos) << p.pattern;
     EXPECT_NE(t.find("[0.300, 0.450] ms"), std::string::npos) << t;
-    EXPECT_NE(t.find("FAIL  <- worst"), std::string::npos) << t;
+    EXPECT_NE(t.find("FAIL  <- decides the verdict"), std::string::npos) << t;
+    EXPECT_EQ(t.find("<- decides", t.find("<- decides") + 1), std::string::npos) << "one pattern decides: " << t;
     EXPECT_NE(t.find("all_duplicate"), std::string::npos);
     EXPECT_NE(t.find("not valid for this configuration: K < 2"), std::string::npos);
     EXPECT_NE(t.find("verdict: FAIL source_direct"), std::string::npos) << t;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tools.report_browser: `ze-probe report` of the kept cards (a full card of schema 2, the H200
-# card of a --no-timing run, a card with the future verdict strings) rendered by a real
-# headless browser at 1000 px: the screenshot is not blank, the DOM holds the overview and the
-# other tables, and no label is clipped (no element wider than its box, nothing past 1000 px).
+# card of a --no-timing run, a card with the future verdict strings), of a step, and of a sweep
+# alone, rendered by a real headless browser at 1000 px: the screenshot is not blank, the DOM
+# holds the bar, the forest plots, the overview and the other tables (the sweep's plots and
+# verdicts), and no label is clipped (no element wider than its box, nothing past 1000 px).
 #   report_browser_test.sh ZE_PROBE CHROMIUM DATA_DIR
 set -euo pipefail
 probe=$1 chromium=$2 data=$3
@@ -50,7 +51,9 @@ timeout 120 "$chromium" "${flags[@]}" --screenshot="$out/shot.png" "file://$out/
 timeout 120 "$chromium" "${flags[@]}" --dump-dom "file://$out/check.html" > "$out/dom.html" 2> "$out/dom.log" ||
   { cat "$out/dom.log"; fail "chromium --dump-dom"; }
 
-grep -q '<table class="overview">' "$out/dom.html" || fail "$name: no overview table in the DOM"
+if [[ $name != sweep ]]; then
+  grep -q '<table class="overview">' "$out/dom.html" || fail "$name: no overview table in the DOM"
+fi
 tables=$(grep -o '<table' "$out/dom.html" | wc -l)
 ((tables >= min_tables)) || fail "$name: only $tables tables in the DOM"
 grep -o '<pre id="layout-check">[^<]*' "$out/dom.html" || fail "$name: the layout check did not run"
@@ -80,6 +83,26 @@ echo "PASS $name ($tables tables)"
 
 check_report cards 6 "$data/card0_pocl_fixture.json" "$data/card0_h200_no_timing.json" "$data/card1_future_verdicts.json"
 [[ -n "${ZP_REPORT_SCREENSHOT:-}" ]] && cp "$tmp/cards/shot.png" "$ZP_REPORT_SCREENSHOT"
+# Issue 25: the overview states the bar and leads with one forest plot per candidate (two in each
+# of the two timed cards), each with the bar and one deciding pattern; the verdict lines fit 200
+# characters; the kernel charts put each variant on its own scale.
+dom=$tmp/cards/dom.html
+grep -q '<p class="bar-statement"><b>The bar:</b>' "$dom" || fail "cards: the bar is not stated"
+forests=$(grep -o '<svg[^>]*class="forest"' "$dom" | wc -l)
+((forests == 4)) || fail "cards: $forests forest plots, want 4"
+(($(grep -o '<line class="bar"' "$dom" | wc -l) >= 4)) || fail "cards: a forest plot without the bar"
+(($(grep -o '<g class="row decides"' "$dom" | wc -l) == 4)) || fail "cards: not one deciding pattern per forest"
+python3 - "$dom" <<'PY' || fail "cards: forests do not lead, or a verdict line is longer than 200 characters"
+import re, sys
+dom = open(sys.argv[1]).read()
+assert dom.index('class="forest"') < dom.index('<table class="overview">'), "the forests must lead"
+lines = re.findall(r'<p class="verdict-line[^"]*">(.*?)</p>', dom, re.S)
+assert lines, "no verdict line"
+for l in lines:
+    text = re.sub(r"<[^>]+>", "", l).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"')
+    assert len(text) <= 200, (len(text), text)
+print(f"{len(lines)} verdict lines, the longest {max(len(l) for l in lines)} characters")
+PY
 
 # The step of four cards at once: where each ran, the step's overview, the cards side by side
 # (each card's median and the step's), the interference (alone vs together).
@@ -91,5 +114,19 @@ done
 grep -q '<h2>The step: step of cards 0,1,2,3 (at once)</h2>' "$tmp/step/dom.html" || fail "step: no step heading"
 for card in 0 1 2 3; do
   grep -q "<th>card $card</th>" "$tmp/step/dom.html" || fail "step: card $card is not side by side"
+done
+# A forest plot per candidate of the step's gate (6) and of each card's (4 x 6).
+forests=$(grep -o '<svg[^>]*class="forest"' "$tmp/step/dom.html" | wc -l)
+((forests == 30)) || fail "step: $forests forest plots, want 30"
+
+# A sweep alone (`ze-probe report --sweep X.jsonl`): its plots (a metric against hidden, one line
+# per variant) and its table with every measured row's verdict.
+check_report sweep 1 --sweep "$data/sweep_hidden.jsonl"
+dom=$tmp/sweep/dom.html
+(($(grep -o '<svg[^>]*class="sweep-plot" data-x="hidden"' "$dom" | wc -l) == 2)) || fail "sweep: not two plots against hidden"
+(($(grep -o '<g class="series"' "$dom" | wc -l) == 3 + 4)) || fail "sweep: not one line per variant (and the baseline)"
+grep -q '<table class="sweep">' "$dom" || fail "sweep: no table"
+for v in '"pass">pass' '"onbar">on_the_bar' '"fail">fail'; do
+  grep -q "<td class=$v</td>" "$dom" || fail "sweep: no $v verdict in the table"
 done
 echo PASS

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -184,6 +185,25 @@ std::vector<std::uint16_t> oracleOut(const zp::oracle::ChainShape& base, const z
     zp::oracle::ChainShape s = base;
     s.rows = r.rows;
     return zp::oracle::runChain(s, w, r.in, silu).out;
+}
+
+std::string base64Decode(const std::string& text) {
+    std::string out;
+    std::uint32_t acc = 0;
+    int bits = 0;
+    for (const char c : text) {
+        if (c == '=') break;
+        const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const char* at = std::strchr(digits, c);
+        if (!at || c == '\0') return "<not base64>";
+        acc = acc << 6 | std::uint32_t(at - digits);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out += char((acc >> bits) & 0xFF);
+        }
+    }
+    return out;
 }
 
 json rowsJson(const auto& flat, int rows, int cols) {
@@ -356,30 +376,49 @@ TEST(MoeServer, GivenServerOnZecl_WhenConcurrentValidAndInvalidRequests_ThenOrac
                     else
                         req["hidden_bf16"] = rowsJson(r.in.hidden, rows, shape.hidden);
                     if (kind == 3) req["timings"] = true;
+                    // `out` as base64 BF16 (exact) when asked (kind 0), else as numbers (the default,
+                    // or asked by name on every other request of kind 1).
+                    const bool asBase64 = kind == 0;
+                    if (asBase64) req["out_format"] = "bf16_base64";
+                    if (kind == 1 && i % 2) req["out_format"] = "numbers";
                     auto res = cli.Post("/v1/moe", req.dump(), "application/json");
                     if (!res || res->status != 200) {
                         fail(where + ": JSON request failed: " + (res ? res->body : "no answer"));
                         continue;
                     }
                     const json j = json::parse(res->body, nullptr, false);
-                    if (!j.is_object() || j.value("rows", 0) != rows || !j.contains("out_bf16") || !j.contains("out")) {
+                    if (!j.is_object() || j.value("rows", 0) != rows || !j.contains("out") || j.contains("out_bf16") ||
+                        j.value("out_format", "") != (asBase64 ? "bf16_base64" : "numbers")) {
                         fail(where + ": malformed answer: " + res->body.substr(0, 200));
                         continue;
                     }
-                    for (const auto& row : j["out_bf16"])
-                        for (const auto& x : row) got.push_back(x.get<std::uint16_t>());
-                    // `out` floats are the same values widened (null where not finite).
-                    for (int m = 0; m < rows && got.size() == expected.size(); ++m)
-                        for (int h = 0; h < shape.hidden; ++h) {
-                            const json& f = j["out"][m][h];
-                            const float want = zp::oracle::f32FromBf16(got[std::size_t(m) * shape.hidden + h]);
-                            if (std::isfinite(want) ? (!f.is_number() || f.get<float>() != want) : !f.is_null()) {
-                                fail(where + ": out[" + std::to_string(m) + "][" + std::to_string(h) +
-                                     "] = " + f.dump() + " is not out_bf16 widened");
-                                m = rows;
-                                break;
-                            }
+                    if (asBase64) {
+                        const std::string bytes = j["out"].is_string() ? base64Decode(j["out"].get<std::string>()) : "";
+                        if (bytes.size() != 2 * expected.size()) {
+                            fail(where + ": out is not base64 of " + std::to_string(2 * expected.size()) + " bytes");
+                            continue;
                         }
+                        for (std::size_t k = 0; k < expected.size(); ++k)
+                            got.push_back(
+                                std::uint16_t(std::uint8_t(bytes[2 * k]) | std::uint8_t(bytes[2 * k + 1]) << 8));
+                    } else {
+                        // `out` numbers are the oracle's BF16 values widened (null where not finite).
+                        got = expected;
+                        for (int m = 0; m < rows; ++m)
+                            for (int h = 0; h < shape.hidden; ++h) {
+                                const json& o = j["out"];
+                                const bool shaped = o.is_array() && o.size() == std::size_t(rows) && o[m].is_array() &&
+                                                    o[m].size() == std::size_t(shape.hidden);
+                                const json f = shaped ? o[m][h] : json("<no [rows][hidden] array>");
+                                const float want = zp::oracle::f32FromBf16(expected[std::size_t(m) * shape.hidden + h]);
+                                if (std::isfinite(want) ? (!f.is_number() || f.get<float>() != want) : !f.is_null()) {
+                                    fail(where + ": out[" + std::to_string(m) + "][" + std::to_string(h) +
+                                         "] = " + f.dump() + ", the oracle's " + std::to_string(want));
+                                    m = rows;
+                                    break;
+                                }
+                            }
+                    }
                     if (kind == 3 && (!j.contains("timings") || j["timings"].size() != 6 ||
                                       j["timings"][0].value("kernel", "") != "route_compact"))
                         fail(where +
@@ -663,4 +702,399 @@ TEST(MoeServerOptions, GivenBadOptionsOrFiles_ThenExitTwoNamingThem) {
                                                               << e.output;
         EXPECT_EQ(e.output.find("terminate called"), std::string::npos) << e.output;
     }
+}
+
+namespace {
+
+// A raw request on a fresh connection: the answer, whole, once the server closes or after `wait`.
+std::string rawExchange(int port, const std::string& request,
+                        std::chrono::milliseconds wait = std::chrono::seconds(3)) {
+    RawConnection c(port);
+    if (!c.connected() || !c.send(request)) return "";
+    return c.receive(wait);
+}
+
+// The value of a header in a raw answer ("" when absent).
+std::string headerOf(const std::string& answer, const std::string& name) {
+    const std::string head = answer.substr(0, answer.find("\r\n\r\n"));
+    std::istringstream in(head);
+    for (std::string line; std::getline(in, line);) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        const auto colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        std::string key = line.substr(0, colon);
+        std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        std::string want = name;
+        std::transform(want.begin(), want.end(), want.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        if (key == want) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+    return "";
+}
+
+std::string post(const std::string& path, const std::string& contentType, const std::string& body,
+                 const std::string& extraHeaders = "") {
+    return "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: " + contentType +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n" + extraHeaders + "\r\n" +
+           body;
+}
+
+json openApiDoc() {
+    std::ifstream f(ZP_OPENAPI);
+    return json::parse(f);
+}
+
+const std::regex kGeneratedId("^[0-9a-f]{8}-[0-9a-f]{6}$");
+
+}  // namespace
+
+// Issue 25, the server as a client expects it: the routes are docs/openapi.json's (and the
+// document is served), /health and /healthz, 405 with Allow for a wrong method, an empty body
+// answered at once, non-finite inputs refused naming the element, `out` as numbers or base64,
+// request ids honoured or made and one access-log line each, build_info and in-flight gauges.
+TEST(MoeServerApi, GivenAClient_ThenRoutesMethodsBodiesIdsLogAndMetricsAreAsDocumented) {
+    ServerProcess server({"--request-timeout", "5"});
+    const zp::oracle::ChainShape shape = serverShape();
+    const int port = server.port();
+    httplib::Client cli("127.0.0.1", port);
+    cli.set_read_timeout(std::chrono::seconds(30));
+
+    // The OpenAPI document is docs/openapi.json, served as it is.
+    const json doc = openApiDoc();
+    auto served = cli.Get("/openapi.json");
+    ASSERT_TRUE(served);
+    EXPECT_EQ(served->status, 200);
+    EXPECT_EQ(json::parse(served->body, nullptr, false), doc);
+    std::ifstream md(ZP_SERVER_MD);
+    const std::string serverMd((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+
+    // Every documented (method, path) is served (not 404 / 405; /shutdown only with its option),
+    // each path's Allow is exactly its documented methods, and docs/server.md names each route.
+    for (const auto& [path, item] : doc["paths"].items()) {
+        std::vector<std::string> methods;
+        bool needsOption = false;
+        for (const auto& [method, op] : item.items()) {
+            std::string upper = method;
+            for (char& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
+            methods.push_back(upper);
+            needsOption = needsOption || op.contains("x-moe-server-option");
+            EXPECT_NE(serverMd.find(upper + " " + path), std::string::npos)
+                << upper << " " << path << " not in docs/server.md";
+            const std::string answer =
+                upper == "GET" ? rawExchange(port, "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                               : rawExchange(port, post(path, "application/json", "{}"));
+            const int status = answer.size() > 12 ? std::stoi(answer.substr(9, 3)) : 0;
+            if (op.contains("x-moe-server-option"))
+                EXPECT_EQ(status, 404) << upper << " " << path << " served without " << op["x-moe-server-option"];
+            else
+                EXPECT_TRUE(status != 0 && status != 404 && status != 405) << upper << " " << path << ": " << answer;
+            EXPECT_TRUE(op.contains("responses")) << upper << " " << path;
+        }
+        if (needsOption) continue;
+        std::string allow;
+        for (const auto& m : methods) allow += (allow.empty() ? "" : ", ") + m + (m == "GET" ? ", HEAD" : "");
+        for (const char* wrong : {"OPTIONS", "DELETE", "PATCH", "PUT", methods[0] == "GET" ? "POST" : "GET"}) {
+            const std::string answer = rawExchange(
+                port, std::string(wrong) + " " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            EXPECT_EQ(answer.rfind("HTTP/1.1 405", 0), 0u) << wrong << " " << path << ": " << answer;
+            EXPECT_EQ(headerOf(answer, "Allow"), allow) << wrong << " " << path;
+            EXPECT_EQ(bodyOf(answer).value("code", ""), "method_not_allowed") << answer;
+            EXPECT_NE(bodyOf(answer).value("error", "").find(std::string(wrong) + " " + path), std::string::npos);
+        }
+    }
+    // Paths no route has: 404 with a JSON body naming the routes.
+    for (const char* path : {"/v2/moe", "/v1/moe/", "/HEALTH", "/", "/openapi.yaml"}) {
+        auto r = cli.Get(path);
+        ASSERT_TRUE(r) << path;
+        EXPECT_EQ(r->status, 404) << path;
+        EXPECT_EQ(json::parse(r->body, nullptr, false).value("code", ""), "not_found") << r->body;
+        EXPECT_NE(r->body.find("POST /v1/moe"), std::string::npos) << r->body;
+    }
+    // /health and /healthz: the same answer; HEAD has the headers only.
+    auto health = cli.Get("/health"), healthz = cli.Get("/healthz");
+    ASSERT_TRUE(health && healthz);
+    EXPECT_EQ(health->status, 200);
+    EXPECT_EQ(health->body, healthz->body);
+    EXPECT_EQ(json::parse(health->body).value("status", ""), "ok");
+    auto head = cli.Head("/health");
+    ASSERT_TRUE(head);
+    EXPECT_EQ(head->status, 200);
+    EXPECT_TRUE(head->body.empty());
+
+    // A wrong method with a body: 405 at once, the body never read, the connection closed.
+    {
+        const auto t0 = Clock::now();
+        const std::string answer = rawExchange(
+            port,
+            "PUT /v1/moe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{");
+        EXPECT_EQ(answer.rfind("HTTP/1.1 405", 0), 0u) << answer;
+        EXPECT_EQ(headerOf(answer, "Allow"), "POST");
+        EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 2.0);
+    }
+
+    // A POST with no body: answered at once (no Content-Length, Content-Length 0, or an empty
+    // chunked body), 400 naming what is missing; an unknown path likewise 404 at once. (Connection:
+    // close: the answer ends when the server closes, so the time is the answer's.)
+    for (const std::string& request :
+         {std::string(
+              "POST /v1/moe HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n"),
+          std::string("POST /v1/moe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+          std::string("POST /v1/moe HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: "
+                      "application/json\r\nContent-Length: 0\r\n\r\n"),
+          std::string("POST /v1/moe HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: "
+                      "application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")}) {
+        RawConnection c(port);
+        ASSERT_TRUE(c.connected());
+        const auto t0 = Clock::now();
+        c.send(request);
+        const std::string answer = c.receive(std::chrono::milliseconds(1500));
+        const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+        EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << request << answer;
+        const std::string error = bodyOf(answer).value("error", "");
+        for (const char* named : {"the request body is empty", "hidden_bf16", "topk_ids", "topk_weights"})
+            EXPECT_NE(error.find(named), std::string::npos) << named << " not in " << error;
+        EXPECT_LT(took, 1.5) << "an empty body waited " << took << " s";
+    }
+    for (const char* te : {"gzip", "gzip, chunked", "identity"}) {  // a coding the server cannot read: named, at once
+        RawConnection c(port);
+        const auto t0 = Clock::now();
+        c.send(
+            std::string("POST /v1/moe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: ") +
+            te + "\r\n\r\n{\"hidden\": ");
+        const std::string answer = c.receive(std::chrono::milliseconds(1500));
+        EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << te << ": " << answer;
+        EXPECT_NE(
+            bodyOf(answer).value("error", "").find(std::string("Transfer-Encoding '") + te + "' is not supported"),
+            std::string::npos)
+            << answer;
+        EXPECT_TRUE(c.closedByServer()) << te;
+        EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.5) << te;
+    }
+    {  // a GET with a body: answered, then the connection closed (the body is not the next request)
+        RawConnection c(port);
+        c.send("GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 18\r\n\r\nGET /nope HTTP/1.1");
+        const std::string answer = c.receive(std::chrono::milliseconds(1500));
+        EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+        EXPECT_EQ(answer.find("HTTP/1.1 404"), std::string::npos) << answer;
+        EXPECT_TRUE(c.closedByServer());
+    }
+    {
+        RawConnection c(port);
+        const auto t0 = Clock::now();
+        c.send("POST /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        const std::string answer = c.receive(std::chrono::milliseconds(1500));
+        EXPECT_EQ(answer.rfind("HTTP/1.1 404", 0), 0u) << answer;
+        EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.5);
+    }
+
+    // Values outside their type's finite range: 400 naming the element (row, column) and value.
+    std::mt19937_64 rng(5);
+    const Inputs ok = randomInputs(rng, 2, shape, true);
+    const auto body = [&](auto edit) {
+        json j = {{"hidden", rowsJson(ok.hiddenDoubles, 2, shape.hidden)},
+                  {"topk_ids", rowsJson(ok.in.topkIds, 2, shape.topK)},
+                  {"topk_weights", rowsJson(ok.in.topkWeights, 2, shape.topK)}};
+        edit(j);
+        return j;
+    };
+    const auto bitsBody = [&](auto edit) {
+        json j = body([](json&) {});
+        j.erase("hidden");
+        j["hidden_bf16"] = rowsJson(ok.in.hidden, 2, shape.hidden);
+        edit(j);
+        return j;
+    };
+    const std::vector<std::pair<std::string, std::string>> outside = {
+        {body([](json& j) { j["hidden"][1][3] = 1e39; }).dump(),
+         "hidden[1][3] = 1e+39 is outside bf16's finite range [-3.3895314e+38, 3.3895314e+38]"},
+        {body([](json& j) { j["hidden"][0][0] = -1e39; }).dump(),
+         "hidden[0][0] = -1e+39 is outside bf16's finite range"},
+        {body([](json& j) { j["hidden"][0][127] = 3.3896e38; }).dump(), "hidden[0][127] = 3.3896e+38 is outside"},
+        {[&] {  // 1e400 is no double: the JSON parser stops there (it was a 500)
+             std::string b = body([](json& j) { j["hidden"][1][0] = 12345.5; }).dump();
+             b.replace(b.find("12345.5"), 7, "1e400");
+             return b;
+         }(),
+         "hidden[1][0] = 1e400 is outside bf16's finite range [-3.3895314e+38, 3.3895314e+38]"},
+        {[&] {  // and a weight: named by its path too, though the parser stops at it
+             std::string b = body([](json& j) { j["topk_weights"][1][4] = 12345.5; }).dump();
+             b.replace(b.find("12345.5"), 7, "-1e999");
+             return b;
+         }(),
+         "topk_weights[1][4] = -1e999 is outside f32's finite range"},
+        {bitsBody([](json& j) { j["hidden_bf16"][0][5] = 0x7F80; }).dump(),
+         "hidden_bf16[0][5] = 32640 (0x7f80) is bf16 +Inf"},
+        {bitsBody([](json& j) { j["hidden_bf16"][1][9] = 0xFF80; }).dump(),
+         "hidden_bf16[1][9] = 65408 (0xff80) is bf16 -Inf"},
+        {bitsBody([](json& j) { j["hidden_bf16"][1][2] = 0x7FC1; }).dump(),
+         "hidden_bf16[1][2] = 32705 (0x7fc1) is bf16 NaN"},
+        {body([](json& j) { j["topk_weights"][0][2] = 1e39; }).dump(),
+         "topk_weights[0][2] = 1e+39 is outside f32's finite range"},
+        {body([](json& j) { j["out_format"] = "xml"; }).dump(),
+         "'out_format' must be \"numbers\" or \"bf16_base64\", got \"xml\""},
+        {body([](json& j) { j["out_format"] = 1; }).dump(), "'out_format' must be"},
+    };
+    for (const auto& [b, fragment] : outside) {
+        auto r = cli.Post("/v1/moe", b, "application/json");
+        ASSERT_TRUE(r) << fragment;
+        EXPECT_EQ(r->status, 400) << fragment << ": " << r->body.substr(0, 300);
+        EXPECT_NE(json::parse(r->body, nullptr, false).value("error", "").find(fragment), std::string::npos)
+            << "'" << fragment << "' not in " << r->body;
+    }
+    {  // safetensors: a NaN hidden value and an Inf weight, named alike
+        Inputs bad = ok;
+        bad.in.hidden[std::size_t(shape.hidden) + 7] = 0x7FC0;
+        auto r = cli.Post("/v1/moe", safetensorsBody(bad, shape), "application/octet-stream");
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 400);
+        EXPECT_NE(r->body.find("hidden[1][7] = 32704 (0x7fc0) is bf16 NaN"), std::string::npos) << r->body;
+        bad = ok;
+        bad.in.topkWeights[1] = std::numeric_limits<float>::infinity();
+        r = cli.Post("/v1/moe", safetensorsBody(bad, shape), "application/octet-stream");
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 400);
+        EXPECT_NE(r->body.find("topk_weights[0][1] = inf is not a finite f32"), std::string::npos) << r->body;
+    }
+    {  // bf16's largest finite value is in range; numbers and base64 answer the same bits
+        const json j = body([](json& j) { j["hidden"][0][0] = 3.3895313892515355e38; });
+        auto numbers = cli.Post("/v1/moe", j.dump(), "application/json");
+        json b64 = j;
+        b64["out_format"] = "bf16_base64";
+        auto base64 = cli.Post("/v1/moe", b64.dump(), "application/json");
+        ASSERT_TRUE(numbers && base64);
+        ASSERT_EQ(numbers->status, 200) << numbers->body.substr(0, 300);
+        ASSERT_EQ(base64->status, 200) << base64->body.substr(0, 300);
+        const json a = json::parse(numbers->body), b = json::parse(base64->body);
+        EXPECT_EQ(a["out_format"], "numbers");
+        EXPECT_EQ(b["out_format"], "bf16_base64");
+        EXPECT_FALSE(a.contains("out_bf16"));
+        EXPECT_FALSE(b.contains("out_bf16"));
+        const std::string bytes = base64Decode(b["out"].get<std::string>());
+        ASSERT_EQ(bytes.size(), std::size_t(2 * 2 * shape.hidden));
+        for (int k = 0; k < 2 * shape.hidden; ++k) {
+            const auto bits = std::uint16_t(std::uint8_t(bytes[2 * k]) | std::uint8_t(bytes[2 * k + 1]) << 8);
+            const json& x = a["out"][k / shape.hidden][k % shape.hidden];
+            const float f = zp::oracle::f32FromBf16(bits);
+            if (std::isfinite(f))
+                EXPECT_EQ(x.get<float>(), f) << k;
+            else
+                EXPECT_TRUE(x.is_null()) << k;
+        }
+    }
+
+    // Request ids: a usable X-Request-Id is echoed (on errors too); a hostile or absent one is
+    // replaced by a generated one, a new one each request.
+    httplib::Headers idHeader = {{"X-Request-Id", "client-req.42:a/b+c=d@e"}};
+    auto echoed = cli.Get("/health", idHeader);
+    ASSERT_TRUE(echoed);
+    EXPECT_EQ(echoed->get_header_value("X-Request-Id"), "client-req.42:a/b+c=d@e");
+    auto echoedError = cli.Post("/v1/moe", idHeader, "{}", "application/json");
+    ASSERT_TRUE(echoedError);
+    EXPECT_EQ(echoedError->status, 400);
+    EXPECT_EQ(echoedError->get_header_value("X-Request-Id"), "client-req.42:a/b+c=d@e");
+    std::set<std::string> generated;
+    for (const std::string& hostile : {std::string(), std::string("has space"), std::string(129, 'a'),
+                                       std::string("quote\"d"), std::string("semi;colon")}) {
+        const std::string answer =
+            rawExchange(port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
+                                  (hostile.empty() ? std::string() : "X-Request-Id: " + hostile + "\r\n") + "\r\n");
+        const std::string id = headerOf(answer, "X-Request-Id");
+        EXPECT_TRUE(std::regex_match(id, kGeneratedId)) << "'" << hostile << "' gave '" << id << "'";
+        generated.insert(id);
+    }
+    EXPECT_EQ(generated.size(), 5u);
+    const std::string notFound =
+        rawExchange(port, "GET /nope HTTP/1.1\r\nHost: x\r\nX-Request-Id: nf-1\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(headerOf(notFound, "X-Request-Id"), "nf-1");
+    const std::string wrongMethod =
+        rawExchange(port, "GET /v1/moe HTTP/1.1\r\nHost: x\r\nX-Request-Id: wm-1\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(headerOf(wrongMethod, "X-Request-Id"), "wm-1");
+    const std::string badLine = rawExchange(port, "BLAH\r\nX-Request-Id: bl-1\r\n\r\n");
+    EXPECT_FALSE(headerOf(badLine, "X-Request-Id").empty()) << badLine;
+    // A path with an encoded newline cannot forge a log line.
+    rawExchange(port, "GET /x%0Amoe-server:%20access%20id=forged HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+
+    // In flight: a request whose body is still arriving is counted, then not.
+    // /metrics until it holds `line` (a gauge moves once the server is there), or the deadline.
+    const auto metricsWith = [&](const std::string& line, std::chrono::seconds wait) {
+        std::string text;
+        for (const auto deadline = Clock::now() + wait; Clock::now() < deadline;) {
+            auto m = cli.Get("/metrics");
+            text = m && m->status == 200 ? m->body : std::string();
+            if (text.find(line) != std::string::npos) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return text;
+    };
+    {
+        RawConnection slow(port);
+        const std::string full = validBody(shape);
+        slow.send(
+            "POST /v1/moe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Request-Id: slow-1\r\n"
+            "Content-Length: " +
+            std::to_string(full.size()) + "\r\n\r\n" + full.substr(0, 10));
+        const std::string during = metricsWith("\nmoe_requests_in_flight 1\n", std::chrono::seconds(3));
+        EXPECT_NE(during.find("\nmoe_requests_in_flight 1\n"), std::string::npos) << during;
+        slow.send(full.substr(10));
+        const std::string answer = slow.receive(std::chrono::seconds(5));
+        EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer.substr(0, 300);
+    }
+    const std::string m = metricsWith("\nmoe_requests_in_flight 0\n", std::chrono::seconds(5));
+    EXPECT_NE(m.find("\nmoe_requests_in_flight 0\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("\nmoe_chains_in_use 0\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("\nmoe_chains 4\n"), std::string::npos) << m;
+    EXPECT_TRUE(std::regex_search(m, std::regex("\nmoe_connections_open [1-9][0-9]*\n"))) << m;
+    const std::regex buildInfo(
+        "\nmoe_server_build_info\\{version=\"[0-9]+\\.[0-9]+\\.[0-9]+\",git=\"[^\"]+\",contract=\"1\",device=\"[^\"]+"
+        "\","
+        "driver=\"zecl\",variant=\"baseline\"\\} 1\n");
+    EXPECT_TRUE(std::regex_search(m, buildInfo)) << m;
+    // The Prometheus text format: every line a comment or a sample, every family with HELP and TYPE.
+    const std::regex sample(
+        R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*")*\})? (-?[0-9.eE+-]+|NaN|\+Inf|-Inf)$)");
+    const std::regex comment(R"(^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) .+$)");
+    std::set<std::string> helped, typed;
+    std::istringstream lines(m);
+    for (std::string line; std::getline(lines, line);) {
+        std::smatch match;
+        if (std::regex_match(line, match, comment)) {
+            (match[1] == "HELP" ? helped : typed).insert(match[2]);
+            continue;
+        }
+        ASSERT_TRUE(std::regex_match(line, match, sample)) << "not Prometheus text: " << line;
+        std::string family = match[1];
+        for (const char* suffix : {"_bucket", "_sum", "_count"})
+            if (!typed.count(family) && family.size() > std::strlen(suffix) &&
+                family.compare(family.size() - std::strlen(suffix), std::string::npos, suffix) == 0)
+                family.resize(family.size() - std::strlen(suffix));
+        EXPECT_TRUE(typed.count(family) && helped.count(family)) << family << " has no HELP / TYPE before it";
+    }
+
+    // One access-log line per request, with its id.
+    EXPECT_EQ(server.terminate(std::chrono::seconds(30)), 0) << server.log();
+    const std::string log = server.log();
+    std::vector<std::string> access;
+    std::istringstream logLines(log);
+    for (std::string line; std::getline(logLines, line);)
+        if (line.rfind("moe-server: access ", 0) == 0) access.push_back(line);
+    const auto linesWith = [&](const std::string& what) {
+        return std::count_if(access.begin(), access.end(),
+                             [&](const std::string& l) { return l.find(what) != std::string::npos; });
+    };
+    EXPECT_EQ(linesWith(" id=client-req.42:a/b+c=d@e "), 2) << log;
+    EXPECT_EQ(linesWith(" id=slow-1 remote=127.0.0.1:"), 1) << log;
+    EXPECT_EQ(linesWith(" id=slow-1 "), 1);
+    EXPECT_EQ(linesWith(" id=nf-1 "), 1);
+    EXPECT_EQ(linesWith(" id=wm-1 remote=127.0.0.1:"), 1);
+    EXPECT_NE(log.find("id=slow-1 remote=127.0.0.1:"), std::string::npos);
+    const std::regex accessLine(
+        R"(^moe-server: access id=[A-Za-z0-9._:/+=@-]+ remote=[^ ]+ method=[A-Z-]+ path=[^ ]+ status=[0-9]{3} bytes=[0-9]+ ms=[0-9]+\.[0-9]{3}$)");
+    for (const auto& l : access) EXPECT_TRUE(std::regex_match(l, accessLine)) << l;
+    for (const auto& id : generated) EXPECT_EQ(linesWith(" id=" + id + " "), 1) << id;
+    EXPECT_EQ(linesWith("path=/x%0Amoe-server:%20access%20id=forged"), 1) << log;
+    EXPECT_EQ(log.find("\nmoe-server: access id=forged"), std::string::npos) << log;
+    const std::string slowLine = access[std::size_t(
+        std::find_if(access.begin(), access.end(),
+                     [](const std::string& l) { return l.find(" id=slow-1 ") != std::string::npos; }) -
+        access.begin())];
+    EXPECT_NE(slowLine.find(" method=POST path=/v1/moe status=200 "), std::string::npos) << slowLine;
 }

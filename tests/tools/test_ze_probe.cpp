@@ -331,6 +331,34 @@ TEST_F(ZeProbe, GivenSavedCards_WhenReported_ThenHtmlWithTablesAndSvg_AndBadExte
     EXPECT_FALSE(fs::exists(path("r.png")));
 }
 
+// Issue 25: `ze-probe report --sweep X.jsonl` alone renders the sweep (plots and verdicts); with
+// neither cards nor a sweep, or a sweep of no rows, it is bad input naming what is missing.
+TEST_F(ZeProbe, GivenASweepAlone_WhenReported_ThenItRenders_AndNothingToReportIsExit2) {
+    const std::string data = ZP_TOOLS_TEST_DATA;
+    ProbeRun r = runProbe("report --sweep " + data + "/sweep_hidden.jsonl -o " + path("sweep.html"));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("0 cards, 12 sweep points"), std::string::npos) << r.output;
+    std::ifstream f(path("sweep.html"));
+    const std::string html((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(html.find("<table class=\"sweep\">"), std::string::npos);
+    EXPECT_NE(html.find("class=\"sweep-plot\" data-x=\"hidden\""), std::string::npos);
+    EXPECT_NE(html.find("<td class=\"onbar\">on_the_bar</td>"), std::string::npos);
+
+    r = runProbe("report -o " + path("none.html"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("nothing to report: give card<N>.json files, --sweep FILE.jsonl, or both"),
+              std::string::npos)
+        << r.output;
+    std::ofstream(path("empty.jsonl")).flush();
+    r = runProbe("report --sweep " + path("empty.jsonl") + " -o " + path("empty.html"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("no sweep row in the file"), std::string::npos) << r.output;
+    r = runProbe("report --sweep " + data + "/sweep_hidden.jsonl -o " + path("sweep.svg"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_FALSE(fs::exists(path("none.html")));
+    EXPECT_FALSE(fs::exists(path("empty.html")));
+}
+
 // The block tile (kernels_cl/common/zp_gemm_block.h) chosen from the command line: built from
 // zecl's source bundle, every case of the pattern bit-exact, and the card records the tiles.
 // two_launch, not every variant: the scheduler's tilings check every variant on this tile bit

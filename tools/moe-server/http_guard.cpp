@@ -165,12 +165,13 @@ private:
     std::vector<std::thread> workers_;
 };
 
-void refuse(int fd) {
+void refuse(int fd, const std::string& requestId) {
     const std::string body = jsonError(
         "the server is at its connection limit (every connection thread busy and the queue full); retry later",
         "unavailable");
     const std::string head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
-                             std::to_string(body.size()) + "\r\nRetry-After: 1\r\nConnection: close\r\n\r\n";
+                             std::to_string(body.size()) + "\r\nRetry-After: 1\r\nConnection: close\r\n" +
+                             (requestId.empty() ? "" : "X-Request-Id: " + requestId + "\r\n") + "\r\n";
     const std::string all = head + body;
     // A fresh socket's send buffer takes these few hundred bytes at once: never blocks the acceptor.
     (void)::send(fd, all.data(), all.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -194,13 +195,21 @@ void GuardedServer::closeAfterResponse() { tCloseAfter = true; }
 
 bool GuardedServer::process_and_close_socket(socket_t sock) {
     if (tRejecting) {
-        refuse(sock);
+        refuse(sock, onRejected ? onRejected() : std::string());
         ++rejected_;
-        if (onRejected) onRejected();
         ::shutdown(sock, SHUT_RDWR);
         ::close(sock);
         return true;
     }
+    struct Held {  // the open-connections gauge, whatever way this returns
+        std::atomic<std::int64_t>* g;
+        explicit Held(std::atomic<std::int64_t>* gauge) : g(gauge) {
+            if (g) ++*g;
+        }
+        ~Held() {
+            if (g) --*g;
+        }
+    } held(openConnections);
     DeadlineStream strm(sock, limits_);
     bool ok = true;
     for (int count = 0; count < limits_.keepAliveMax && is_running(); ++count) {

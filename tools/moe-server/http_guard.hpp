@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <string>
 
 #include <httplib.h>
 
@@ -52,8 +53,11 @@ public:
 
     // Connections answered 503 because every thread was busy and the queue was full.
     std::uint64_t rejectedConnections() const noexcept { return rejected_.load(); }
-    // Called for each such connection (for the metrics).
-    std::function<void()> onRejected;
+    // Called for each such connection (the metrics and the access log): returns the request id
+    // the 503 carries in X-Request-Id.
+    std::function<std::string()> onRejected;
+    // When set, held one higher while a connection thread serves a connection.
+    std::atomic<std::int64_t>* openConnections = nullptr;
 
 private:
     bool process_and_close_socket(socket_t sock) override;

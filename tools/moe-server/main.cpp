@@ -4,19 +4,17 @@
 //   moe-server [--config FILE] [--set key=value]... [--seed N | --weights FILE [--prefix P]]
 //              [--device SPEC] [--variant NAME] [--host 127.0.0.1] [--port 8080] [--threads 4]
 //
-//   POST /v1/moe   JSON  {"hidden_bf16": [[u16..]..] | "hidden": [[number..]..],
-//                         "topk_ids": [[int..]..], "topk_weights": [[number..]..], "timings": bool}
-//                  → {"rows", "hidden", "out_bf16": [[u16..]..], "out": [[float|null..]..], "timings"?}
-//                  binary (Content-Type application/octet-stream): a safetensors body with
-//                  hidden BF16 [m,H], topk_ids I32 or I64 (torch.topk's) [m,K], topk_weights F32 [m,K]
-//                  → safetensors `out` BF16 [m,H]; JSON ids are read as int64
-//                  400 + {"error", "code"} for malformed bodies, wrong shapes, expert ids outside [0, E)
-//   GET /healthz   {"status": "ok", device, variant, shape}
-//   GET /metrics   Prometheus text: requests by status, errors, latency p50/p95/p99 (sliding window),
-//                  histograms of the latency (queueing included) and of the device time
-//   Every error answer has a JSON body {"error", "code"}, whatever produced it (httplib's own
-//   400/413/414 and 404 included).
-//   POST /shutdown only with --enable-shutdown; SIGTERM / SIGINT stop the server cleanly too.
+// The routes, their bodies and errors are docs/server.md and docs/openapi.json (served at
+// GET /openapi.json; the server refuses to start when its routes and that document differ):
+//   POST /v1/moe                one decode step, JSON or safetensors in and out
+//   GET /health, GET /healthz   {"status": "ok", device, variant, shape}
+//   GET /metrics                Prometheus text (requests, latency, device time, in-flight gauges,
+//                               moe_server_build_info)
+//   POST /shutdown              only with --enable-shutdown; SIGTERM / SIGINT stop the server too
+// Every error answer has a JSON body {"error", "code"}, whatever produced it (httplib's own
+// 400/413/414 included); a path no route has is 404, a method a route does not take 405 with
+// Allow. Every answer carries X-Request-Id (the client's when it sent a usable one) and every
+// request is one access-log line on stderr.
 //
 // Concurrency: connections are served by --connections threads (http_guard.hpp: a deadline per
 // request, idle keep-alive connections closed, at most --queue connections waiting, 503 beyond);
@@ -30,15 +28,22 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <cmath>
 #include <optional>
+#include <random>
+#include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -49,6 +54,7 @@
 
 #include "http_guard.hpp"
 #include "moe_service.hpp"
+#include "openapi_json.hpp"
 #include "zp/tools/cli.hpp"
 #include "zp/tools/option_values.hpp"
 
@@ -66,6 +72,125 @@ bool isLoopback(const std::string& host) {
 }
 
 constexpr int kExitOk = 0, kExitInternal = 1, kExitBadInput = 2;
+
+constexpr const char* kRequestIdHeader = "X-Request-Id";
+
+// "a1b2c3d4-000001": a random prefix per process, then a count.
+std::string newRequestId() {
+    static const std::uint32_t prefix = std::random_device{}();
+    static std::atomic<std::uint64_t> count{0};
+    return fmt::format("{:08x}-{:06x}", prefix, ++count);
+}
+
+// The client's X-Request-Id when it is 1 to 128 characters of [A-Za-z0-9._:/+=@-] (UUIDs, W3C
+// trace ids and the like): it is echoed in a header and written to the log, so anything else
+// (control characters, spaces, quotes, a header too long) is replaced by a generated id.
+std::string requestIdOf(const httplib::Request& req) {
+    const std::string id = req.get_header_value(kRequestIdHeader);
+    const bool ok = !id.empty() && id.size() <= 128 && std::all_of(id.begin(), id.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._:/+=@-", c) != nullptr;
+    });
+    return ok ? id : newRequestId();
+}
+
+// A request's path or method as the log and an error message show it: bytes outside printable
+// ASCII, spaces and '%' as %XX (a decoded path may hold a newline).
+std::string printable(const std::string& s) {
+    std::string o;
+    for (const char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20 || u >= 0x7F || c == '%' || c == '"')
+            o += fmt::format("%{:02X}", u);
+        else
+            o += c;
+    }
+    return o;
+}
+
+// One access-log line per request on stderr, logfmt, written with one call (lines of
+// concurrent requests never interleave).
+void accessLog(const std::string& id, const std::string& remote, const std::string& method, const std::string& path,
+               int status, std::size_t bytes, double seconds) {
+    const std::string line = fmt::format(
+        "moe-server: access id={} remote={} method={} path={} status={} bytes={} ms={:.3f}\n", printable(id), remote,
+        printable(method), path == "-" ? path : printable(path), status, bytes, seconds * 1e3);
+    std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+// Whether the request carries a body: a Content-Length or a Transfer-Encoding (RFC 9112 §6.3:
+// without either, a request's body is empty).
+bool hasBody(const httplib::Request& req) {
+    return req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
+}
+
+// A Transfer-Encoding other than exactly "chunked" (any case): httplib reads only that one, and
+// would read any other body until the client closes. "" when there is none or it is chunked.
+std::string unreadableTransferEncoding(const httplib::Request& req) {
+    if (!req.has_header("Transfer-Encoding")) return "";
+    const std::string te = req.get_header_value("Transfer-Encoding");
+    std::string lower = te;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return lower == "chunked" ? "" : te.empty() ? std::string("(empty)") : te;
+}
+
+// moe_server_build_info's labels from versionText ("0.1.0 (git v0.1-3-gabc), contract 1").
+std::vector<std::pair<std::string, std::string>> buildInfo(const std::string& versionText, const std::string& device,
+                                                           const std::string& driver, const std::string& variant) {
+    std::string version = versionText, git = "unknown", contract = "unknown";
+    if (const auto open = versionText.find(" (git "); open != std::string::npos) {
+        version = versionText.substr(0, open);
+        const auto close = versionText.find(')', open);
+        git = versionText.substr(open + 6, close == std::string::npos ? std::string::npos : close - open - 6);
+    }
+    if (const auto c = versionText.rfind("contract "); c != std::string::npos) contract = versionText.substr(c + 9);
+    return {{"version", version}, {"git", git},       {"contract", contract},
+            {"device", device},   {"driver", driver}, {"variant", variant}};
+}
+
+// The server's routes: (method, path), in the order registered.
+class Routes {
+public:
+    void add(std::string method, std::string path) { routes_.emplace_back(std::move(method), std::move(path)); }
+
+    std::vector<std::string> methodsOf(const std::string& path) const {
+        std::vector<std::string> m;
+        for (const auto& [method, p] : routes_)
+            if (p == path) m.push_back(method);
+        return m;
+    }
+    // "GET, HEAD" for a GET route (httplib answers HEAD from it), POST as it is.
+    static std::string allowHeader(const std::vector<std::string>& methods) {
+        std::string s;
+        for (const auto& m : methods) s += (s.empty() ? "" : ", ") + m + (m == "GET" ? ", HEAD" : "");
+        return s;
+    }
+    std::string list() const {
+        std::string s;
+        for (const auto& [method, p] : routes_) s += (s.empty() ? "" : ", ") + method + " " + p;
+        return s;
+    }
+    // "" when the routes are exactly the OpenAPI document's operations (those marked
+    // x-moe-server-option: --enable-shutdown only with it); else what differs.
+    std::string differenceFrom(const nlohmann::json& openApi, bool shutdownEnabled) const {
+        std::set<std::pair<std::string, std::string>> documented, served(routes_.begin(), routes_.end());
+        for (const auto& [path, item] : openApi.at("paths").items())
+            for (const auto& [method, op] : item.items()) {
+                if (op.value("x-moe-server-option", "") == "--enable-shutdown" && !shutdownEnabled) continue;
+                std::string upper = method;
+                for (char& c : upper) c = char(std::toupper(static_cast<unsigned char>(c)));
+                documented.emplace(upper, path);
+            }
+        std::string out;
+        for (const auto& r : served)
+            if (!documented.count(r)) out += " served, not documented: " + r.first + " " + r.second + ";";
+        for (const auto& r : documented)
+            if (!served.count(r)) out += " documented, not served: " + r.first + " " + r.second + ";";
+        return out;
+    }
+
+private:
+    std::vector<std::pair<std::string, std::string>> routes_;
+};
 
 struct Options {
     std::string config;
@@ -111,7 +236,8 @@ int main(int argc, char** argv) {
     Options o;
     CLI::App app{
         "moe-server: an example HTTP server embedding the ze-probe MoE chain (zeprobe facade). Serves POST "
-        "/v1/moe (JSON or safetensors), GET /healthz and GET /metrics; no authentication, no TLS."};
+        "/v1/moe (JSON or safetensors), GET /health (/healthz), GET /metrics and GET /openapi.json (docs/server.md); "
+        "no authentication, no TLS."};
     zp::tools::configureApp(
         app, "moe-server", zeprobe::contractVersion(),
         {"moe-server --config configs/deepseek-v4-flash.yaml --port 8080",
@@ -226,6 +352,9 @@ int main(int argc, char** argv) {
     const std::string variant = chains->size() > 0 ? std::string((*chains->acquire()).variant()) : o.variant;
 
     zp::moeserver::Metrics metrics(o.window);
+    metrics.chains = chains->size();
+    metrics.setBuildInfo(buildInfo(zp::tools::versionText(zeprobe::contractVersion()), device->info().name,
+                                   device->info().driver, variant));
     auto seconds = [](double s) { return std::chrono::milliseconds(std::max<long long>(1, std::llround(s * 1000))); };
     zp::moeserver::HttpLimits limits;
     limits.connections = o.connections;
@@ -236,12 +365,20 @@ int main(int argc, char** argv) {
     limits.keepAliveMax = o.keepAliveMax;
     limits.maxRequestBytes = o.maxBody + (std::size_t(1) << 16);  // headers: httplib caps a line at 8 KiB
     zp::moeserver::GuardedServer server(limits);
-    server.onRejected = [&metrics] { metrics.recordRejectedConnection(); };
+    server.openConnections = &metrics.connectionsOpen;
+    server.onRejected = [&metrics] {
+        metrics.recordRejectedConnection();
+        const std::string id = newRequestId();
+        accessLog(id, "-", "-", "-", 503, 0, 0);
+        return id;
+    };
     server.set_payload_max_length(o.maxBody);  // a Content-Length above it: 413 before reading
     // Every error answer carries a JSON body, also those httplib makes itself (400, 404, 413, 414).
     server.set_keep_alive_timeout(std::max<time_t>(1, time_t(std::ceil(o.keepAliveTimeout))));  // the header it sends
     server.set_keep_alive_max_count(std::size_t(o.keepAliveMax));
-    server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+        // Answers made before routing (httplib's own 400/413/414) get their request id here.
+        if (!res.has_header(kRequestIdHeader)) res.set_header(kRequestIdHeader, requestIdOf(req));
         if (!res.body.empty()) return;
         // httplib's own error (a request it could not parse): the stream's state is unknown.
         zp::moeserver::GuardedServer::closeAfterResponse();
@@ -262,14 +399,23 @@ int main(int argc, char** argv) {
         res.status = 500;
         res.set_content(zp::moeserver::jsonError(what, "internal"), "application/json");
     });
-    // Recorded once the answer is written, for every /v1/moe answer (httplib's own 400/413 too).
+    // Called once the answer is written, for every answer httplib writes (its own 400/413 too):
+    // the access log line, and the counts of /v1/moe.
     server.set_logger([&metrics](const httplib::Request& req, const httplib::Response& res) {
-        if (req.path != "/v1/moe") return;
-        metrics.record(res.status, std::chrono::duration<double>(zp::moeserver::GuardedServer::Clock::now() -
-                                                                 zp::moeserver::GuardedServer::requestStart())
-                                       .count());
+        const double s = std::chrono::duration<double>(zp::moeserver::GuardedServer::Clock::now() -
+                                                       zp::moeserver::GuardedServer::requestStart())
+                             .count();
+        const std::string id = res.get_header_value(kRequestIdHeader);
+        accessLog(id.empty() ? "-" : id,
+                  req.remote_addr.empty() ? "-" : req.remote_addr + ":" + std::to_string(req.remote_port),
+                  req.method.empty() ? "-" : req.method, req.path.empty() ? "-" : req.path, res.status, res.body.size(),
+                  s);
+        if (req.path == "/v1/moe" && req.method == "POST") metrics.record(res.status, s);
     });
 
+    // The routes: each handler is registered with its routes.add (the table answers 404 / 405 and is
+    // checked against the OpenAPI document the server serves, docs/openapi.json).
+    Routes routes;
     const nlohmann::json health = {
         {"status", "ok"},
         {"device",
@@ -286,8 +432,10 @@ int main(int argc, char** argv) {
           {"card", shape.card}}}};
 
     const std::size_t maxBody = o.maxBody;
+    routes.add("POST", "/v1/moe");
     server.Post("/v1/moe", [&](const httplib::Request& req, httplib::Response& res,
                                const httplib::ContentReader& reader) {
+        const zp::moeserver::Gauge inFlight(metrics.requestsInFlight);
         const std::string type = req.get_header_value("Content-Type");
         const bool binary = type.rfind("application/octet-stream", 0) == 0;
         auto fail = [&](int status, const std::string& message, const std::string& code) {
@@ -295,10 +443,20 @@ int main(int argc, char** argv) {
             res.set_content(zp::moeserver::jsonError(message, code), "application/json");
         };
         // The body is read here, capped whatever the transfer encoding (httplib caps a
-        // Content-Length only: a chunked body would be read whole).
+        // Content-Length only: a chunked body would be read whole). A request with neither
+        // Content-Length nor chunked encoding has no body (RFC 9112 §6.3): httplib would read
+        // until the client closes.
+        if (const std::string te = unreadableTransferEncoding(req); !te.empty()) {
+            zp::moeserver::GuardedServer::closeAfterResponse();  // the body is never read
+            fail(400,
+                 "Transfer-Encoding '" + te +
+                     "' is not supported: send the body with a Content-Length or Transfer-Encoding: chunked",
+                 "invalid_argument");
+            return;
+        }
         std::string body;
         bool tooLarge = false;
-        const bool read = reader([&](const char* data, std::size_t n) {
+        const bool read = !hasBody(req) || reader([&](const char* data, std::size_t n) {
             if (body.size() + n > maxBody) {
                 tooLarge = true;
                 return false;
@@ -316,7 +474,13 @@ int main(int argc, char** argv) {
             return;
         }
         try {
-            if (!binary && type.rfind("application/json", 0) != 0) {
+            if (body.empty()) {
+                fail(400,
+                     "the request body is empty: POST /v1/moe needs a JSON object with 'hidden_bf16' or 'hidden', "
+                     "'topk_ids' and 'topk_weights' (Content-Type: application/json), or a safetensors file with "
+                     "hidden, topk_ids and topk_weights (Content-Type: application/octet-stream); docs/server.md",
+                     "invalid_argument");
+            } else if (!binary && type.rfind("application/json", 0) != 0) {
                 fail(415,
                      "Content-Type must be application/json or application/octet-stream (safetensors), got '" + type +
                          "'",
@@ -328,6 +492,7 @@ int main(int argc, char** argv) {
                 std::vector<zeprobe::KernelTiming> timings;
                 {
                     auto chain = chains->acquire();
+                    const zp::moeserver::Gauge busy(metrics.chainsInUse);
                     const auto deviceStart = std::chrono::steady_clock::now();
                     chain->forward(r.hidden, r.topkIds, r.topkWeights, out);
                     metrics.recordDevice(
@@ -349,17 +514,71 @@ int main(int argc, char** argv) {
             fail(500, e.what(), "internal");
         }
     });
-    server.Get("/healthz", [&](const httplib::Request&, httplib::Response& res) {
-        res.set_content(health.dump(), "application/json");
-    });
+    for (const char* path : {"/health", "/healthz"}) {
+        routes.add("GET", path);
+        server.Get(path, [&](const httplib::Request&, httplib::Response& res) {
+            res.set_content(health.dump(), "application/json");
+        });
+    }
+    routes.add("GET", "/metrics");
     server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
-        res.set_content(metrics.prometheus(), "text/plain; version=0.0.4");
+        res.set_content(metrics.prometheus(), "text/plain; version=0.0.4; charset=utf-8");
     });
-    if (o.enableShutdown)
-        server.Post("/shutdown", [&](const httplib::Request&, httplib::Response& res) {
+    const std::string openApiText(reinterpret_cast<const char*>(zp::moeserver::kOpenApiJson),
+                                  zp::moeserver::kOpenApiJsonSize);
+    routes.add("GET", "/openapi.json");
+    server.Get("/openapi.json", [&](const httplib::Request&, httplib::Response& res) {
+        res.set_content(openApiText, "application/json");
+    });
+    if (o.enableShutdown) {
+        routes.add("POST", "/shutdown");
+        // A content-reader handler: httplib would read a body (until the client closes, without
+        // Content-Length) before calling a plain one. The body is never read: the connection ends.
+        server.Post("/shutdown", [&](const httplib::Request&, httplib::Response& res, const httplib::ContentReader&) {
+            zp::moeserver::GuardedServer::closeAfterResponse();
             res.set_content("{\"status\":\"stopping\"}", "application/json");
             kill(getpid(), SIGTERM);  // taken by the signal thread below, after this answer is sent
         });
+    }
+    std::string mismatch;
+    try {
+        mismatch = routes.differenceFrom(nlohmann::json::parse(openApiText), o.enableShutdown);
+    } catch (const nlohmann::json::exception& e) {
+        mismatch = std::string(" not an OpenAPI document: ") + e.what();
+    }
+    if (!mismatch.empty()) {
+        std::cerr << "moe-server: error: internal error: the routes and docs/openapi.json differ: " << mismatch << "\n";
+        return kExitInternal;
+    }
+    // Every request first: its id, then 404 for a path no route has and 405 (with Allow) for a
+    // method a path does not take, before httplib would read a body for them.
+    server.set_pre_routing_handler([&routes](const httplib::Request& req, httplib::Response& res) {
+        res.set_header(kRequestIdHeader, requestIdOf(req));
+        const std::vector<std::string> methods = routes.methodsOf(req.path);
+        const bool allowed =
+            std::find(methods.begin(), methods.end(), req.method) != methods.end() ||
+            (req.method == "HEAD" && std::find(methods.begin(), methods.end(), "GET") != methods.end());
+        // A GET with a body: httplib never reads it, so it must not be taken for the next request.
+        if (allowed && req.method != "POST" && hasBody(req)) zp::moeserver::GuardedServer::closeAfterResponse();
+        if (allowed) return httplib::Server::HandlerResponse::Unhandled;
+        if (hasBody(req)) zp::moeserver::GuardedServer::closeAfterResponse();  // its body is never read
+        if (methods.empty()) {
+            res.status = 404;
+            res.set_content(zp::moeserver::jsonError(
+                                "no route " + printable(req.path) + " (routes: " + routes.list() + "; docs/server.md)",
+                                "not_found"),
+                            "application/json");
+        } else {
+            const std::string allow = Routes::allowHeader(methods);
+            res.status = 405;
+            res.set_header("Allow", allow);
+            res.set_content(zp::moeserver::jsonError(printable(req.method) + " " + printable(req.path) +
+                                                         ": method not allowed (Allow: " + allow + ")",
+                                                     "method_not_allowed"),
+                            "application/json");
+        }
+        return httplib::Server::HandlerResponse::Handled;
+    });
 
     int port = o.port;
     if (port == 0) {

@@ -48,23 +48,132 @@ double numberAt(const json& x, const char* key, int m, int c) {
     return x.get<double>();
 }
 
+// BF16's largest finite value (0x7F7F) and f32's: inputs beyond them are refused, not rounded to
+// ±Inf (the chain's contract is over finite inputs, and an Inf answers with null everywhere).
+constexpr double kBf16Max = 3.3895313892515355e38;
+constexpr double kF32Max = double(std::numeric_limits<float>::max());
+
+// "1e+39" as it was sent (a JSON number), or the double's shortest text.
+std::string shown(double v) { return fmt::format("{}", v); }
+
+std::uint16_t hiddenFromNumber(double v, const char* key, int m, int c) {
+    if (!(std::fabs(v) <= kBf16Max))  // NaN too
+        throw BadRequest(fmt::format("{}[{}][{}] = {} is outside bf16's finite range [-{:.8g}, {:.8g}]", key, m, c,
+                                     shown(v), kBf16Max, kBf16Max));
+    return zeprobe::bf16FromDouble(v);
+}
+
+std::string bf16Name(std::uint16_t bits) {
+    if ((bits & 0x7FFF) == 0x7F80) return bits & 0x8000 ? "-Inf" : "+Inf";
+    return "NaN";
+}
+
+void checkHiddenBits(std::uint16_t bits, const char* key, int m, int c) {
+    if ((bits & 0x7F80) == 0x7F80)
+        throw BadRequest(fmt::format("{}[{}][{}] = {} (0x{:04x}) is bf16 {}: outside bf16's finite range", key, m, c,
+                                     bits, bits, bf16Name(bits)));
+}
+
+float weightFromNumber(double v, const char* key, int m, int k) {
+    if (!(std::fabs(v) <= kF32Max))
+        throw BadRequest(fmt::format("{}[{}][{}] = {} is outside f32's finite range [-{:.9g}, {:.9g}]", key, m, k,
+                                     shown(v), kF32Max, kF32Max));
+    return float(v);
+}
+
+// Every value of a decoded request finite (safetensors bodies carry any bit pattern).
+void checkFinite(const MoeRequest& r, const zeprobe::Shape& shape) {
+    const int H = shape.hidden, K = shape.topK;
+    for (int m = 0; m < r.rows; ++m)
+        for (int c = 0; c < H; ++c) checkHiddenBits(r.hidden[std::size_t(m) * H + c], "hidden", m, c);
+    for (int m = 0; m < r.rows; ++m)
+        for (int k = 0; k < K; ++k)
+            if (const float w = r.topkWeights[std::size_t(m) * K + k]; !std::isfinite(w))
+                throw BadRequest(fmt::format("topk_weights[{}][{}] = {} is not a finite f32", m, k, w));
+}
+
+// The body parsed again by events to find where it fails: "hidden[1][0]" for the path, and the
+// token there. A number beyond double's range is named like any value outside its type's range.
+class PathAtError : public nlohmann::json_sax<json> {
+public:
+    bool null() override { return value(); }
+    bool boolean(bool) override { return value(); }
+    bool number_integer(number_integer_t) override { return value(); }
+    bool number_unsigned(number_unsigned_t) override { return value(); }
+    bool number_float(number_float_t, const string_t&) override { return value(); }
+    bool string(string_t&) override { return value(); }
+    bool binary(binary_t&) override { return value(); }
+    bool start_object(std::size_t) override { return open(false); }
+    bool key(string_t& k) override {
+        frames_.back().key = k;
+        return true;
+    }
+    bool end_object() override { return close(); }
+    bool start_array(std::size_t) override { return open(true); }
+    bool end_array() override { return close(); }
+    bool parse_error(std::size_t, const std::string& token, const nlohmann::detail::exception&) override {
+        token_ = token;
+        for (const Frame& f : frames_)
+            path_ += f.array ? fmt::format("[{}]", f.index) : (path_.empty() ? "" : ".") + f.key;
+        return false;
+    }
+    const std::string& path() const { return path_; }
+    const std::string& token() const { return token_; }
+
+private:
+    struct Frame {
+        bool array = false;
+        std::size_t index = 0;
+        std::string key;
+    };
+    bool value() {
+        if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
+        return true;
+    }
+    bool open(bool array) {
+        frames_.push_back({array, 0, {}});
+        return true;
+    }
+    bool close() {
+        frames_.pop_back();
+        return value();
+    }
+    std::vector<Frame> frames_;
+    std::string path_, token_;
+};
+
+std::string whereJsonFails(std::string_view body, const json::exception& e) {
+    PathAtError at;
+    json::sax_parse(body.begin(), body.end(), &at, json::input_format_t::json, false);
+    constexpr int kNumberOverflow = 406;  // nlohmann: a number beyond double's range
+    if (e.id == kNumberOverflow) {
+        const std::string& p = at.path();
+        const std::string range =
+            p.rfind("hidden[", 0) == 0 ? fmt::format("bf16's finite range [-{:.8g}, {:.8g}]", kBf16Max, kBf16Max)
+            : p.rfind("topk_weights[", 0) == 0 ? fmt::format("f32's finite range [-{:.9g}, {:.9g}]", kF32Max, kF32Max)
+                                               : std::string("any finite range");
+        return fmt::format("{} = {} is outside {}", p.empty() ? "a number" : p, at.token(), range);
+    }
+    return fmt::format("malformed JSON{}: {}", at.path().empty() ? "" : " at " + at.path(), e.what());
+}
+
 }  // namespace
 
 MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) {
     json root;
     try {
         root = json::parse(body.begin(), body.end());
-    } catch (const json::parse_error& e) {
-        throw BadRequest(fmt::format("malformed JSON: {}", e.what()));
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double (1e400)
+        throw BadRequest(whereJsonFails(body, e));
     }
     if (!root.is_object()) throw BadRequest("the request body must be a JSON object");
-    static const char* const known[] = {"hidden_bf16", "hidden", "topk_ids", "topk_weights", "timings"};
+    static const char* const known[] = {"hidden_bf16", "hidden", "topk_ids", "topk_weights", "timings", "out_format"};
     for (const auto& item : root.items())
         if (const std::string& key = item.key(); std::find_if(std::begin(known), std::end(known), [&](const char* k) {
                                                      return key == k;
                                                  }) == std::end(known))
-            throw BadRequest(
-                fmt::format("unknown key '{}' (known: hidden_bf16, hidden, topk_ids, topk_weights, timings)", key));
+            throw BadRequest(fmt::format(
+                "unknown key '{}' (known: hidden_bf16, hidden, topk_ids, topk_weights, timings, out_format)", key));
 
     MoeRequest r;
     // Ids are int64 as torch.topk gives them: the facade's int64 forward() checks them before
@@ -78,8 +187,10 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
                                         : x.get<std::int64_t>();
             return id;
         });
-    r.topkWeights = rowsOf<float>(root, "topk_weights", shape.topK, "top_k", shape.rows, r.rows,
-                                  [](const json& x, int m, int k) { return float(numberAt(x, "topk_weights", m, k)); });
+    r.topkWeights =
+        rowsOf<float>(root, "topk_weights", shape.topK, "top_k", shape.rows, r.rows, [](const json& x, int m, int k) {
+            return weightFromNumber(numberAt(x, "topk_weights", m, k), "topk_weights", m, k);
+        });
     const bool bits = root.contains("hidden_bf16"), floats = root.contains("hidden");
     if (bits == floats)
         throw BadRequest(
@@ -91,40 +202,58 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
                     throw BadRequest(
                         fmt::format("hidden_bf16[{}][{}] = {} is not a BF16 bit pattern (an integer in [0, 65535])", m,
                                     h, x.dump()));
-                return std::uint16_t(x.get<std::uint64_t>());
+                const auto bits = std::uint16_t(x.get<std::uint64_t>());
+                checkHiddenBits(bits, "hidden_bf16", m, h);
+                return bits;
             });
     } else {
         r.hidden = rowsOf<std::uint16_t>(
             root, "hidden", shape.hidden, "hidden", shape.rows, r.rows,
-            [](const json& x, int m, int h) { return zeprobe::bf16FromDouble(numberAt(x, "hidden", m, h)); });
+            [](const json& x, int m, int h) { return hiddenFromNumber(numberAt(x, "hidden", m, h), "hidden", m, h); });
     }
     if (const auto t = root.find("timings"); t != root.end()) {
         if (!t->is_boolean()) throw BadRequest("'timings' must be true or false");
         r.timings = t->get<bool>();
+    }
+    if (const auto f = root.find("out_format"); f != root.end()) {
+        if (f->is_string() && *f == "numbers")
+            r.outFormat = OutFormat::numbers;
+        else if (f->is_string() && *f == "bf16_base64")
+            r.outFormat = OutFormat::bf16Base64;
+        else
+            throw BadRequest(fmt::format("'out_format' must be \"numbers\" or \"bf16_base64\", got {}", f->dump()));
     }
     return r;
 }
 
 std::string jsonResponse(const MoeRequest& request, const zeprobe::Shape& shape, std::span<const std::uint16_t> out,
                          const std::vector<zeprobe::KernelTiming>& timings) {
-    const std::size_t H = std::size_t(shape.hidden);
-    json bits = json::array(), values = json::array();
-    for (int m = 0; m < request.rows; ++m) {
-        json b = json::array(), v = json::array();
-        for (std::size_t h = 0; h < H; ++h) {
-            const std::uint16_t x = out[std::size_t(m) * H + h];
-            b.push_back(x);
-            const float f = zeprobe::floatFromBf16(x);
-            if (std::isfinite(f))
-                v.push_back(f);
-            else
-                v.push_back(nullptr);
+    const std::size_t H = std::size_t(shape.hidden), n = std::size_t(request.rows) * H;
+    json answer = {{"rows", request.rows}, {"hidden", shape.hidden}};
+    if (request.outFormat == OutFormat::bf16Base64) {
+        std::string bytes(2 * n, '\0');
+        for (std::size_t i = 0; i < n; ++i) {
+            bytes[2 * i] = char(out[i] & 0xFF);
+            bytes[2 * i + 1] = char(out[i] >> 8);
         }
-        bits.push_back(std::move(b));
-        values.push_back(std::move(v));
+        answer["out_format"] = "bf16_base64";
+        answer["out"] = base64(bytes);
+    } else {
+        json values = json::array();
+        for (int m = 0; m < request.rows; ++m) {
+            json v = json::array();
+            for (std::size_t h = 0; h < H; ++h) {
+                const float f = zeprobe::floatFromBf16(out[std::size_t(m) * H + h]);
+                if (std::isfinite(f))
+                    v.push_back(f);
+                else
+                    v.push_back(nullptr);
+            }
+            values.push_back(std::move(v));
+        }
+        answer["out_format"] = "numbers";
+        answer["out"] = std::move(values);
     }
-    json answer = {
-        {"rows", request.rows}, {"hidden", shape.hidden}, {"out_bf16", std::move(bits)}, {"out", std::move(values)}};
     if (request.timings) {
         json t = json::array();
         for (const auto& k : timings) t.push_back({{"kernel", k.kernel}, {"ns", k.ns}});
@@ -143,6 +272,7 @@ MoeRequest parseSafetensorsRequest(std::string_view body, const zeprobe::Shape& 
         r.hidden = std::move(in.hidden);
         r.topkIds = std::move(in.topkIds);
         r.topkWeights = std::move(in.topkWeights);
+        checkFinite(r, shape);
         return r;
     } catch (const zeprobe::Error& e) {
         if (e.code() != zeprobe::ErrorCode::invalid_argument) throw;
@@ -155,6 +285,27 @@ std::string safetensorsResponse(const MoeRequest& request, const zeprobe::Shape&
     const std::vector<std::uint8_t> bytes = zeprobe::outputToSafetensors(
         out.first(std::min(out.size(), std::size_t(request.rows) * std::size_t(shape.hidden))), shape);
     return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+std::string base64(std::string_view bytes) {
+    static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string s;
+    s.reserve((bytes.size() + 2) / 3 * 4);
+    std::size_t i = 0;
+    for (; i + 3 <= bytes.size(); i += 3) {
+        const std::uint32_t v = std::uint32_t(std::uint8_t(bytes[i])) << 16 |
+                                std::uint32_t(std::uint8_t(bytes[i + 1])) << 8 | std::uint8_t(bytes[i + 2]);
+        for (int shift : {18, 12, 6, 0}) s += kDigits[(v >> shift) & 63];
+    }
+    if (const std::size_t left = bytes.size() - i; left > 0) {
+        std::uint32_t v = std::uint32_t(std::uint8_t(bytes[i])) << 16;
+        if (left == 2) v |= std::uint32_t(std::uint8_t(bytes[i + 1])) << 8;
+        s += kDigits[(v >> 18) & 63];
+        s += kDigits[(v >> 12) & 63];
+        s += left == 2 ? kDigits[(v >> 6) & 63] : '=';
+        s += '=';
+    }
+    return s;
 }
 
 std::string jsonError(const std::string& message, const std::string& code) {
@@ -206,6 +357,11 @@ void Metrics::record(int status, double seconds) {
 void Metrics::recordDevice(double seconds) {
     std::lock_guard lock(mutex_);
     device_.add(seconds);
+}
+
+void Metrics::setBuildInfo(std::vector<std::pair<std::string, std::string>> labels) {
+    std::lock_guard lock(mutex_);
+    buildInfo_ = std::move(labels);
 }
 
 void Metrics::recordRejectedConnection() {
@@ -276,6 +432,26 @@ std::string Metrics::prometheus() const {
         "thread busy, the queue full).\n# TYPE moe_connections_rejected_total counter\n"
         "moe_connections_rejected_total {}\n",
         rejected_);
+    // Label values escaped as the text format asks (backslash, quote, newline).
+    const auto label = [](const std::string& v) {
+        std::string o;
+        for (char c : v) o += c == '\\' ? "\\\\" : c == '"' ? "\\\"" : c == '\n' ? "\\n" : std::string(1, c);
+        return o;
+    };
+    std::string labels;
+    for (const auto& [k, v] : buildInfo_) labels += (labels.empty() ? "" : ",") + k + "=\"" + label(v) + "\"";
+    s += "# HELP moe_server_build_info The server's version, contract, device and variant (always 1).\n"
+         "# TYPE moe_server_build_info gauge\n";
+    s += "moe_server_build_info{" + labels + "} 1\n";
+    s += fmt::format(
+        "# HELP moe_requests_in_flight POST /v1/moe requests being handled now (body read, queued for a chain, on the "
+        "device, answer written).\n# TYPE moe_requests_in_flight gauge\nmoe_requests_in_flight {}\n"
+        "# HELP moe_chains_in_use Chains running a request now (at most moe_chains).\n"
+        "# TYPE moe_chains_in_use gauge\nmoe_chains_in_use {}\n"
+        "# HELP moe_chains Chains in the pool (--threads).\n# TYPE moe_chains gauge\nmoe_chains {}\n"
+        "# HELP moe_connections_open Connections held by a connection thread now (this /metrics request's "
+        "included).\n# TYPE moe_connections_open gauge\nmoe_connections_open {}\n",
+        requestsInFlight.load(), chainsInUse.load(), chains, connectionsOpen.load());
     return s;
 }
 

@@ -916,20 +916,23 @@ int reportMain(int argc, char** argv) {
         "gate, the cards side by side, the interference)."};
     zp::tools::configureApp(
         app, "ze-probe report", probe::Config{}.contract,
-        {"ze-probe report probe-out/card0.json -o gate.html",
-         "ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
-         "ze-probe report probe-out/card*.json probe-out/step.json -o step.html   # of --cards 0,1,2,3"});
+        {"ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
+         "ze-probe report probe-out/card*.json probe-out/step.json -o step.html   # of --cards 0,1,2,3",
+         "ze-probe report --sweep probe-out/smoke/smoke.jsonl -o smoke.html   # a sweep alone"});
     std::vector<std::string> cardFiles;
     std::string sweepFile, outFile;
-    app.add_option("cards", cardFiles, "card<N>.json files written by ze-probe, and at most one step.json of --cards")
-        ->required()
+    app.add_option("cards", cardFiles,
+                   "card<N>.json files written by ze-probe, and at most one step.json of --cards (none with --sweep: "
+                   "the sweep alone)")
         ->check(CLI::ExistingFile);
-    app.add_option("--sweep", sweepFile, "a sweep's JSONL: its points as a table (HTML only)")
+    app.add_option("--sweep", sweepFile, "a sweep's JSONL: its plots and its points as a table (HTML only)")
         ->check(CLI::ExistingFile);
     app.add_option("-o,--out", outFile, "the report: OUT.html (tables and pictures) or OUT.svg (pictures)")->required();
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
     return guarded([&] {
         const app::ReportFormat format = app::reportFormatOf(outFile);  // before any work
+        if (cardFiles.empty() && sweepFile.empty())
+            throw probe::InputError("nothing to report: give card<N>.json files, --sweep FILE.jsonl, or both");
         probe::checkOutputFile(outFile, "-o");
         if (format == app::ReportFormat::svg && !sweepFile.empty())
             throw probe::InputError("--sweep goes into the HTML report's tables: write OUT.html");
@@ -954,9 +957,12 @@ int reportMain(int argc, char** argv) {
         }
         std::vector<nlohmann::json> rows;
         if (!sweepFile.empty()) rows = probe::readSweepRows(sweepFile, false);
+        if (!sweepFile.empty() && rows.empty() && cards.empty() && step.is_null())
+            throw probe::InputError(sweepFile + ": no sweep row in the file: nothing to report");
         app::writeCardsReport(outFile, cards, rows, {}, step);
-        fmt::print("wrote {} ({} card{}{})\n", outFile, cards.size(), cards.size() == 1 ? "" : "s",
-                   step.is_null() ? "" : " and the step");
+        fmt::print("wrote {} ({} card{}{}{})\n", outFile, cards.size(), cards.size() == 1 ? "" : "s",
+                   step.is_null() ? "" : " and the step",
+                   sweepFile.empty() ? "" : fmt::format(", {} sweep points", rows.size()));
         return kExitOk;
     });
 }

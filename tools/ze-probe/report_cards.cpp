@@ -6,11 +6,14 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <functional>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
+#include "zp/probe/gate.hpp"
 #include "zp/probe/input_error.hpp"
 
 namespace zp::app {
@@ -226,11 +229,370 @@ std::string candidatePanelsSvg(const LoadedCard& card, const json& cand, double 
     return s + "</svg>";
 }
 
-const char* kKernelColours[] = {"#1565c0", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f",
-                                "#ad1457", "#5d4037", "#9e9d24", "#37474f", "#d84315"};
+// A colour for the i-th of a chart's kernels or a plot's lines: 20 fixed, then hues a golden
+// angle apart, so no two indices share a colour (issue 25: 17 kernels once shared 10 colours).
+std::string seriesColour(std::size_t i) {
+    static const char* const kFixed[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                                         "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939", "#8c6d31",
+                                         "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363"};
+    if (i < std::size(kFixed)) return kFixed[i];
+    const std::size_t k = i - std::size(kFixed);
+    return fmt::format("hsl({:.3f},{}%,{}%)", std::fmod(double(k) * 137.50776405, 360.0), 55 + int(k % 3) * 10,
+                       35 + int(k % 4) * 8);
+}
 
-// Stacked median time per kernel, one bar per variant, for one pattern (its own scale).
-std::string kernelBarsSvg(const json& variants, double width) {
+// The bar and the layers of a candidate, and its projections as the gate's, for the deciding rule.
+std::vector<probe::Projection> projectionsOf(const json& cand) {
+    std::vector<probe::Projection> out;
+    if (!cand.contains("projections") || !cand["projections"].is_array()) return out;
+    for (const auto& p : cand["projections"]) {
+        probe::Projection q;
+        q.pattern = p.value("pattern", "?");
+        q.medianMs = num(p, "median_ms").value_or(NAN);
+        q.ciLowMs = num(p, "ci_low_ms").value_or(NAN);
+        q.ciHighMs = num(p, "ci_high_ms").value_or(NAN);
+        out.push_back(std::move(q));
+    }
+    return out;
+}
+// The pattern that decides the candidate's verdict, by the gate's own rule (probe::decidingPattern).
+std::optional<std::string> decidingOf(const LoadedCard& c, const json& cand) {
+    return probe::decidingPattern(projectionsOf(cand), barOf(c, cand));
+}
+
+int layersOf(const LoadedCard& c, const json& cand) {
+    if (auto l = num(cand, "layers")) return int(*l);
+    if (auto l = num(gateOf(c), "layers")) return int(*l);
+    return 43;
+}
+
+// The verdict line as the report shows it (at most 200 characters: a card of an older ze-probe
+// may hold a paragraph, which then goes to the detail) and the detail.
+std::pair<std::string, std::string> verdictLineAndDetail(const json& cand) {
+    const json v = cand.value("verdict", json());
+    std::string line = v.is_object() ? v.value("line", std::string()) : std::string();
+    std::string detail = v.is_object() ? v.value("detail", std::string()) : std::string();
+    if (line.size() > probe::kVerdictLineMax) {
+        if (detail.empty()) detail = line;
+        std::size_t cut = probe::kVerdictLineMax - 3;
+        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80)
+            --cut;  // not inside a UTF-8 character
+        line = line.substr(0, cut) + "...";
+    }
+    if (line.empty()) line = verdictWord(cand) + " " + cand.value("candidate", "?");
+    return {line, detail == line ? std::string() : detail};
+}
+
+// The bar, stated: every (bar, layers) the cards' candidates are held to.
+std::string barStatement(const std::vector<LoadedCard>& cards) {
+    std::set<std::pair<double, int>> bars;
+    for (const auto& c : cards)
+        for (const auto& cand : candidatesOf(c)) bars.insert({barOf(c, cand), layersOf(c, cand)});
+    if (bars.empty()) return {};
+    std::string which;
+    for (const auto& [bar, layers] : bars)
+        which += (which.empty() ? "" : "; ") + fmt::format("<b>{} ms</b> over {} layers", bar, layers);
+    return "<p class=\"bar-statement\"><b>The bar:</b> a candidate passes when, on every valid route pattern, the 95% "
+           "CI of its projected saving against the baseline lies at or above " +
+           which +
+           " (CONTRACT §8) and every case it ran is bit-exact. It fails when a pattern's CI lies wholly below the "
+           "bar (or a case failed), and is on the bar otherwise: more rounds would decide it.</p>";
+}
+
+// One candidate's forest plot: the patterns on one axis (rows), each interval as a whisker with
+// its median, the bar dashed and zero solid; the pattern that decides the verdict marked.
+std::string forestSvg(const LoadedCard& c, const json& cand, const std::vector<std::string>& patterns, double width,
+                      double* height = nullptr) {
+    const double bar = barOf(c, cand);
+    const auto decides = decidingOf(c, cand);
+    std::vector<std::string> rows;
+    for (const auto& p : patterns)
+        if (projection(cand, p) || notValid(cand, p)) rows.push_back(p);
+    const double rowH = 22, top = 26, label = 170, right = 200, H = top + rowH * double(rows.size()) + 28;
+    if (height) *height = H;
+    const double left = label, plotR = width - right;
+    double vmin = std::min(bar, 0.0), vmax = std::max(bar, 0.0);
+    for (const auto& p : rows)
+        if (const json* pr = projection(cand, p)) {
+            for (const char* k : {"ci_low_ms", "ci_high_ms", "median_ms"})
+                if (auto v = num(*pr, k); v && std::isfinite(*v)) {
+                    vmin = std::min(vmin, *v);
+                    vmax = std::max(vmax, *v);
+                }
+        }
+    const double pad = (vmax - vmin) * 0.06 + 1e-9;
+    vmin -= pad;
+    vmax += pad;
+    auto x = [&](double v) { return left + (v - vmin) / (vmax - vmin) * (plotR - left); };
+    std::string s = fmt::format(
+        R"~(<svg xmlns="http://www.w3.org/2000/svg" class="forest" data-candidate="{}" data-bar="{}" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="sans-serif">)~",
+        esc(cand.value("candidate", "?")), bar, width, H, width, H);
+    s += fmt::format(R"~(<rect x="0" y="0" width="{:.0f}" height="{:.0f}" fill="#fcfcfc" stroke="#dddddd"/>)~", width,
+                     H);
+    s += fmt::format(R"~(<text x="6" y="16" font-size="12" font-weight="bold">{}</text>)~",
+                     esc(cand.value("candidate", "?") + " · " + c.label));
+    s += fmt::format(
+        R"~(<text x="{:.1f}" y="16" font-size="10" text-anchor="end" fill="#555">median [95% CI], ms over {} layers · &#9654; decides the verdict</text>)~",
+        width - 6, layersOf(c, cand));
+    const double y0 = top, y1 = top + rowH * double(rows.size());
+    for (int t = 0; t <= 4; ++t) {
+        const double v = vmin + (vmax - vmin) * t / 4;
+        s += fmt::format(R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" y2="{2:.1f}" stroke="#eeeeee"/>)~", x(v), y0,
+                         y1);
+        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="9" text-anchor="middle" fill="#555">{}</text>)~",
+                         std::clamp(x(v), left + 12, plotR - 12), y1 + 12, tickLabel(v));
+    }
+    s += fmt::format(
+        R"~(<line class="zero" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" y2="{2:.1f}" stroke="#000" stroke-width="0.8"/>)~",
+        x(0), y0 - 4, y1);
+    s += fmt::format(
+        R"~(<line class="bar" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" y2="{2:.1f}" stroke="#1565c0" stroke-width="1.5" stroke-dasharray="5,3"/>)~",
+        x(bar), y0 - 4, y1 + 2);
+    s += fmt::format(
+        R"~(<text x="{:.1f}" y="{:.1f}" font-size="9" text-anchor="middle" fill="#1565c0">bar {} ms</text>)~",
+        std::clamp(x(bar), left + 24, plotR - 24), y1 + 24, bar);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::string& p = rows[i];
+        const double yc = top + rowH * (double(i) + 0.5);
+        const bool isDecider = decides && *decides == p;
+        s += fmt::format(R"~(<g class="row{}" data-pattern="{}">)~", isDecider ? " decides" : "", esc(p));
+        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="end"{}>{}{}</text>)~", left - 6,
+                         yc + 4, isDecider ? R"~( font-weight="bold")~" : "", isDecider ? "&#9654; " : "", esc(p));
+        const json* pr = projection(cand, p);
+        const auto lo = pr ? num(*pr, "ci_low_ms") : std::nullopt, hi = pr ? num(*pr, "ci_high_ms") : std::nullopt,
+                   med = pr ? num(*pr, "median_ms") : std::nullopt;
+        if (!pr) {
+            s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10" fill="#777">not valid</text></g>)~",
+                             left + 4, yc + 4);
+            continue;
+        }
+        const Cell cell = classify(*pr, bar);
+        const char* col = cellColour(cell);
+        if (lo && hi && med) {
+            s += fmt::format(
+                R"~(<line class="ci" x1="{0:.1f}" x2="{1:.1f}" y1="{2:.1f}" y2="{2:.1f}" stroke="{3}" stroke-width="2.5"/>)~",
+                x(*lo), x(*hi), yc, col);
+            for (double v : {*lo, *hi})
+                s += fmt::format(
+                    R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" y2="{2:.1f}" stroke="{3}" stroke-width="2"/>)~",
+                    x(v), yc - 5, yc + 5, col);
+            s += fmt::format(R"~(<circle cx="{:.1f}" cy="{:.1f}" r="3.5" fill="{}"/>)~", x(*med), yc, col);
+        }
+        const auto compact = [](std::optional<double> v) {
+            return !v ? std::string("–") : std::fabs(*v) < 1e3 ? fmt::format("{:.3f}", *v) : fmt::format("{:.5g}", *v);
+        };
+        s +=
+            fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10" fill="{}"><title>{}</title>{} [{}, {}]</text>)~",
+                        plotR + 8, yc + 4, col, cellWord(cell), compact(med), compact(lo), compact(hi));
+        s += "</g>";
+    }
+    return s + "</svg>";
+}
+
+// The overview's lead: the bar, then per candidate its verdict line, forest plot and the detail.
+std::string forestSection(const std::vector<LoadedCard>& cards, const std::vector<std::string>& patterns) {
+    std::string s = barStatement(cards);
+    for (const auto& c : cards)
+        for (const auto& cand : candidatesOf(c)) {
+            const auto [line, detail] = verdictLineAndDetail(cand);
+            s += fmt::format(R"~(<div class="candidate"><p class="verdict-line {}">{}</p>)~",
+                             cellClass(verdictCell(verdictWord(cand))), esc(line));
+            s += forestSvg(c, cand, patterns, 960);
+            if (!detail.empty())
+                s += "<details class=\"verdict-detail\"><summary>detail</summary><p>" + esc(detail) + "</p></details>";
+            s += "</div>";
+        }
+    return s;
+}
+
+// The sweep's plots: a metric against one axis, one line per variant (and per value of any other
+// axis that varies). The x axis is the first axis other than variant whose value varies, a
+// numeric one first (log2 when it spans 8x or more); categories otherwise.
+struct SweepSeries {
+    std::string name;
+    std::vector<std::tuple<json, double, double, double>> points;  // x, y, y low, y high (NaN: none)
+};
+
+// `colourOrder`: the series named so far, shared by the plots of a report (a series keeps its colour).
+std::string sweepPlotSvg(const std::vector<json>& rows, const std::string& title,
+                         const std::function<std::optional<std::tuple<double, double, double>>(const json&)>& metric,
+                         std::optional<double> bar, bool withBaseline, double width,
+                         std::vector<std::string>& colourOrder) {
+    std::vector<std::string> axes;
+    std::map<std::string, std::vector<json>> values;
+    for (const auto& r : rows)
+        if (r.contains("point") && r["point"].is_object())
+            for (const auto& [k, v] : r["point"].items()) {
+                if (std::find(axes.begin(), axes.end(), k) == axes.end()) axes.push_back(k);
+                auto& vs = values[k];
+                if (std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
+            }
+    std::string xAxis;
+    for (int numericPass = 1; numericPass >= 0 && xAxis.empty(); --numericPass)
+        for (const auto& a : axes) {
+            if (a == "variant" || values[a].size() < 2) continue;
+            const bool numeric =
+                std::all_of(values[a].begin(), values[a].end(), [](const json& v) { return v.is_number(); });
+            if (numeric == bool(numericPass)) {
+                xAxis = a;
+                break;
+            }
+        }
+    if (xAxis.empty()) xAxis = "variant";
+    const auto& xs = values[xAxis];
+    const bool numeric = !xs.empty() && std::all_of(xs.begin(), xs.end(), [](const json& v) { return v.is_number(); });
+    double xmin = 0, xmax = 1;
+    bool log2x = false;
+    if (numeric) {
+        xmin = xmax = xs[0].get<double>();
+        for (const auto& v : xs) {
+            xmin = std::min(xmin, v.get<double>());
+            xmax = std::max(xmax, v.get<double>());
+        }
+        log2x = xmin > 0 && xmax / xmin >= 8;
+        if (xmax == xmin) xmax = xmin + 1;
+    }
+    // Series: variant, then the other varying axes' values.
+    std::vector<SweepSeries> series;
+    auto seriesOf = [&](const std::string& name) -> SweepSeries& {
+        for (auto& s : series)
+            if (s.name == name) return s;
+        series.push_back({name, {}});
+        if (std::find(colourOrder.begin(), colourOrder.end(), name) == colourOrder.end()) colourOrder.push_back(name);
+        return series.back();
+    };
+    double ymin = bar.value_or(INFINITY), ymax = bar.value_or(-INFINITY);
+    for (const auto& r : rows) {
+        if (r.value("status", "") != "ok" || !r.contains("result") || !r.contains("point")) continue;
+        const json& point = r["point"];
+        const json& res = r["result"];
+        if (!point.contains(xAxis)) continue;
+        std::string rest;
+        for (const auto& a : axes)
+            if (a != xAxis && a != "variant" && values[a].size() > 1 && point.contains(a))
+                rest += " · " + a + "=" + (point[a].is_string() ? point[a].get<std::string>() : point[a].dump());
+        const std::string variant =
+            point.contains("variant") ? point.value("variant", "?") : res.value("variant", std::string("?"));
+        auto add = [&](const std::string& name, double y, double lo, double hi, bool once = false) {
+            if (!std::isfinite(y)) return;
+            if (once)  // the baseline of every variant's point at this x: one point
+                for (const auto& q : seriesOf(name).points)
+                    if (std::get<0>(q) == point[xAxis]) return;
+            seriesOf(name).points.emplace_back(point[xAxis], y, lo, hi);
+            for (double v : {y, lo, hi})
+                if (std::isfinite(v)) {
+                    ymin = std::min(ymin, v);
+                    ymax = std::max(ymax, v);
+                }
+        };
+        if (const auto m = metric(res)) add(variant + rest, std::get<0>(*m), std::get<1>(*m), std::get<2>(*m));
+        if (withBaseline && variant != "baseline")
+            if (const auto b = num(res, "baseline_median_ns")) add("baseline" + rest, *b / 1e3, NAN, NAN, true);
+    }
+    const double label = 60, rightPad = 20, top = 28, plotH = 220;
+    const double legendRows = double((series.size() + 2) / 3), H = top + plotH + 40 + 18 * legendRows + 8;
+    std::string s = fmt::format(
+        R"~(<svg xmlns="http://www.w3.org/2000/svg" class="sweep-plot" data-x="{}" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="sans-serif">)~",
+        esc(xAxis), width, H, width, H);
+    s += fmt::format(R"~(<rect x="0" y="0" width="{:.0f}" height="{:.0f}" fill="#fcfcfc" stroke="#dddddd"/>)~", width,
+                     H);
+    s += fmt::format(R"~(<text x="6" y="16" font-size="12" font-weight="bold">{} against {}{}</text>)~", esc(title),
+                     esc(xAxis), log2x ? " (log2 scale)" : "");
+    if (series.empty()) return s + R"~(<text x="6" y="40" font-size="11" fill="#777">no measured point</text></svg>)~";
+    if (ymax == ymin) ymax = ymin + 1;
+    const double padY = (ymax - ymin) * 0.08;
+    ymin -= padY;
+    ymax += padY;
+    const double left = label, plotR = width - rightPad, bottom = top + plotH;
+    auto X = [&](const json& v) {
+        if (numeric) {
+            const double a = log2x ? std::log2(v.get<double>()) : v.get<double>();
+            const double lo = log2x ? std::log2(xmin) : xmin, hi = log2x ? std::log2(xmax) : xmax;
+            return left + 20 + (a - lo) / (hi - lo) * (plotR - left - 40);
+        }
+        const auto i = double(std::find(xs.begin(), xs.end(), v) - xs.begin());
+        return left + (i + 0.5) / double(std::max<std::size_t>(1, xs.size())) * (plotR - left);
+    };
+    auto Y = [&](double v) { return bottom - (v - ymin) / (ymax - ymin) * plotH; };
+    for (int t = 0; t <= 4; ++t) {
+        const double v = ymin + (ymax - ymin) * t / 4;
+        s += fmt::format(R"~(<line x1="{0:.1f}" x2="{1:.1f}" y1="{2:.1f}" y2="{2:.1f}" stroke="#eeeeee"/>)~", left,
+                         plotR, Y(v));
+        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="9" text-anchor="end" fill="#555">{}</text>)~",
+                         left - 4, Y(v) + 3, tickLabel(v));
+    }
+    for (const auto& v : xs) {
+        const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="9" text-anchor="middle" fill="#555">{}</text>)~",
+                         X(v), bottom + 14, esc(text.size() > 24 ? text.substr(0, 22) + ".." : text));
+    }
+    if (bar) {
+        s += fmt::format(
+            R"~(<line class="bar" x1="{0:.1f}" x2="{1:.1f}" y1="{2:.1f}" y2="{2:.1f}" stroke="#1565c0" stroke-dasharray="5,3"/>)~",
+            left, plotR, Y(*bar));
+        s += fmt::format(
+            R"~(<text x="{:.1f}" y="{:.1f}" font-size="9" text-anchor="end" fill="#1565c0">bar {} ms</text>)~",
+            plotR - 2, Y(*bar) - 3, *bar);
+    }
+    for (std::size_t i = 0; i < series.size(); ++i) {
+        auto pts = series[i].points;
+        if (numeric)
+            std::sort(pts.begin(), pts.end(), [](const auto& a, const auto& b) {
+                return std::get<0>(a).template get<double>() < std::get<0>(b).template get<double>();
+            });
+        const std::string col = seriesColour(
+            std::size_t(std::find(colourOrder.begin(), colourOrder.end(), series[i].name) - colourOrder.begin()));
+        std::string path;
+        for (const auto& [xv, y, lo, hi] : pts)
+            path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", X(xv), Y(y));
+        s += fmt::format(R"~(<g class="series" data-series="{}">)~", esc(series[i].name));
+        s += fmt::format(R"~(<polyline points="{}" fill="none" stroke="{}" stroke-width="1.8"/>)~", path, col);
+        for (const auto& [xv, y, lo, hi] : pts) {
+            if (std::isfinite(lo) && std::isfinite(hi))
+                s += fmt::format(
+                    R"~(<line x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" y2="{2:.1f}" stroke="{3}" stroke-width="1"/>)~",
+                    X(xv), Y(lo), Y(hi), col);
+            s += fmt::format(R"~(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"/>)~", X(xv), Y(y), col);
+        }
+        s += "</g>";
+        const double lx = 6 + double(i % 3) * (width / 3), ly = bottom + 30 + 18 * double(i / 3);
+        s += fmt::format(R"~(<rect x="{:.1f}" y="{:.1f}" width="10" height="10" fill="{}"/>)~", lx, ly, col);
+        const std::string name = series[i].name.size() > 48 ? series[i].name.substr(0, 46) + ".." : series[i].name;
+        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10">{}</text>)~", lx + 14, ly + 9, esc(name));
+    }
+    return s + "</svg>";
+}
+
+std::string sweepPlots(const std::vector<json>& rows) {
+    std::optional<double> bar;
+    for (const auto& r : rows)
+        if (r.contains("result"))
+            if (auto b = num(r["result"], "min_saving_ms")) bar = *b;
+    std::string s = "<h3>Sweep plots</h3>";
+    std::vector<std::string> colourOrder;
+    s += sweepPlotSvg(
+        rows, "Projected saving over the layers, ms (median and 95% CI)",
+        [](const json& res) -> std::optional<std::tuple<double, double, double>> {
+            const auto m = num(res, "saving_median_ms");
+            if (!m) return std::nullopt;
+            return std::tuple{*m, num(res, "saving_ci_low_ms").value_or(NAN),
+                              num(res, "saving_ci_high_ms").value_or(NAN)};
+        },
+        bar, false, 960, colourOrder);
+    s += sweepPlotSvg(
+        rows, "Median device time per execution, µs",
+        [](const json& res) -> std::optional<std::tuple<double, double, double>> {
+            const auto m = num(res, "candidate_median_ns");
+            if (!m) return std::nullopt;
+            return std::tuple{*m / 1e3, NAN, NAN};
+        },
+        std::nullopt, true, 960, colourOrder);
+    return s;
+}
+// Stacked median time per kernel, one bar per variant, each on its own scale (the bar is the
+// variant's own total: a slow variant cannot squeeze the others), with a thin grey bar under it
+// for its total against the slowest. `colourOf`: the card's colour of each kernel.
+std::string kernelBarsSvg(const json& variants, double width, const std::map<std::string, std::string>& colourOf) {
     std::vector<std::string> kernels;
     double longest = 0;
     for (auto it = variants.begin(); it != variants.end(); ++it) {
@@ -243,38 +605,50 @@ std::string kernelBarsSvg(const json& variants, double width) {
             }
         longest = std::max(longest, total);
     }
-    const double label = 150, barH = 16, gap = 6, legendH = 18 * double((kernels.size() + 3) / 4) + 6;
-    const double H = double(variants.size()) * (barH + gap) + 20 + legendH;
+    const auto colour = [&](const std::string& k) {
+        const auto it = colourOf.find(k);
+        return it == colourOf.end() ? std::string("#777777") : it->second;
+    };
+    const double label = 150, barH = 14, refH = 3, gap = 9, legendH = 18 * double((kernels.size() + 3) / 4) + 6;
+    const double H = double(variants.size()) * (barH + refH + gap) + 20 + legendH;
     std::string s = fmt::format(
-        R"~(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="sans-serif">)~",
+        R"~(<svg xmlns="http://www.w3.org/2000/svg" class="kernel-bars" width="{:.0f}" height="{:.0f}" viewBox="0 0 {:.0f} {:.0f}" font-family="sans-serif">)~",
         width, H, width, H);
-    const double plotW = width - label - 90;
+    const double plotW = width - label - 150;
     double yy = 4;
     for (auto it = variants.begin(); it != variants.end(); ++it) {
+        s += fmt::format(R"~(<g class="variant" data-variant="{}">)~", esc(it.key()));
         s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="11" text-anchor="end">{}</text>)~", label - 6,
-                         yy + 12, esc(it.key()));
-        double x = label, total = 0;
+                         yy + 11, esc(it.key()));
+        double total = 0;
+        if (it->contains("kernels"))
+            for (const auto& k : (*it)["kernels"]) total += std::max(0.0, num(k, "median_ns").value_or(0));
+        double x = label;
         if (it->contains("kernels"))
             for (const auto& k : (*it)["kernels"]) {
-                const double ns = num(k, "median_ns").value_or(0);
-                const auto idx = std::find(kernels.begin(), kernels.end(), k.value("kernel", "?")) - kernels.begin();
-                const double bw = longest > 0 ? ns / longest * plotW : 0;
+                const double ns = std::max(0.0, num(k, "median_ns").value_or(0));
+                const double bw = total > 0 ? ns / total * plotW : 0;
                 s += fmt::format(
-                    R"~(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"><title>{} {:.0f} ns</title></rect>)~",
-                    x, yy, bw, barH, kKernelColours[idx % 10], esc(k.value("kernel", "?")), ns);
+                    R"~(<rect class="kernel" data-kernel="{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"><title>{} {:.0f} ns ({:.0f}%)</title></rect>)~",
+                    esc(k.value("kernel", "?")), x, yy, bw, barH, colour(k.value("kernel", "?")),
+                    esc(k.value("kernel", "?")), ns, total > 0 ? 100 * ns / total : 0.0);
                 x += bw;
-                total += ns;
             }
-        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10">{:.1f} µs</text>)~", x + 4, yy + 12,
-                         total / 1e3);
-        yy += barH + gap;
+        s += fmt::format(
+            R"~(<rect class="total" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#9e9e9e"><title>total against the slowest variant</title></rect>)~",
+            label, yy + barH + 1, longest > 0 ? total / longest * plotW : 0.0, refH);
+        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10">{:.1f} µs · {:.0f}%</text>)~",
+                         label + plotW + 4, yy + 11, total / 1e3, longest > 0 ? 100 * total / longest : 0.0);
+        s += "</g>";
+        yy += barH + refH + gap;
     }
     yy += 8;
     for (std::size_t i = 0; i < kernels.size(); ++i) {
         const double lx = double(i % 4) * (width / 4), ly = yy + 18 * double(i / 4);
         s += fmt::format(R"~(<rect x="{:.1f}" y="{:.1f}" width="10" height="10" fill="{}"/>)~", lx, ly,
-                         kKernelColours[i % 10]);
-        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10">{}</text>)~", lx + 14, ly + 9, esc(kernels[i]));
+                         colour(kernels[i]));
+        const std::string name = kernels[i].size() > 36 ? kernels[i].substr(0, 34) + ".." : kernels[i];
+        s += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10">{}</text>)~", lx + 14, ly + 9, esc(name));
     }
     return s + "</svg>";
 }
@@ -299,15 +673,18 @@ std::string overviewTable(const std::vector<LoadedCard>& cards, const std::vecto
         for (const auto& cand : candidatesOf(c)) {
             const double bar = barOf(c, cand);
             const std::string v = verdictWord(cand);
+            const auto decides = decidingOf(c, cand);
             s += "<tr><th scope=\"row\">" + esc(cand.value("candidate", "?")) + "<br><small>" + esc(c.label) +
                  "</small></th>";
             s += fmt::format(R"~(<td class="{}">{}</td>)~", cellClass(verdictCell(v)), esc(v));
             for (const auto& p : patterns) {
                 if (const json* pr = projection(cand, p)) {
                     const Cell cell = classify(*pr, bar);
-                    s += fmt::format(R"~(<td class="{}" title="{} (bar {} ms)">{}<br><small>[{}, {}]</small>{}</td>)~",
+                    const bool isDecider = decides && *decides == p;
+                    s += fmt::format(R"~(<td class="{}" title="{} (bar {} ms)">{}<br><small>[{}, {}]</small>{}{}</td>)~",
                                      cellClass(cell), cellWord(cell), bar, ms(num(*pr, "median_ms")),
-                                     ms(num(*pr, "ci_low_ms")), ms(num(*pr, "ci_high_ms")), decodeGainText(*pr, cand));
+                                     ms(num(*pr, "ci_low_ms")), ms(num(*pr, "ci_high_ms")), decodeGainText(*pr, cand),
+                                     isDecider ? "<br><small class=\"decides\">&#9654; decides</small>" : "");
                 } else if (const json* nv = notValid(cand, p)) {
                     s += "<td class=\"unknown\" title=\"" + esc(nv->value("reason", "")) + "\">not valid</td>";
                 } else {
@@ -319,7 +696,8 @@ std::string overviewTable(const std::vector<LoadedCard>& cards, const std::vecto
     s += "</tbody></table>";
     s +=
         R"~(<p class="legend"><span class="pass">pass</span>: CI low end ≥ bar · <span class="onbar">on the bar</span>:)~"
-        R"~( the CI straddles the bar · <span class="fail">fail</span>: CI high end below the bar</p>)~";
+        R"~( the CI straddles the bar · <span class="fail">fail</span>: CI high end below the bar · &#9654; decides:)~"
+        R"~( the pattern that decides the candidate's verdict</p>)~";
     return s;
 }
 
@@ -338,15 +716,28 @@ std::string cardSections(const LoadedCard& c) {
     }
     for (const auto& cand : candidatesOf(c)) {
         s += "<h3>" + esc(cand.value("candidate", "?")) + ": per pattern, each on its own scale</h3>";
-        if (cand.contains("verdict") && cand["verdict"].is_object() && cand["verdict"].contains("line"))
-            s += "<p>" + esc(cand["verdict"].value("line", "")) + "</p>";
+        const auto [line, detail] = verdictLineAndDetail(cand);
+        s += "<p class=\"verdict-line\">" + esc(line) + "</p>";
+        if (!detail.empty())
+            s += "<details class=\"verdict-detail\"><summary>detail</summary><p>" + esc(detail) + "</p></details>";
         s += candidatePanelsSvg(c, cand, 960);
     }
     const json& pats = j["timings"].contains("patterns") ? j["timings"]["patterns"] : json::object();
-    s += "<h3>Where the time goes: median time per kernel, per pattern</h3>";
+    // One colour per kernel of the card, the same in every chart of it: no two kernels of a bar share one.
+    std::map<std::string, std::string> colourOf;
+    for (auto it = pats.begin(); it != pats.end(); ++it) {
+        if (!it->contains("variants") || !(*it)["variants"].is_object()) continue;
+        for (const auto& [name, v] : (*it)["variants"].items())
+            if (v.contains("kernels") && v["kernels"].is_array())
+                for (const auto& k : v["kernels"])
+                    if (const std::string kn = k.value("kernel", "?"); !colourOf.count(kn))
+                        colourOf.emplace(kn, seriesColour(colourOf.size()));
+    }
+    s += "<h3>Where the time goes: median time per kernel, per pattern (each variant on its own scale; the grey bar "
+         "under it and the %: its total against the slowest)</h3>";
     for (auto it = pats.begin(); it != pats.end(); ++it) {
         if (!it->contains("variants")) continue;
-        s += "<h4>" + esc(it.key()) + "</h4>" + kernelBarsSvg((*it)["variants"], 960);
+        s += "<h4>" + esc(it.key()) + "</h4>" + kernelBarsSvg((*it)["variants"], 960, colourOf);
         s += "<table><thead><tr><th>variant</th><th>launch</th><th>kernel</th><th>median ns</th></tr></thead><tbody>";
         const json& vs = (*it)["variants"];
         for (auto v = vs.begin(); v != vs.end(); ++v)
@@ -398,17 +789,28 @@ std::string cardSections(const LoadedCard& c) {
     return s + "</section>";
 }
 
+// A sweep row's gate verdict: `gate_verdict` ("pass", "on_the_bar", "fail": what sweeps write),
+// or a boolean `passes_gate` of an older row.
+std::string sweepVerdict(const json& res) {
+    if (res.contains("gate_verdict") && res["gate_verdict"].is_string()) return res["gate_verdict"].get<std::string>();
+    if (res.contains("passes_gate") && res["passes_gate"].is_boolean())
+        return res["passes_gate"].get<bool>() ? "pass" : "fail";
+    return "–";
+}
+
 std::string sweepTable(const std::vector<json>& rows) {
     std::string s =
-        "<h2>Sweep</h2><table><thead><tr><th>point</th><th>status</th><th>saving ms</th><th>95% "
-        "CI</th><th>passes gate</th><th>correctness</th></tr></thead><tbody>";
+        "<table class=\"sweep\"><caption>Sweep points: saving projected over the layers, ms; the gate's verdict of "
+        "each point's interval against the bar</caption><thead><tr><th>point</th><th>status</th><th>saving "
+        "ms</th><th>95% CI</th><th>gate verdict</th><th>correctness</th></tr></thead><tbody>";
     for (const auto& r : rows) {
         const json res = r.value("result", json::object());
+        const std::string v = sweepVerdict(res);
         s += fmt::format(
-            "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">[{}, {}]</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">[{}, {}]</td><td "
+            "class=\"{}\">{}</td><td>{}</td></tr>",
             esc(r.value("id", "?")), esc(r.value("status", "?")), ms(num(res, "saving_median_ms")),
-            ms(num(res, "saving_ci_low_ms")), ms(num(res, "saving_ci_high_ms")),
-            res.contains("passes_gate") ? res["passes_gate"].dump() : "–",
+            ms(num(res, "saving_ci_low_ms")), ms(num(res, "saving_ci_high_ms")), cellClass(verdictCell(v)), esc(v),
             esc(res.value("correctness", r.value("reason", std::string("–")))));
     }
     return s + "</tbody></table>";
@@ -450,7 +852,7 @@ std::string stepSection(const std::vector<LoadedCard>& cards, const json& step) 
     if (patterns.empty())
         s += "<p class=\"missing\">no candidate ran on every card: no gate on the step</p>";
     else
-        s += overviewTable({asCard}, patterns);
+        s += forestSection({asCard}, patterns) + overviewTable({asCard}, patterns);
     // The cards side by side: each card's median and the step's, per pattern and variant.
     std::vector<const LoadedCard*> byCard;
     for (const auto& p : step.value("placement", json::array())) {
@@ -592,22 +994,26 @@ caption{text-align:left;font-weight:bold;padding:4px 0}
 .overview th{font-size:12px}.overview td{font-size:12px}
 .missing{color:#777;font-style:italic}svg{max-width:100%;height:auto;display:block}
 </style></head><body><h1>ze-probe report</h1>)~";
-    s += "<p>";
-    for (std::size_t i = 0; i < cards.size(); ++i) s += (i ? "; " : "") + esc(cards[i].label);
-    s += "</p>";
+    if (!cards.empty()) {
+        s += "<p>";
+        for (std::size_t i = 0; i < cards.size(); ++i) s += (i ? "; " : "") + esc(cards[i].label);
+        s += "</p>";
+    }
     if (step.is_object()) s += stepSection(cards, step) + "<h2>The cards</h2>";
     const auto patterns = patternsOf(cards);
-    if (patterns.empty())
+    if (cards.empty())
+        ;  // a sweep alone (`ze-probe report --sweep X.jsonl`)
+    else if (patterns.empty())
         s += "<p class=\"missing\">no gate in these cards (no timing): nothing to compare against the bar</p>";
     else
-        s += overviewTable(cards, patterns);
+        s += forestSection(cards, patterns) + overviewTable(cards, patterns);
     if (!repeatTable.empty())
         s += "<h2>Repeatability: the gate in fresh processes</h2>\n<pre class=\"repeat\">" + esc(repeatTable) +
              "</pre>\n";
     s += "<div class=\"cards\">";
     for (const auto& c : cards) s += cardSections(c);
     s += "</div>";
-    if (!sweepRows.empty()) s += sweepTable(sweepRows);
+    if (!sweepRows.empty()) s += "<h2>Sweep</h2>" + sweepPlots(sweepRows) + sweepTable(sweepRows);
     return s + "</body></html>\n";
 }
 
@@ -623,8 +1029,8 @@ std::string cardsReportSvg(const std::vector<LoadedCard>& given, const json& ste
     std::vector<std::string> bodies;
     double y = 40;
     std::string grid;
-    grid += fmt::format(
-        R"~(<text x="0" y="20" font-size="16" font-weight="bold">ze-probe report: saving vs the bar, ms</text>)~");
+    grid +=
+        fmt::format(R"~(<text x="0" y="20" font-size="13" font-weight="bold">Overview: saving vs the bar, ms</text>)~");
     for (std::size_t i = 0; i < patterns.size(); ++i)
         grid += fmt::format(R"~(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle">{}</text>)~",
                             label + 70 + cellW * (double(i) + 0.5), y, esc(patterns[i]));
@@ -661,6 +1067,35 @@ std::string cardsReportSvg(const std::vector<LoadedCard>& given, const json& ste
             y += cellH;
         }
     y += 16;
+    // The forest plots lead, after the bar; the grid and the panels follow them.
+    std::string forests =
+        R"~(<text x="0" y="18" font-size="16" font-weight="bold">ze-probe report: saving vs the bar, ms</text>)~";
+    double fy = 38;
+    std::set<std::pair<double, int>> bars;
+    for (const auto& c : cards)
+        for (const auto& cand : candidatesOf(c)) bars.insert({barOf(c, cand), layersOf(c, cand)});
+    std::string barText;
+    for (const auto& [bar, layers] : bars)
+        barText += (barText.empty() ? "" : "; ") + fmt::format("{} ms over {} layers", bar, layers);
+    if (!bars.empty()) {
+        forests += fmt::format(
+            R"~(<text class="bar-statement" x="0" y="{:.1f}" font-size="11">The bar: every valid pattern's 95% CI of the projected saving at or above {} (CONTRACT §8)</text>)~",
+            fy, esc(barText));
+        fy += 10;
+    }
+    for (const auto& c : cards)
+        for (const auto& cand : candidatesOf(c)) {
+            const auto [line, detail] = verdictLineAndDetail(cand);
+            forests += fmt::format(R"~(<text x="0" y="{:.1f}" font-size="11" fill="{}">{}</text>)~", fy + 14,
+                                   cellColour(verdictCell(verdictWord(cand))), esc(line));
+            fy += 20;
+            double h = 0;
+            const std::string plot = forestSvg(c, cand, patterns, width, &h);
+            forests += fmt::format(R"~(<g transform="translate(0,{:.1f})">{}</g>)~", fy, plot);
+            fy += h + 8;
+        }
+    y += fy;
+    grid = fmt::format(R"~(<g transform="translate(0,{:.1f})">{}</g>)~", fy, grid);
     std::string panels;
     for (const auto& c : cards)
         for (const auto& cand : candidatesOf(c)) {
@@ -676,7 +1111,7 @@ std::string cardsReportSvg(const std::vector<LoadedCard>& given, const json& ste
         }
     return fmt::format(
                R"~(<svg xmlns="http://www.w3.org/2000/svg" width="{0:.0f}" height="{1:.0f}" viewBox="0 0 {0:.0f} {1:.0f}" font-family="sans-serif"><rect width="100%" height="100%" fill="#fff"/>{2}{3}</svg>)~",
-               width, y, grid, panels) +
+               width, y, forests + grid, panels) +
            "\n";
 }
 

@@ -11,7 +11,7 @@
 //    correctness does not hold; it is ON THE BAR otherwise, never a pass, naming the
 //    pattern(s) and how many more timed rounds would likely decide them.
 // A median above the bar with a lower end below it does not pass. The verdict names the
-// worst pattern (the smallest lower end) whatever it is.
+// pattern that decides it (worstPattern, below): the line, the table's marker and the card agree.
 #pragma once
 
 #include <optional>
@@ -62,10 +62,13 @@ struct GateVerdict {
     Verdict verdict = Verdict::Fail;
     bool pass = false;  // verdict == Pass
     bool correctnessOk = false, speedOk = false;
-    std::optional<std::string> worstPattern;  // smallest lower end; none when nothing was measured
-    std::vector<std::string> onTheBar;        // the patterns on the bar
-    std::optional<int> moreRounds;            // ON THE BAR: the most any of them would likely need
-    std::string line;                         // "PASS ..." / "ON THE BAR ...: why" / "FAIL ...: why", one line
+    // The pattern that decides the verdict: a non-finite one; else the failing one with the smallest
+    // upper end; else (on the bar, or pass) the smallest lower end. None when nothing was measured.
+    std::optional<std::string> worstPattern;
+    std::vector<std::string> onTheBar;  // the patterns on the bar
+    std::optional<int> moreRounds;      // ON THE BAR: the most any of them would likely need
+    std::string line;    // "PASS ..." / "ON THE BAR ...: why" / "FAIL ...: why", at most kVerdictLineMax characters
+    std::string detail;  // every reason in full (each pattern on the bar, the rounds that would decide it)
 };
 
 // The decode speed a saving buys, in the user's units: tokens per second gained when a decode
@@ -73,6 +76,8 @@ struct GateVerdict {
 // 1000 / (ref - saving) - 1000 / ref (+0.50 ms on 15.79 ms: +2.07 tok/s). NaN when a figure is
 // not finite or the saving is not shorter than the step; a negative saving loses speed.
 double decodeSpeedGain(double savingMs, double referenceStepMs);
+
+inline constexpr std::size_t kVerdictLineMax = 200;
 
 struct CandidateGate {
     std::string candidate;
@@ -91,6 +96,10 @@ struct CandidateGate {
 // Fills in the verdict. Projections' `verdict` and `passes` are recomputed against minSavingMs.
 CandidateGate evaluateGate(std::string candidate, std::vector<Projection> projections, CaseCounts correctness,
                            double minSavingMs, int layers, std::vector<NotValidPattern> notValid = {});
+
+// The pattern that decides the verdict of these projections against the bar (the rule of
+// GateVerdict::worstPattern; the report marks it from a card's projections); none when empty.
+std::optional<std::string> decidingPattern(std::vector<Projection> projections, double minSavingMs);
 
 // pattern | projected saving / N layers (median) | 95% CI | pass, then the verdict line.
 std::string formatGateTable(const CandidateGate&);
