@@ -531,7 +531,9 @@ TEST_F(ZeclTest, GivenAllocationOfAnotherContext_WhenCopiedFromThatContext_ThenT
     } else {
         // Elsewhere only fine-grained host memory of the other context can be read.
         EXPECT_TRUE(r == ZE_RESULT_SUCCESS || r == ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) << r;
-        if (r == ZE_RESULT_SUCCESS) EXPECT_EQ(download<uint32_t>(d, 64), want);
+        if (r == ZE_RESULT_SUCCESS) {
+            EXPECT_EQ(download<uint32_t>(d, 64), want);
+        }
     }
     ZE_OK(zeCommandListDestroy(l));
     ZE_OK(zeMemFree(z->context, d));

@@ -80,6 +80,7 @@ struct Row {
     std::string args;                                                   // "@" = the row's directory
     int exitCode;
     std::string fragment;  // "@" = the row's directory
+    friend void PrintTo(const Row& r, std::ostream* os) { *os << r.name << ": ze-probe " << r.args; }
 };
 
 std::string expand(std::string s, const std::string& dir) {
