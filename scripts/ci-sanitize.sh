@@ -7,10 +7,16 @@
 # fault_scenario run by the probe tests): every report is also written under
 # <build>/sanitizer-logs and any file there fails the job. Builds only what those tests run
 # (with CC/CXX: .ci/run uses clang-14): the rest of the tree is built by the main job (gcc 12);
-# building all of it here too under ASan cost ~7 min of CI. Extra arguments go to cmake's
-# configure step.
+# building all of it here too under ASan cost ~7 min of CI. --build-only stops after the build
+# (.ci/run builds beside the gcc tests, then runs this again for the tests). Other arguments go
+# to cmake's configure step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_only=0
+if [[ "${1:-}" == --build-only ]]; then
+  build_only=1
+  shift
+fi
 bash scripts/bootstrap.sh
 build=${ZP_ASAN_BUILD_DIR:-build-asan}
 jobs=${ZP_JOBS:-$(nproc)}
@@ -24,6 +30,10 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZP_BUILD_TES
 # the fault tests, whose target depends on what they run (zecl, ze-probe, fault_scenario).
 tools_host_tests=(test_report)
 ninja -C "$build" -j "$jobs" tests/oracle/all tests/probe/all tests/fuzz/all "${tools_host_tests[@]}" test_faults
+if ((build_only)); then
+  echo "ci-sanitize: built in $build (--build-only: no tests run)"
+  exit 0
+fi
 
 logs="$build/sanitizer-logs"
 rm -rf "$logs" && mkdir -p "$logs"

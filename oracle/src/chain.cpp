@@ -30,12 +30,12 @@ float dotTracked(const bf16_t* a, const std::uint8_t* codes, const std::uint8_t*
         for (int j = 0; j < 32; ++j) {
             const float x = f32FromBf16(a[32 * b + j]);
             p = std::fma(e2m1(mxfp4Code(block, j)), x, p);
-            s |= isSubnormal(p) | isSubnormal(x);
+            s |= isSubnormal(p) || isSubnormal(x);
         }
         const float scale = e8m0(scales[b]);
         const float q = p * scale;
         acc[b % 16] = acc[b % 16] + q;
-        s |= isSubnormal(scale) | isSubnormal(q) | isSubnormal(acc[b % 16]);
+        s |= isSubnormal(scale) || isSubnormal(q) || isSubnormal(acc[b % 16]);
     }
     for (int o = 8; o >= 1; o >>= 1)
         for (int l = 0; l < o; ++l) {
@@ -55,7 +55,7 @@ bf16_t swiglu(const ChainShape& s, bf16_t gateBits, bf16_t upBits, std::span<con
     const bf16_t sBits = silu[bf16FromF32(g)];  // exact: g is a BF16 value or L (validated BF16)
     const bf16_t t = beta == 0.0f ? bf16FromF32(u) : bf16FromF32(u + beta);
     const float prod = f32FromBf16(sBits) * f32FromBf16(t);
-    sub |= isSubnormalBf16(gateBits) | isSubnormalBf16(upBits) | isSubnormalBf16(sBits) | isSubnormalBf16(t) |
+    sub |= isSubnormalBf16(gateBits) || isSubnormalBf16(upBits) || isSubnormalBf16(sBits) || isSubnormalBf16(t) ||
            isSubnormal(prod);
     return bf16FromF32(prod);
 }
@@ -243,7 +243,7 @@ ChainOutputs runChain(const ChainShape& s, const LocalWeights& w, const ChainInp
                 const float weight = in.topkWeights[std::size_t(m) * K + k],
                             y = f32FromBf16(o.y[std::size_t(r) * H + h]);
                 acc = std::fma(weight, y, acc);
-                sub |= isSubnormal(weight) | isSubnormal(y) | isSubnormal(acc);
+                sub |= isSubnormal(weight) || isSubnormal(y) || isSubnormal(acc);
             }
             o.out[std::size_t(m) * H + h] = bf16FromF32(acc);
         }

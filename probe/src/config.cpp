@@ -46,51 +46,17 @@ const std::string& scalar(const Ctx& c, const YAML::Node& n, const std::string& 
     return n.Scalar();
 }
 
-// The tag as written, for messages: "!!str" rather than "tag:yaml.org,2002:str".
-std::string tagText(const YAML::Node& n) {
-    const std::string& t = n.Tag();
-    if (t == "!") return "quoted";
-    const std::string core = "tag:yaml.org,2002:";
-    return "tagged " + (t.compare(0, core.size(), core) == 0 ? "!!" + t.substr(core.size()) : t);
-}
-
 void refuseTagged(const Ctx& c, const YAML::Node& n, const std::string& path, const std::string& expected) {
-    if (isQuotedScalar(n) && n.Tag() != "!")  // a quoted one: "not an integer" below
-        fail(c, n, path, quotedForMessage(n.Scalar()) + " is " + tagText(n) + ", a string: expected " + expected);
+    refuseTaggedScalar(c.name, n, path, expected, c.marks);
 }
 
 template <class Int>
 Int readInt(const Ctx& c, const YAML::Node& n, const std::string& path) {
-    const std::string& s = scalar(c, n, path, "an integer");
-    refuseTagged(c, n, path, "an integer");
-    std::string_view t = s;
-    if (!t.empty() && t.front() == '+') t.remove_prefix(1);
-    Int v{};
-    // from_chars reads no sign into an unsigned type: parse "-N" as signed to tell "out of range" from garbage.
-    if (std::is_unsigned_v<Int> && !t.empty() && t.front() == '-' && !isQuotedScalar(n)) {
-        long long negative = 0;
-        const auto [e, err] = std::from_chars(t.data(), t.data() + t.size(), negative);
-        if (e == t.data() + t.size() && err != std::errc::invalid_argument)
-            fail(c, n, path, s + ": out of range [0, " + std::to_string(std::numeric_limits<Int>::max()) + "]");
-    }
-    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    const bool digits =
-        !t.empty() && (std::isdigit(static_cast<unsigned char>(t.front())) ||
-                       (t.size() > 1 && t.front() == '-' && std::isdigit(static_cast<unsigned char>(t[1]))));
-    if (isQuotedScalar(n) || !digits || end != t.data() + t.size() ||
-        (ec != std::errc() && ec != std::errc::result_out_of_range))
-        fail(c, n, path, quotedForMessage(s) + ": not an integer");
-    if (ec == std::errc::result_out_of_range)
-        fail(c, n, path,
-             s + ": out of range [" + std::to_string(std::numeric_limits<Int>::min()) + ", " +
-                 std::to_string(std::numeric_limits<Int>::max()) + "]");
-    return v;
+    return readYamlInt<Int>(c.name, n, path, c.marks);
 }
 
 int readIntAtLeast(const Ctx& c, const YAML::Node& n, const std::string& path, int least) {
-    const int v = readInt<int>(c, n, path);
-    if (v < least) fail(c, n, path, std::to_string(v) + ": must be at least " + std::to_string(least));
-    return v;
+    return readYamlIntAtLeast(c.name, n, path, least, c.marks);
 }
 
 int readMultipleOf32(const Ctx& c, const YAML::Node& n, const std::string& path) {

@@ -35,17 +35,6 @@ std::string where(const std::string& file, const YAML::Node& n) { return nodeLoc
     failAt(file, n, path, what);
 }
 
-int readInt(const std::string& file, const YAML::Node& n, const std::string& path, int least) {
-    if (!n.IsScalar()) fail(file, n, path, "got " + nodeKindName(n) + ", expected an integer");
-    const std::string& s = n.Scalar();
-    int v = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (isQuotedScalar(n) || s.empty() || end != s.data() + s.size() || ec != std::errc())
-        fail(file, n, path, quotedForMessage(s) + ": not an integer");
-    if (v < least) fail(file, n, path, fmt::format("{}: must be at least {}", v, least));
-    return v;
-}
-
 std::string readString(const std::string& file, const YAML::Node& n, const std::string& path) {
     if (!n.IsScalar()) fail(file, n, path, "got " + nodeKindName(n) + ", expected a string");
     return n.Scalar();
@@ -427,8 +416,8 @@ SweepSpec parseSweep(const std::string& yamlText, const std::string& file, const
                 applyKey(spec.base, k, kv.second, file, "sweep.set");
             }
         }
-        if (s["repeats"]) spec.repeats = readInt(file, s["repeats"], "sweep.repeats", 1);
-        if (s["warmup"]) spec.warmup = readInt(file, s["warmup"], "sweep.warmup", 0);
+        if (s["repeats"]) spec.repeats = readYamlIntAtLeast(file, s["repeats"], "sweep.repeats", 1);
+        if (s["warmup"]) spec.warmup = readYamlIntAtLeast(file, s["warmup"], "sweep.warmup", 0);
 
         const YAML::Node axes = s["axes"];
         if (!axes)

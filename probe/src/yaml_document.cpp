@@ -4,7 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <limits>
 #include <sstream>
+#include <type_traits>
 #include <vector>
 
 #include "zp/probe/input_error.hpp"
@@ -32,6 +37,14 @@ public:
 
 std::string at(const std::string& name, const YAML::Mark& m) {
     return name + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
+// The tag as written, for messages: "!!str" rather than "tag:yaml.org,2002:str".
+std::string tagText(const YAML::Node& n) {
+    const std::string& t = n.Tag();
+    if (t == "!") return "quoted";
+    const std::string core = "tag:yaml.org,2002:";
+    return "tagged " + (t.compare(0, core.size(), core) == 0 ? "!!" + t.substr(core.size()) : t);
 }
 
 }  // namespace
@@ -84,6 +97,51 @@ std::string nodeKindName(const YAML::Node& node) {
         case YAML::NodeType::Scalar: return "the scalar " + quotedForMessage(node.Scalar());
         default: return "nothing";
     }
+}
+
+void refuseTaggedScalar(const std::string& name, const YAML::Node& n, const std::string& path,
+                        const std::string& expected, bool marks) {
+    if (isQuotedScalar(n) && n.Tag() != "!")  // a quoted one: "not an integer" from the reader
+        failAt(name, n, path, quotedForMessage(n.Scalar()) + " is " + tagText(n) + ", a string: expected " + expected,
+               marks);
+}
+
+template <class Int>
+Int readYamlInt(const std::string& name, const YAML::Node& n, const std::string& path, bool marks) {
+    const auto fail = [&](const std::string& what) { failAt(name, n, path, what, marks); };
+    if (!n.IsScalar()) fail("got " + nodeKindName(n) + ", expected an integer");
+    const std::string& s = n.Scalar();
+    refuseTaggedScalar(name, n, path, "an integer", marks);
+    std::string_view t = s;
+    if (!t.empty() && t.front() == '+') t.remove_prefix(1);
+    Int v{};
+    // from_chars reads no sign into an unsigned type: parse "-N" as signed to tell "out of range" from garbage.
+    if (std::is_unsigned_v<Int> && !t.empty() && t.front() == '-' && !isQuotedScalar(n)) {
+        long long negative = 0;
+        const auto [e, err] = std::from_chars(t.data(), t.data() + t.size(), negative);
+        if (e == t.data() + t.size() && err != std::errc::invalid_argument)
+            fail(s + ": out of range [0, " + std::to_string(std::numeric_limits<Int>::max()) + "]");
+    }
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    const bool digits =
+        !t.empty() && (std::isdigit(static_cast<unsigned char>(t.front())) ||
+                       (t.size() > 1 && t.front() == '-' && std::isdigit(static_cast<unsigned char>(t[1]))));
+    if (isQuotedScalar(n) || !digits || end != t.data() + t.size() ||
+        (ec != std::errc() && ec != std::errc::result_out_of_range))
+        fail(quotedForMessage(s) + ": not an integer");
+    if (ec == std::errc::result_out_of_range)
+        fail(s + ": out of range [" + std::to_string(std::numeric_limits<Int>::min()) + ", " +
+             std::to_string(std::numeric_limits<Int>::max()) + "]");
+    return v;
+}
+
+template int readYamlInt<int>(const std::string&, const YAML::Node&, const std::string&, bool);
+template std::uint64_t readYamlInt<std::uint64_t>(const std::string&, const YAML::Node&, const std::string&, bool);
+
+int readYamlIntAtLeast(const std::string& name, const YAML::Node& n, const std::string& path, int least, bool marks) {
+    const int v = readYamlInt<int>(name, n, path, marks);
+    if (v < least) failAt(name, n, path, std::to_string(v) + ": must be at least " + std::to_string(least), marks);
+    return v;
 }
 
 }  // namespace zp::probe

@@ -24,6 +24,19 @@ std::string nodeLocation(const std::string& name, const YAML::Node& node, bool m
                          const std::string& what, bool marks = true);
 // "a map", "a sequence", "no value", "the scalar \"x\"": what a node holds, for "got …, expected …".
 std::string nodeKindName(const YAML::Node& node);
+// Throws InputError (failAt) when `node` is a scalar tagged as a string (`!!str 64`, a local
+// tag): "\"64\" is tagged !!str, a string: expected <expected>". A quoted one passes: its
+// reader says "not an integer" / "not a number".
+void refuseTaggedScalar(const std::string& name, const YAML::Node& node, const std::string& path,
+                        const std::string& expected, bool marks = true);
+// The integer a scalar holds ("+N" reads as N), for configs and sweep files alike. Throws
+// InputError (failAt) for a non-scalar ("got a map, expected an integer"), a quoted or tagged
+// scalar, text that is no integer, and a value outside Int's range. Int: int or std::uint64_t.
+template <class Int>
+Int readYamlInt(const std::string& name, const YAML::Node& node, const std::string& path, bool marks = true);
+// readYamlInt<int>, refusing a value below `least`: "<value>: must be at least <least>".
+int readYamlIntAtLeast(const std::string& name, const YAML::Node& node, const std::string& path, int least,
+                       bool marks = true);
 // A quoted scalar ("2") is a string in YAML, never a number.
 // Quoted ("2"), or tagged other than the core schema's !!int / !!float (`hidden: !!str 64`): a
 // string in YAML, never a number.

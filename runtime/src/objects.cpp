@@ -64,6 +64,22 @@ bool syncResult(ze_result_t r, const char* expression, const char* file, int lin
 }
 #define ZP_SYNC(expr) syncResult((expr), #expr, __FILE__, __LINE__)
 
+// A Level Zero call's result with the call's own text and place, for an error raised after
+// more is known (a build log read, a kernel name looked up): the message names the call as it
+// is written, never a hand-copied string that drifts from it.
+struct Call {
+    ze_result_t result;
+    const char* expression;
+    const char* file;
+    int line;
+    bool failed() const { return result != ZE_RESULT_SUCCESS; }
+    [[noreturn]] void fail(std::string extra) const {
+        detail::throwError(result, expression, file, line, std::move(extra));
+    }
+};
+#define ZP_CALL(expr) \
+    Call { (expr), #expr, __FILE__, __LINE__ }
+
 }  // namespace
 
 // ----------------------------------------------------------------------------------- Context
@@ -97,12 +113,10 @@ Allocation Allocation::device(const Context& ctx, const DeviceInfo& dev, size_t 
                            "a device allocation of 0 bytes; ask for at least one element");
     ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
     Allocation a;
-    ze_result_t r = zeMemAllocDevice(c, &desc, bytes, alignment, d, &a.ptr_);
-    if (r != ZE_RESULT_SUCCESS)
-        detail::throwError(r, "zeMemAllocDevice(ctx, &desc, bytes, alignment, device, &ptr)", __FILE__, __LINE__,
-                           "asked for " + std::to_string(bytes) + " bytes on '" + dev.name() + "' (maxMemAllocSize " +
-                               std::to_string(dev.props.maxMemAllocSize) + ", total " +
-                               std::to_string(dev.totalMemory()) + ")");
+    const Call alloc = ZP_CALL(zeMemAllocDevice(c, &desc, bytes, alignment, d, &a.ptr_));
+    if (alloc.failed())
+        alloc.fail("asked for " + std::to_string(bytes) + " bytes on '" + dev.name() + "' (maxMemAllocSize " +
+                   std::to_string(dev.props.maxMemAllocSize) + ", total " + std::to_string(dev.totalMemory()) + ")");
     a.context_ = c;
     a.bytes_ = bytes;
     a.kind_ = Kind::Device;
@@ -116,10 +130,8 @@ Allocation Allocation::host(const Context& ctx, size_t bytes, size_t alignment) 
                            "a host allocation of 0 bytes; ask for at least one element");
     ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
     Allocation a;
-    ze_result_t r = zeMemAllocHost(c, &desc, bytes, alignment, &a.ptr_);
-    if (r != ZE_RESULT_SUCCESS)
-        detail::throwError(r, "zeMemAllocHost(ctx, &desc, bytes, alignment, &ptr)", __FILE__, __LINE__,
-                           "asked for " + std::to_string(bytes) + " bytes of host USM");
+    const Call alloc = ZP_CALL(zeMemAllocHost(c, &desc, bytes, alignment, &a.ptr_));
+    if (alloc.failed()) alloc.fail("asked for " + std::to_string(bytes) + " bytes of host USM");
     a.context_ = c;
     a.bytes_ = bytes;
     a.kind_ = Kind::Host;
@@ -175,7 +187,7 @@ Module Module::create(const Context& ctx, const DeviceInfo& dev, ze_module_forma
 
     Module m;
     ze_module_build_log_handle_t log = nullptr;
-    ze_result_t r = zeModuleCreate(c, d, &desc, &m.handle_, &log);
+    const Call create = ZP_CALL(zeModuleCreate(c, d, &desc, &m.handle_, &log));
 
     std::string logText;
     if (log) {
@@ -187,13 +199,12 @@ Module Module::create(const Context& ctx, const DeviceInfo& dev, ze_module_forma
         }
         zeModuleBuildLogDestroy(log);
     }
-    if (r != ZE_RESULT_SUCCESS) {
+    if (create.failed()) {
         if (m.handle_) zeModuleDestroy(take(m.handle_));
         const char* formatName = format == ZE_MODULE_FORMAT_IL_SPIRV ? "SPIR-V" : "native";
-        detail::throwError(r, "zeModuleCreate(ctx, device, &desc, &module, &buildLog)", __FILE__, __LINE__,
-                           std::string(formatName) + " module (" + std::to_string(bytes.size()) + " bytes, flags '" +
-                               buildFlags + "') failed to build on '" + dev.name() + "'; build log:\n" +
-                               (logText.empty() ? "<empty>" : logText));
+        create.fail(std::string(formatName) + " module (" + std::to_string(bytes.size()) + " bytes, flags '" +
+                    buildFlags + "') failed to build on '" + dev.name() + "'; build log:\n" +
+                    (logText.empty() ? "<empty>" : logText));
     }
     return m;
 }
@@ -225,8 +236,8 @@ std::vector<std::string> Module::kernelNames() const {
 Kernel::Kernel(const Module& module, const std::string& name) : name_(name) {
     ze_module_handle_t m = module.handle();
     ze_kernel_desc_t desc{ZE_STRUCTURE_TYPE_KERNEL_DESC, nullptr, 0, name_.c_str()};
-    ze_result_t r = zeKernelCreate(m, &desc, &handle_);
-    if (r != ZE_RESULT_SUCCESS) {
+    const Call create = ZP_CALL(zeKernelCreate(m, &desc, &handle_));
+    if (create.failed()) {
         handle_ = nullptr;
         // The module's kernel names tell a wrong name apart from a driver that refused a kernel
         // the module does have (e.g. out of resources, or a zecl fault).
@@ -242,9 +253,8 @@ Kernel::Kernel(const Module& module, const std::string& name) : name_(name) {
         } catch (const Error&) {
             why = "the module's kernel names are unavailable";
         }
-        detail::throwError(
-            r, "zeKernelCreate(module, &desc, &kernel)", __FILE__, __LINE__,
-            std::string("kernel creation failed for '") + name_ + "' with " + resultName(r) + "; " + why);
+        create.fail(std::string("kernel creation failed for '") + name_ + "' with " + resultName(create.result) + "; " +
+                    why);
     }
 }
 Kernel::Kernel(Kernel&& o) noexcept : handle_(take(o.handle_)), name_(std::move(o.name_)), groupSize_(o.groupSize_) {}
@@ -263,19 +273,17 @@ void Kernel::destroy() noexcept {
 ze_kernel_handle_t Kernel::handle() const { return ZP_REQUIRE(handle_, "ze::Kernel::handle"); }
 
 void Kernel::setArgRaw(uint32_t index, size_t size, const void* value) {
-    ze_result_t r = zeKernelSetArgumentValue(handle(), index, size, value);
-    if (r != ZE_RESULT_SUCCESS)
-        detail::throwError(r, "zeKernelSetArgumentValue(kernel, index, size, value)", __FILE__, __LINE__,
-                           "kernel '" + name_ + "' argument " + std::to_string(index) + " (" + std::to_string(size) +
-                               " bytes" + (value ? "" : ", local memory") + ")");
+    const Call set = ZP_CALL(zeKernelSetArgumentValue(handle(), index, size, value));
+    if (set.failed())
+        set.fail("kernel '" + name_ + "' argument " + std::to_string(index) + " (" + std::to_string(size) + " bytes" +
+                 (value ? "" : ", local memory") + ")");
 }
 
 void Kernel::setGroupSize(GroupSize size) {
-    ze_result_t r = zeKernelSetGroupSize(handle(), size.x, size.y, size.z);
-    if (r != ZE_RESULT_SUCCESS)
-        detail::throwError(r, "zeKernelSetGroupSize(kernel, x, y, z)", __FILE__, __LINE__,
-                           "kernel '" + name_ + "' group size " + std::to_string(size.x) + "x" +
-                               std::to_string(size.y) + "x" + std::to_string(size.z));
+    const Call set = ZP_CALL(zeKernelSetGroupSize(handle(), size.x, size.y, size.z));
+    if (set.failed())
+        set.fail("kernel '" + name_ + "' group size " + std::to_string(size.x) + "x" + std::to_string(size.y) + "x" +
+                 std::to_string(size.z));
     groupSize_ = size;
 }
 
@@ -287,10 +295,8 @@ GroupSize Kernel::suggestGroupSize(uint32_t gx, uint32_t gy, uint32_t gz) const 
 
 uint32_t Kernel::suggestMaxCooperativeGroupCount() const {
     uint32_t groups = 0;
-    ze_result_t r = zeKernelSuggestMaxCooperativeGroupCount(handle(), &groups);
-    if (r != ZE_RESULT_SUCCESS)
-        detail::throwError(r, "zeKernelSuggestMaxCooperativeGroupCount(kernel, &groups)", __FILE__, __LINE__,
-                           "kernel '" + name() + "'");
+    const Call suggest = ZP_CALL(zeKernelSuggestMaxCooperativeGroupCount(handle(), &groups));
+    if (suggest.failed()) suggest.fail("kernel '" + name() + "'");
     return groups;
 }
 
@@ -386,6 +392,8 @@ using AppendLaunchFn = ze_result_t (*)(ze_command_list_handle_t, ze_kernel_handl
                                        ze_event_handle_t, uint32_t, ze_event_handle_t*);
 
 // One launch append (plain or cooperative); the error names the call, the kernel and the grid.
+// ZP_FUNCTION(fn): the function and its name, written once.
+#define ZP_FUNCTION(fn) fn, #fn
 void appendLaunch(AppendLaunchFn append, const char* call, ze_command_list_handle_t l, const Kernel& kernel,
                   GroupCount groups, ze_event_handle_t signal, Waits waits) {
     ze_kernel_handle_t k = kernel.handle();
@@ -401,15 +409,12 @@ void appendLaunch(AppendLaunchFn append, const char* call, ze_command_list_handl
 }  // namespace
 
 void CommandListBase::launch(const Kernel& kernel, GroupCount groups, Event* signal, Waits waits) {
-    appendLaunch(zeCommandListAppendLaunchKernel,
-                 "zeCommandListAppendLaunchKernel(list, kernel, &groups, signal, n, waits)", handle(), kernel, groups,
-                 signalHandle(signal), waits);
+    appendLaunch(ZP_FUNCTION(zeCommandListAppendLaunchKernel), handle(), kernel, groups, signalHandle(signal), waits);
 }
 
 void CommandListBase::launchCooperative(const Kernel& kernel, GroupCount groups, Event* signal, Waits waits) {
-    appendLaunch(zeCommandListAppendLaunchCooperativeKernel,
-                 "zeCommandListAppendLaunchCooperativeKernel(list, kernel, &groups, signal, n, waits)", handle(),
-                 kernel, groups, signalHandle(signal), waits);
+    appendLaunch(ZP_FUNCTION(zeCommandListAppendLaunchCooperativeKernel), handle(), kernel, groups,
+                 signalHandle(signal), waits);
 }
 
 void CommandListBase::barrier(Event* signal, Waits waits) {

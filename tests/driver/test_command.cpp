@@ -121,15 +121,9 @@ TEST_F(ZeclTest, GivenRecordedLaunch_WhenArgumentsChangeAfterAppend_ThenReplayUs
 }
 
 TEST_F(ZeclTest, GivenTimestampEvent_WhenKernelRunsTwice_ThenTimestampsAreOrderedAndFollowTheLatestReplay) {
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC};
-    pd.flags = ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
-    pd.count = 2;
-    ze_event_pool_handle_t pool = nullptr;
-    ZE_OK(zeEventPoolCreate(z->context, &pd, 1, &dev, &pool));
-    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC};
-    ed.index = 0;
-    ze_event_handle_t ev = nullptr;
-    ZE_OK(zeEventCreate(pool, &ed, &ev));
+    const auto [pool, events] =
+        makeEvents(2, ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE, true);
+    ze_event_handle_t ev = events[0];
     EXPECT_EQ(zeEventQueryStatus(ev), ZE_RESULT_NOT_READY);
 
     const uint32_t n = 4096;
@@ -162,6 +156,7 @@ TEST_F(ZeclTest, GivenTimestampEvent_WhenKernelRunsTwice_ThenTimestampsAreOrdere
     ZE_OK(zeCommandQueueDestroy(q));
     ZE_OK(zeKernelDestroy(k));
     ZE_OK(zeEventDestroy(ev));
+    ZE_OK(zeEventDestroy(events[1]));
     ZE_OK(zeEventPoolDestroy(pool));
     ZE_OK(zeMemFree(z->context, d));
 }
@@ -177,14 +172,8 @@ TEST_F(ZeclTest, GivenBarrierBetweenKernels_WhenExecuted_ThenTheSecondSeesTheFir
     ZE_OK(zeKernelSetArgumentValue(a, 1, 4, &v));
     ZE_OK(zeKernelSetGroupSize(w, 32, 1, 1));
     ZE_OK(zeKernelSetGroupSize(a, 32, 1, 1));
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC};
-    pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
-    pd.count = 1;
-    ze_event_pool_handle_t pool = nullptr;
-    ZE_OK(zeEventPoolCreate(z->context, &pd, 0, nullptr, &pool));
-    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC};
-    ze_event_handle_t done = nullptr;
-    ZE_OK(zeEventCreate(pool, &ed, &done));
+    const auto [pool, events] = makeEvents(1);
+    ze_event_handle_t done = events[0];
 
     auto [q, l] = makeQueueAndList(z->context, dev);
     ze_group_count_t g{n / 32, 1, 1};
@@ -207,17 +196,8 @@ TEST_F(ZeclTest, GivenBarrierBetweenKernels_WhenExecuted_ThenTheSecondSeesTheFir
 }
 
 TEST_F(ZeclTest, GivenWaitOnHostEvent_WhenHostSignalsLater_ThenTheCopyRunsOnlyAfterwards) {
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC};
-    pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
-    pd.count = 2;
-    ze_event_pool_handle_t pool = nullptr;
-    ZE_OK(zeEventPoolCreate(z->context, &pd, 0, nullptr, &pool));
-    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC};
-    ze_event_handle_t go = nullptr, copied = nullptr;
-    ed.index = 0;
-    ZE_OK(zeEventCreate(pool, &ed, &go));
-    ed.index = 1;
-    ZE_OK(zeEventCreate(pool, &ed, &copied));
+    const auto [pool, events] = makeEvents(2);
+    ze_event_handle_t go = events[0], copied = events[1];
 
     std::vector<uint32_t> src(64, 0xC0FFEEu), dst(64, 0);
     auto l = immediate();
@@ -236,13 +216,8 @@ TEST_F(ZeclTest, GivenWaitOnHostEvent_WhenHostSignalsLater_ThenTheCopyRunsOnlyAf
 }
 
 TEST_F(ZeclTest, GivenTwoQueues_WhenOneWaitsOnTheOthersEvent_ThenItSeesTheData) {
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC};
-    pd.count = 1;
-    ze_event_pool_handle_t pool = nullptr;
-    ZE_OK(zeEventPoolCreate(z->context, &pd, 0, nullptr, &pool));
-    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC};
-    ze_event_handle_t produced = nullptr;
-    ZE_OK(zeEventCreate(pool, &ed, &produced));
+    const auto [pool, events] = makeEvents(1, 0);
+    ze_event_handle_t produced = events[0];
     const uint32_t n = 128;
     void* d = deviceAlloc(n * 4);
     auto k = kernel("write_gid");
@@ -295,17 +270,8 @@ TEST_F(ZeclTest, GivenFence_WhenExecuteCompletes_ThenFenceSignalsAndResets) {
 }
 
 TEST_F(ZeclTest, GivenAppendedSignalAndReset_WhenExecuted_ThenEventStateFollowsTheList) {
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC};
-    pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
-    pd.count = 2;
-    ze_event_pool_handle_t pool = nullptr;
-    ZE_OK(zeEventPoolCreate(z->context, &pd, 0, nullptr, &pool));
-    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC};
-    ze_event_handle_t a = nullptr, b = nullptr;
-    ed.index = 0;
-    ZE_OK(zeEventCreate(pool, &ed, &a));
-    ed.index = 1;
-    ZE_OK(zeEventCreate(pool, &ed, &b));
+    const auto [pool, events] = makeEvents(2);
+    ze_event_handle_t a = events[0], b = events[1];
     ZE_OK(zeEventHostSignal(b));
     auto l = immediate();
     ZE_OK(zeCommandListAppendEventReset(l, b));
@@ -349,14 +315,8 @@ TEST_F(ZeclTest, GivenGlobalTimestampsAroundAKernel_WhenWritten_ThenTheyAreOrder
 }
 
 TEST_F(ZeclTest, GivenQueueWithPendingWait_WhenSynchronizedWithTimeout_ThenNotReadyThenSuccess) {
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC};
-    pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
-    pd.count = 1;
-    ze_event_pool_handle_t pool = nullptr;
-    ZE_OK(zeEventPoolCreate(z->context, &pd, 0, nullptr, &pool));
-    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC};
-    ze_event_handle_t gate = nullptr;
-    ZE_OK(zeEventCreate(pool, &ed, &gate));
+    const auto [pool, events] = makeEvents(1);
+    ze_event_handle_t gate = events[0];
     auto [q, l] = makeQueueAndList(z->context, dev);
     ZE_OK(zeCommandListAppendWaitOnEvents(l, 1, &gate));
     ZE_OK(zeCommandListClose(l));
@@ -531,7 +491,9 @@ TEST_F(ZeclTest, GivenAllocationOfAnotherContext_WhenCopiedFromThatContext_ThenT
     } else {
         // Elsewhere only fine-grained host memory of the other context can be read.
         EXPECT_TRUE(r == ZE_RESULT_SUCCESS || r == ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) << r;
-        if (r == ZE_RESULT_SUCCESS) EXPECT_EQ(download<uint32_t>(d, 64), want);
+        if (r == ZE_RESULT_SUCCESS) {
+            EXPECT_EQ(download<uint32_t>(d, 64), want);
+        }
     }
     ZE_OK(zeCommandListDestroy(l));
     ZE_OK(zeMemFree(z->context, d));
@@ -540,17 +502,8 @@ TEST_F(ZeclTest, GivenAllocationOfAnotherContext_WhenCopiedFromThatContext_ThenT
 }
 
 TEST_F(ZeclTest, GivenTimestampEvents_WhenQueriedIntoDeviceMemory_ThenTheyEqualTheHostQuery) {
-    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC};
-    pd.flags = ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
-    pd.count = 2;
-    ze_event_pool_handle_t pool = nullptr;
-    ZE_OK(zeEventPoolCreate(z->context, &pd, 1, &dev, &pool));
-    ze_event_handle_t ev[2] = {};
-    for (uint32_t i = 0; i < 2; ++i) {
-        ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC};
-        ed.index = i;
-        ZE_OK(zeEventCreate(pool, &ed, &ev[i]));
-    }
+    auto [pool, events] = makeEvents(2, ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE, true);
+    ze_event_handle_t* ev = events.data();
     void* data = deviceAlloc(64 * 4);
     auto k = kernel("write_gid");
     ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &data));
@@ -578,12 +531,8 @@ TEST_F(ZeclTest, GivenTimestampEvents_WhenQueriedIntoDeviceMemory_ThenTheyEqualT
         EXPECT_EQ(std::memcmp(&p[size_t(i)], &host[i], one), 0) << "packed result " << i;
         EXPECT_EQ(std::memcmp(&sp[offsets[i] / one], &host[i], one), 0) << "offset result " << i;
     }
-    ze_event_pool_handle_t plainPool = nullptr;
-    pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
-    ZE_OK(zeEventPoolCreate(z->context, &pd, 1, &dev, &plainPool));
-    ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC};
-    ze_event_handle_t plain = nullptr;
-    ZE_OK(zeEventCreate(plainPool, &ed, &plain));
+    auto [plainPool, plainEvents] = makeEvents(1, ZE_EVENT_POOL_FLAG_HOST_VISIBLE, true);
+    ze_event_handle_t plain = plainEvents[0];
     ZE_OK(zeCommandListReset(l));
     EXPECT_EQ(zeCommandListAppendQueryKernelTimestamps(l, 1, &plain, packed, nullptr, nullptr, 0, nullptr),
               ZE_RESULT_ERROR_INVALID_ARGUMENT)
@@ -593,7 +542,7 @@ TEST_F(ZeclTest, GivenTimestampEvents_WhenQueriedIntoDeviceMemory_ThenTheyEqualT
     ZE_OK(zeCommandListDestroy(l));
     ZE_OK(zeCommandQueueDestroy(q));
     ZE_OK(zeKernelDestroy(k));
-    for (auto e : ev) ZE_OK(zeEventDestroy(e));
+    for (auto e : events) ZE_OK(zeEventDestroy(e));
     ZE_OK(zeEventPoolDestroy(pool));
     for (void* m : {data, packed, spread}) ZE_OK(zeMemFree(z->context, m));
 }

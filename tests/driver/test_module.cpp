@@ -66,7 +66,9 @@ TEST_F(ZeclTest, GivenSuccessfulBuilds_WhenBuildLogRead_ThenItHoldsOnlyTheBuilds
         std::string text;
         EXPECT_EQ(createModuleWithLog(z->context, dev, ZE_MODULE_FORMAT_NATIVE, bundle(source), &m, text),
                   ZE_RESULT_SUCCESS);
-        if (m) EXPECT_EQ(zeModuleDestroy(m), ZE_RESULT_SUCCESS);
+        if (m) {
+            EXPECT_EQ(zeModuleDestroy(m), ZE_RESULT_SUCCESS);
+        }
         return text;
     };
     const std::string clean = logOf("kernel void clean(global uint *o) { o[get_global_id(0)] = 1u; }");
@@ -402,7 +404,9 @@ TEST_F(ZeclTest, GivenProgramScopeGlobal_WhenPointerAsked_ThenItIsGivenOnlyWhere
     void* fn = nullptr;
     const bool fext = clExtensions(clDevices()[0]).find("cl_intel_function_pointers") != std::string::npos;
     r = zeModuleGetFunctionPointer(m, "hinted", &fn);
-    if (!fext) EXPECT_EQ(r, ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) << "no cl_intel_function_pointers";
+    if (!fext) {
+        EXPECT_EQ(r, ZE_RESULT_ERROR_UNSUPPORTED_FEATURE) << "no cl_intel_function_pointers";
+    }
     ZE_OK(zeModuleDestroy(m));
 }
 

@@ -189,6 +189,29 @@ protected:
         zeCommandListDestroy(l);
     }
 
+    // A pool of `count` events with `flags`, over the test's device when `onDevice` (else over
+    // every device of the context), and its events at indices 0..count-1.
+    struct Events {
+        ze_event_pool_handle_t pool = nullptr;
+        std::vector<ze_event_handle_t> events;
+    };
+    Events makeEvents(uint32_t count, ze_event_pool_flags_t flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
+                      bool onDevice = false) {
+        ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC};
+        pd.flags = flags;
+        pd.count = count;
+        Events e;
+        EXPECT_EQ(ZE_RESULT_SUCCESS,
+                  zeEventPoolCreate(z->context, &pd, onDevice ? 1 : 0, onDevice ? &dev : nullptr, &e.pool));
+        e.events.assign(count, nullptr);
+        for (uint32_t i = 0; i < count; ++i) {
+            ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC};
+            ed.index = i;
+            EXPECT_EQ(ZE_RESULT_SUCCESS, zeEventCreate(e.pool, &ed, &e.events[i]));
+        }
+        return e;
+    }
+
     Zecl* z = nullptr;
     ze_device_handle_t dev = nullptr;
 };

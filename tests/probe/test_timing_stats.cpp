@@ -308,7 +308,9 @@ TEST(ChooseBatch, GivenTheTimerResolution_ThenASampleSpansAtLeast200Ticks) {
             const int b = chooseBatch(tick, exec);
             EXPECT_GE(b * exec, 200 * tick) << tick << " " << exec;
             EXPECT_EQ(b & (b - 1), 0) << b << " is not a power of two";
-            if (b > 1) EXPECT_LT((b / 2) * exec, 200 * tick) << tick << " " << exec;  // the smallest such power
+            if (b > 1) {
+                EXPECT_LT((b / 2) * exec, 200 * tick) << tick << " " << exec;  // the smallest such power
+            }
         }
     // Unknown figures: one execution; an absurdly fast chain on a coarse timer: capped.
     EXPECT_EQ(chooseBatch(1000, 0), 1);

@@ -170,7 +170,13 @@ ChainRig& reducedRig() {
 struct ChainParam {
     Variant variant;
     RoutePattern pattern;
+    std::string name() const {
+        return std::string(zp::probe::variantName(variant)) + "_" + std::string(zp::probe::patternName(pattern));
+    }
+    friend void PrintTo(const ChainParam& p, std::ostream* os) { *os << p.name(); }
 };
+
+std::string chainParamName(const ::testing::TestParamInfo<ChainParam>& i) { return i.param.name(); }
 
 class DeviceChainReduced : public ::testing::TestWithParam<ChainParam> {};
 
@@ -197,11 +203,7 @@ std::vector<ChainParam> allParams() {
     return p;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllVariantsAndPatterns, DeviceChainReduced, ::testing::ValuesIn(allParams()),
-                         [](const ::testing::TestParamInfo<ChainParam>& i) {
-                             return std::string(zp::probe::variantName(i.param.variant)) + "_" +
-                                    std::string(zp::probe::patternName(i.param.pattern));
-                         });
+INSTANTIATE_TEST_SUITE_P(AllVariantsAndPatterns, DeviceChainReduced, ::testing::ValuesIn(allParams()), chainParamName);
 
 // The same cases with topk_ids as int64 (torch.topk's dtype): chains recorded at IdWidth::Int64
 // run the route readers' `_i64` kernel files, and every variant must give the int32 bits.
@@ -229,10 +231,7 @@ TEST_P(DeviceChainReducedInt64, GivenInt64Ids_WhenTheChainRuns_ThenEveryTensorMa
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariantsAndPatterns, DeviceChainReducedInt64, ::testing::ValuesIn(allParams()),
-                         [](const ::testing::TestParamInfo<ChainParam>& i) {
-                             return std::string(zp::probe::variantName(i.param.variant)) + "_" +
-                                    std::string(zp::probe::patternName(i.param.pattern));
-                         });
+                         chainParamName);
 
 // Ids an int64 tensor can hold and an int32 cannot, and the usual bad ones: each is invalid
 // (CONTRACT §5.1: not local, counted by the error flag at its route) at either width, and the

@@ -149,6 +149,7 @@ std::string Faults::listDevicesFailure_;
 struct ProbeFault {
     const char* fault;
     std::vector<const char*> fragments;  // each must be in stderr
+    friend void PrintTo(const ProbeFault& f, std::ostream* os) { *os << "ZECL_FAULT=" << f.fault; }
 };
 
 class FaultsProbe : public Faults, public ::testing::WithParamInterface<ProbeFault> {};
@@ -309,6 +310,9 @@ struct FacadeFault {
     const char* stage;      // where it must fire; "" = any
     int errors;             // zeprobe::Errors in all
     const char* what = "";  // in the error's message; "" = anything
+    friend void PrintTo(const FacadeFault& f, std::ostream* os) {
+        *os << "ZECL_FAULT=" << f.fault << " on " << f.variant;
+    }
 };
 
 std::string facadeName(const FacadeFault& f) {

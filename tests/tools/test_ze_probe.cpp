@@ -111,6 +111,7 @@ struct BadInput {
     const char* args;
     int exitCode;
     const char* fragment;
+    friend void PrintTo(const BadInput& b, std::ostream* os) { *os << "ze-probe " << b.args; }
 };
 
 class ZeProbeBadInput : public ZeProbe, public ::testing::WithParamInterface<BadInput> {};

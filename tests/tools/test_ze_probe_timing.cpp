@@ -547,6 +547,7 @@ TEST_F(ZeProbeTiming, GivenAFinishedSweep_WhenRunAgainWithoutResume_ThenRefusedN
 struct BadSweep {
     const char* yaml;
     const char* fragment;
+    friend void PrintTo(const BadSweep& b, std::ostream* os) { *os << "a sweep naming " << b.fragment; }
 };
 
 class ZeProbeBadSweep : public ZeProbeTiming, public ::testing::WithParamInterface<BadSweep> {};
