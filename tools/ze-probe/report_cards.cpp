@@ -681,10 +681,11 @@ std::string overviewTable(const std::vector<LoadedCard>& cards, const std::vecto
                 if (const json* pr = projection(cand, p)) {
                     const Cell cell = classify(*pr, bar);
                     const bool isDecider = decides && *decides == p;
-                    s += fmt::format(R"~(<td class="{}" title="{} (bar {} ms)">{}<br><small>[{}, {}]</small>{}{}</td>)~",
-                                     cellClass(cell), cellWord(cell), bar, ms(num(*pr, "median_ms")),
-                                     ms(num(*pr, "ci_low_ms")), ms(num(*pr, "ci_high_ms")), decodeGainText(*pr, cand),
-                                     isDecider ? "<br><small class=\"decides\">&#9654; decides</small>" : "");
+                    s +=
+                        fmt::format(R"~(<td class="{}" title="{} (bar {} ms)">{}<br><small>[{}, {}]</small>{}{}</td>)~",
+                                    cellClass(cell), cellWord(cell), bar, ms(num(*pr, "median_ms")),
+                                    ms(num(*pr, "ci_low_ms")), ms(num(*pr, "ci_high_ms")), decodeGainText(*pr, cand),
+                                    isDecider ? "<br><small class=\"decides\">&#9654; decides</small>" : "");
                 } else if (const json* nv = notValid(cand, p)) {
                     s += "<td class=\"unknown\" title=\"" + esc(nv->value("reason", "")) + "\">not valid</td>";
                 } else {
