@@ -63,32 +63,24 @@
 #error "ZP_STREAM_CHUNK must be a multiple of 16 blocks"
 #endif
 
-/* E2M1 of nibble k (a literal) of code word w_, after ZP_ST_PREP(w_) declared the decode's
- * per-word values. The local table is 16 f32 at tbl, addressed by byte offset (code * 4). */
+/* E2M1 of nibble k (a literal) of code word w, whose byte offsets lo (even nibbles: (w << 2) &
+ * 0x3C3C3C3C) and hi (odd ones: (w >> 2) & 0x3C3C3C3C) the byte-table decodes read. The local
+ * table is 16 f32 at tbl, addressed by byte offset (code * 4). */
 #define ZP_ST_LT(tbl, off) (*(local const float*)((local const uchar*)(tbl) + (off)))
 /* nibble to bits 28..31, arithmetic shift by 6: sign at 31 (and 25..30), magnitude at 22..24:
  * the f32 with those bits is e2m1 * 2^-126 (codes 0 and 1 fall in the subnormal range). */
 #define ZP_ST_MUL(w, k) (as_float(((int)((w) << (28 - 4 * (k))) >> 6) & (int)0x81C00000) * 0x1p126f)
-#if ZP_E2M1_DECODE == 2
-#define ZP_ST_PREP(w_)
-#define ZP_ST_NIB(w_, k, tbl) ZP_ST_LT(tbl, (k) ? ((w_) >> (4 * (k)-2)) & 0x3Cu : ((w_) << 2) & 0x3Cu)
-#elif ZP_E2M1_DECODE == 3
-#define ZP_ST_PREP(w_)
-#define ZP_ST_NIB(w_, k, tbl) ZP_ST_MUL(w_, k)
-#elif ZP_E2M1_DECODE >= 4
-/* 4: every nibble through the table, its byte offset one byte of lo_ (even nibbles) or hi_ (odd
- * ones), masked once per word; 5: even nibbles so, odd ones by ZP_ST_MUL (the local-memory and
- * the integer pipes share the decode). */
-#define ZP_ST_PREP(w_) const uint lo_ = ((w_) << 2) & 0x3C3C3C3Cu, hi_ = ((w_) >> 2) & 0x3C3C3C3Cu;
 #define ZP_ST_BYTE(x, n) ((n) == 3 ? (x) >> 24 : ((x) >> (8 * (n))) & 0xFFu)
-#if ZP_E2M1_DECODE == 4
-#define ZP_ST_NIB(w_, k, tbl) ZP_ST_LT(tbl, ZP_ST_BYTE(((k)&1) ? hi_ : lo_, (k) >> 1))
+#if ZP_E2M1_DECODE == 2
+#define ZP_ST_NIB(w, lo, hi, k, tbl) ZP_ST_LT(tbl, (k) ? ((w) >> (4 * (k)-2)) & 0x3Cu : ((w) << 2) & 0x3Cu)
+#elif ZP_E2M1_DECODE == 3
+#define ZP_ST_NIB(w, lo, hi, k, tbl) ZP_ST_MUL(w, k)
+#elif ZP_E2M1_DECODE == 4 /* every nibble through the table, one byte extract each */
+#define ZP_ST_NIB(w, lo, hi, k, tbl) ZP_ST_LT(tbl, ZP_ST_BYTE(((k)&1) ? (hi) : (lo), (k) >> 1))
+#elif ZP_E2M1_DECODE == 5 /* even nibbles so, odd ones by ZP_ST_MUL: the local and integer pipes share */
+#define ZP_ST_NIB(w, lo, hi, k, tbl) (((k)&1) ? ZP_ST_MUL(w, k) : ZP_ST_LT(tbl, ZP_ST_BYTE(lo, (k) >> 1)))
 #else
-#define ZP_ST_NIB(w_, k, tbl) (((k)&1) ? ZP_ST_MUL(w_, k) : ZP_ST_LT(tbl, ZP_ST_BYTE(lo_, (k) >> 1)))
-#endif
-#else
-#define ZP_ST_PREP(w_)
-#define ZP_ST_NIB(w_, k, tbl) zp_e2m1((w_) >> (4 * (k)))
+#define ZP_ST_NIB(w, lo, hi, k, tbl) zp_e2m1((w) >> (4 * (k)))
 #endif
 
 /* Code and scale bytes of this work-item's L blocks b0, b0 + S, ... of one iteration for each of
@@ -103,41 +95,57 @@
             scales[c_][l_] = b_ < kb ? (uint)ws[c_][b_] : 127u;                        \
         }
 
-/* One block of one column for NR rows: q[i] = block_partial * scale (§4), activations from the
- * staged chunk (act_l + i * ZP_STREAM_CHUNK * ZP_ST_PAD + block * ZP_ST_PAD). */
-#define ZP_ST_BLOCK(NR, q, cw, sbyte, act_b, tbl)      \
-    do {                                               \
-        float p_[NR];                                  \
-        for (int i_ = 0; i_ < NR; ++i_) p_[i_] = 0.0f; \
-        ZP_ST_WORD(NR, p_, (cw).s0, 0, act_b, tbl)     \
-        ZP_ST_WORD(NR, p_, (cw).s1, 8, act_b, tbl)     \
-        ZP_ST_WORD(NR, p_, (cw).s2, 16, act_b, tbl)    \
-        ZP_ST_WORD(NR, p_, (cw).s3, 24, act_b, tbl)    \
-        ZP_ST_FINISH(NR, q, p_, sbyte)                 \
+/* Block li of every column of this work-item for NR rows: q[c][i] = block_partial * scale (§4),
+ * one 32-step chain per (column, row), the columns' chains interleaved element by element so
+ * that each activation is read once for all of them (act_b: the staged block of row 0; row i at
+ * + i * ZP_STREAM_CHUNK * ZP_ST_PAD). */
+#define ZP_ST_BLOCKS(NR, q, codes, scales, li, act_b, tbl)               \
+    do {                                                                 \
+        float p_[ZP_STREAM_COLS][NR];                                    \
+        for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)                      \
+            for (int i_ = 0; i_ < NR; ++i_) p_[c_][i_] = 0.0f;           \
+        ZP_ST_WORDS(NR, p_, codes, li, s0, 0, act_b, tbl)                \
+        ZP_ST_WORDS(NR, p_, codes, li, s1, 8, act_b, tbl)                \
+        ZP_ST_WORDS(NR, p_, codes, li, s2, 16, act_b, tbl)               \
+        ZP_ST_WORDS(NR, p_, codes, li, s3, 24, act_b, tbl)               \
+        for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_) {                    \
+            const float s_ = zp_e8m0(scales[c_][li]);                    \
+            for (int i_ = 0; i_ < NR; ++i_) q[c_][i_] = p_[c_][i_] * s_; \
+        }                                                                \
     } while (0)
-/* Elements e0 .. e0 + 7 (the 8 nibbles of code word w, low nibble first). */
-#define ZP_ST_WORD(NR, p_, w, e0, act_b, tbl)                                                                 \
-    {                                                                                                         \
-        const uint w_ = (w);                                                                                  \
-        ZP_ST_PREP(w_)                                                                                        \
-        _Pragma("unroll") for (int k_ = 0; k_ < 8; ++k_) { ZP_ST_USE(NR, p_, w_, k_, (e0) + k_, act_b, tbl) } \
+/* Elements e0 .. e0 + 7 (the 8 nibbles of code word sX of each column, low nibble first). */
+#define ZP_ST_WORDS(NR, p_, codes, li, sX, e0, act_b, tbl)                          \
+    {                                                                               \
+        uint w_[ZP_STREAM_COLS], lo_[ZP_STREAM_COLS], hi_[ZP_STREAM_COLS];          \
+        for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_) {                               \
+            w_[c_] = codes[c_][li].sX;                                              \
+            lo_[c_] = (w_[c_] << 2) & 0x3C3C3C3Cu;                                  \
+            hi_[c_] = (w_[c_] >> 2) & 0x3C3C3C3Cu;                                  \
+        }                                                                           \
+        _Pragma("unroll") for (int k_ = 0; k_ < 8; ++k_) {                          \
+            float a_[NR];                                                           \
+            for (int i_ = 0; i_ < NR; ++i_) a_[i_] = ZP_ST_A(act_b, i_, (e0) + k_); \
+            for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_) {                           \
+                ZP_ST_USE(NR, p_[c_], a_, w_[c_], lo_[c_], hi_[c_], k_, tbl)        \
+            }                                                                       \
+        }                                                                           \
     }
 
 #if ZP_STREAM_ABLATION >= 3 /* loads only: the code words, summed as integers */
-#define ZP_ST_USE(NR, p_, w_, k_, e_, act_b, tbl) \
-    if ((k_) == 0)                                \
-        for (int i_ = 0; i_ < NR; ++i_) p_[i_] += (float)(w_);
+#define ZP_ST_USE(NR, p, a, w, lo, hi, k, tbl) \
+    if ((k) == 0)                              \
+        for (int i_ = 0; i_ < NR; ++i_) p[i_] += (float)(w);
 #elif ZP_STREAM_ABLATION == 2 /* + decode: the decoded weights summed, no activations */
-#define ZP_ST_USE(NR, p_, w_, k_, e_, act_b, tbl)     \
-    {                                                 \
-        const float v_ = ZP_ST_NIB(w_, k_, tbl);      \
-        for (int i_ = 0; i_ < NR; ++i_) p_[i_] += v_; \
+#define ZP_ST_USE(NR, p, a, w, lo, hi, k, tbl)         \
+    {                                                  \
+        const float v_ = ZP_ST_NIB(w, lo, hi, k, tbl); \
+        for (int i_ = 0; i_ < NR; ++i_) p[i_] += v_;   \
     }
 #else
-#define ZP_ST_USE(NR, p_, w_, k_, e_, act_b, tbl)                                         \
-    {                                                                                     \
-        const float v_ = ZP_ST_NIB(w_, k_, tbl);                                          \
-        for (int i_ = 0; i_ < NR; ++i_) p_[i_] = fma(v_, ZP_ST_A(act_b, i_, e_), p_[i_]); \
+#define ZP_ST_USE(NR, p, a, w, lo, hi, k, tbl)                         \
+    {                                                                  \
+        const float v_ = ZP_ST_NIB(w, lo, hi, k, tbl);                 \
+        for (int i_ = 0; i_ < NR; ++i_) p[i_] = fma(v_, a[i_], p[i_]); \
     }
 #endif
 /* Activation e of row i of the staged block act_b, through 16-byte loads (the staged rows and
@@ -145,12 +153,6 @@
 ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
 #define ZP_ST_A(act_b, i, e) \
     zp_st_lane4(((local const float4*)(act_b))[((i)*ZP_STREAM_CHUNK * ZP_ST_PAD + (e)) >> 2], (e)&3)
-#define ZP_ST_FINISH(NR, q, p_, sbyte)                       \
-    {                                                        \
-        const float s_ = zp_e8m0(sbyte);                     \
-        for (int i_ = 0; i_ < NR; ++i_) q[i_] = p_[i_] * s_; \
-    }
-
 /* One pass body for NR (a literal) live rows: streams the chunks of K, leaves the lane sums of
  * this work-item's columns in sums[(column * ROWS + i) * 16 + lane]. */
 #define ZP_ST_PASS(NR)                                                                                \
@@ -183,11 +185,10 @@ ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : 
                     const int b = b0 + li * ZP_STREAM_SPLIT;                                          \
                     if (b >= kb) continue;                                                            \
                     local const float* act_b = act_l + (b - cb0) * ZP_ST_PAD;                         \
-                    for (int c = 0; c < ZP_STREAM_COLS; ++c) {                                        \
-                        float q[NR];                                                                  \
-                        ZP_ST_BLOCK(NR, q, codes[c][li], scales[c][li], act_b, tbl);                  \
-                        for (int i = 0; i < NR; ++i) ZP_ST_SUM(acc[c][i][li], q[i]);                  \
-                    }                                                                                 \
+                    float q[ZP_STREAM_COLS][NR];                                                      \
+                    ZP_ST_BLOCKS(NR, q, codes, scales, li, act_b, tbl);                               \
+                    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                          \
+                        for (int i = 0; i < NR; ++i) ZP_ST_SUM(acc[c][i][li], q[c][i]);               \
                 }                                                                                     \
                 for (int c = 0; c < ZP_STREAM_COLS; ++c)                                              \
                     for (int li = 0; li < ZP_ST_L; ++li) {                                            \

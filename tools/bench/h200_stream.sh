@@ -19,11 +19,9 @@ block=gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_per_row=1,b_c
 s=gemm_tile=2,rows_per_pass=1,stream_chunk=128,b_per_row=1
 mapfile -t stream <<<"${ZP_STREAM_TUNINGS:-$s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=4
 $s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=5
-$s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=2
-$s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=3
-$s,cols_per_wg=32,cols_per_item=4,stream_split=8,e2m1_decode=5
-$s,cols_per_wg=32,cols_per_item=4,stream_split=16,e2m1_decode=5
-${s/rows_per_pass=1/rows_per_pass=2},cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=5}"
+$s,cols_per_wg=32,cols_per_item=4,stream_split=8,e2m1_decode=4
+$s,cols_per_wg=64,cols_per_item=8,stream_split=8,e2m1_decode=4
+${s/rows_per_pass=1/rows_per_pass=2},cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=4}"
 T=()
 for t in "${stream[@]}"; do T+=(--tuning "$t"); done
 
