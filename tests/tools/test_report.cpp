@@ -422,3 +422,24 @@ TEST(ReportCards, GivenASweepAlone_ThenItsVerdictsAndOnePlotLinePerVariant) {
     const std::string older = app::cardsReportHtml({}, rows);
     EXPECT_EQ(count(between(older, "<table class=\"sweep\">", "</table>")[0], "<td class=\"fail\">fail</td>"), 5u);
 }
+
+// A timed H200 card set kept as test data (tools/bench/h200_stream.sh, the gate at NVIDIA's stream
+// tile): a real GPU's gate reads as the card says, six candidates, six_local deciding one_launch's FAIL.
+TEST(ReportCards, GivenTheTimedH200Card_ThenOneForestPerCandidate_AndSixLocalDecidesOneLaunch) {
+    const std::string data = ZP_TOOLS_TEST_DATA;
+    const std::vector<app::LoadedCard> cards = {app::loadCard(data + "/card0_h200_stream_gate.json")};
+    const std::string html = app::cardsReportHtml(cards);
+    EXPECT_EQ(xmlProblem(app::cardsReportSvg(cards)), "");
+    EXPECT_NE(html.find("NVIDIA H200"), std::string::npos);
+    const auto forests = between(html, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"forest\"", "</svg>");
+    ASSERT_EQ(forests.size(),
+              6u);  // gemm2_loader_fused, source_direct, paired_epilogue, paired_direct, two_launch, one_launch
+    const std::string& one = forests.back();
+    EXPECT_EQ(attr(one, "data-candidate"), "one_launch");
+    const auto deciding = between(one, "<g class=\"row decides\"", ">");
+    ASSERT_EQ(deciding.size(), 1u);
+    EXPECT_EQ(attr(deciding[0], "data-pattern"), "six_local");
+    EXPECT_EQ(count(one, "<line class=\"ci\""), 7u);
+    // Its verdict line, as the card has it: FAIL on six_local's interval [-1.170, -1.136] ms.
+    EXPECT_NE(html.find("[-1.170 ms, -1.136 ms]"), std::string::npos);
+}
