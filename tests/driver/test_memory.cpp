@@ -156,7 +156,7 @@ TEST_F(ZeclTest, GivenAsyncCopy_WhenSystemBarrierReturns_ThenTheCopyIsComplete) 
     ZE_OK(zeCommandListDestroy(l));
 }
 
-// zeVirtualMemQueryPageSize never answers SUCCESS with a page size of 0 (issue 25: the conformance
+// zeVirtualMemQueryPageSize never answers SUCCESS with a page size of 0 (the conformance
 // suite divides by the answer): a non-zero size, or UNSUPPORTED_FEATURE where the runtime has no
 // virtual memory, as zecl has none, leaving the caller's value alone.
 TEST_F(ZeclTest, GivenAnySize_WhenThePageSizeIsQueried_ThenNonZeroOrUnsupported) {

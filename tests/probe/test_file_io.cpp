@@ -83,7 +83,7 @@ TEST_F(FileIo, GivenBadOutputPaths_WhenChecked_ThenRefusedNamingOptionAndPath) {
     EXPECT_FALSE(fs::exists(dir / "new")) << "a check creates nothing";
 }
 
-// The check makes what the run will make (issue 25): access(2) says yes to root under /proc,
+// The check makes what the run will make: access(2) says yes to root under /proc,
 // where mkdir and open then fail after the run's work. Each refusal names the option, the path
 // and why; a check that passes leaves nothing behind.
 TEST_F(FileIo, GivenPlacesNothingCanBeCreatedIn_WhenChecked_ThenRefusedNamingPathAndWhy) {

@@ -81,7 +81,7 @@ TEST(Gate, GivenAMedianAboveTheBarButALowerEndBelow_ThenOnTheBar_NeverAPass) {
 }
 
 // The "<- worst" marker, the card's worst_pattern and the line name one pattern: the one that
-// decides the verdict, not the smallest lower end when another pattern decides it (issue 25).
+// decides the verdict, not the smallest lower end when another pattern decides it.
 TEST(Gate, GivenAFailingPatternAndAWiderOneOnTheBar_ThenTheFailingOneDecides_EverywhereAlike) {
     auto ps = allGood();
     ps.push_back(proj("all_duplicate", 2.0, -5.0, 9.0));           // on the bar, the smallest lower end
@@ -315,7 +315,7 @@ TEST(Gate, GivenAPatternOnTheBar_ThenTheRoundsToDecideItShrinkTheIntervalEnough)
     EXPECT_LT(half, std::fabs(0.5 * (p.ciLowMs + p.ciHighMs) - 0.50));
 }
 
-// The saving in the user's units (issue 25): +0.50 ms on the seed's 15.79 ms step (63.33 tok/s) is
+// The saving in the user's units: +0.50 ms on the seed's 15.79 ms step (63.33 tok/s) is
 // 1000/15.29 - 1000/15.79 = +2.07 tok/s.
 TEST(Gate, GivenASaving_WhenPutAgainstAReferenceStep_ThenTheDecodeSpeedGained) {
     EXPECT_NEAR(decodeSpeedGain(0.50, 15.79), 1000.0 / 15.29 - 1000.0 / 15.79, 1e-12);

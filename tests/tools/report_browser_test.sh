@@ -83,7 +83,7 @@ echo "PASS $name ($tables tables)"
 
 check_report cards 6 "$data/card0_pocl_fixture.json" "$data/card0_h200_no_timing.json" "$data/card1_future_verdicts.json"
 [[ -n "${ZP_REPORT_SCREENSHOT:-}" ]] && cp "$tmp/cards/shot.png" "$ZP_REPORT_SCREENSHOT"
-# Issue 25: the overview states the bar and leads with one forest plot per candidate (two in each
+# The overview states the bar and leads with one forest plot per candidate (two in each
 # of the two timed cards), each with the bar and one deciding pattern; the verdict lines fit 200
 # characters; the kernel charts put each variant on its own scale.
 dom=$tmp/cards/dom.html

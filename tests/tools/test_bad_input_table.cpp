@@ -157,7 +157,7 @@ std::vector<Row> rows() {
          2,
          "--cards-at-once plays the cards at once on a device: not with --device host"},
         {"RoutePatternEmpty", {}, "--route-pattern '' --device host", 2, "unknown route pattern ''"},
-        // An empty value never reads as the option left out (issue 25: --shard "" ran the whole sweep).
+        // An empty value never reads as the option left out (--shard "" once ran the whole sweep).
         {"ShardEmptyAfterSweep",
          {{"s.yaml", [] { return text(std::string(kSweepHead) + "  axes: {variant: [baseline]}\n"); }}},
          "--sweep @/s.yaml --shard '' --out @/o",
@@ -614,7 +614,7 @@ TEST(ZeProbeSweepLock, GivenTheSweepOutputLocked_WhenASecondSweepStarts_ThenExit
     fs::remove_all(dir);
 }
 
-// Every output path (issue 25): one that cannot be written is refused with exit 2 naming the path
+// Every output path: one that cannot be written is refused with exit 2 naming the path
 // and why, before any case runs (no case table, nothing written): a directory where a file goes,
 // a parent that cannot be made, a place no file can be created in (/proc, even for root).
 struct OutputPathCase {

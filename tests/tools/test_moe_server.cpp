@@ -747,7 +747,7 @@ const std::regex kGeneratedId("^[0-9a-f]{8}-[0-9a-f]{6}$");
 
 }  // namespace
 
-// Issue 25, the server as a client expects it: the routes are docs/openapi.json's (and the
+// The server as a client expects it: the routes are docs/openapi.json's (and the
 // document is served), /health and /healthz, 405 with Allow for a wrong method, an empty body
 // answered at once, non-finite inputs refused naming the element, `out` as numbers or base64,
 // request ids honoured or made and one access-log line each, build_info and in-flight gauges.

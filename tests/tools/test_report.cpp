@@ -257,7 +257,7 @@ std::vector<nlohmann::json> sweepFixture() {
 
 }  // namespace
 
-// Issue 25: the overview states the bar and leads with one forest plot per candidate: every
+// The overview states the bar and leads with one forest plot per candidate: every
 // pattern on one axis with its interval, the bar drawn, the deciding pattern marked (the gate's rule).
 TEST(ReportCards, GivenTheKeptCards_ThenTheBarIsStated_AndOneForestPlotPerCandidateLeads) {
     const std::string html = app::cardsReportHtml(keptCards());

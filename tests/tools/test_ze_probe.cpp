@@ -187,7 +187,7 @@ TEST(ZeProbeCli, GivenHelp_ThenLinesWrappedAt100_WithDefaultsAndThreeExamples) {
     EXPECT_NE(top.output.find("--out TEXT=probe-out"), std::string::npos) << top.output;  // defaults shown
 }
 
-// Nothing to check is bad input (issue 25): exit 2 before any case runs, naming per pattern the
+// Nothing to check is bad input: exit 2 before any case runs, naming per pattern the
 // rule of CONTRACT §6 that rules it out; one valid pattern is enough to run.
 TEST_F(ZeProbe, GivenNoValidCase_WhenRun_ThenExit2NamingEachPatternsRule) {
     ProbeRun r = runProbe(std::string(kReducedShapeArgs) +
@@ -221,7 +221,7 @@ TEST_F(ZeProbe, GivenNoValidCase_WhenRun_ThenExit2NamingEachPatternsRule) {
 }
 
 // A card of a schema this ze-probe does not know is refused by the report, naming the version,
-// never drawn as if it were current (issue 25); the ones it knows still render.
+// never drawn as if it were current; the ones it knows still render.
 TEST_F(ZeProbe, GivenACardOfAnUnknownSchema_WhenReported_ThenExit2NamingTheVersion) {
     const std::string data = ZP_TOOLS_TEST_DATA;
     std::ifstream in(data + "/card1_future_verdicts.json");
@@ -250,7 +250,7 @@ TEST_F(ZeProbe, GivenACardOfAnUnknownSchema_WhenReported_ThenExit2NamingTheVersi
     EXPECT_TRUE(fs::exists(path("r.html")));
 }
 
-// The report puts each saving also as decode speed when the card carries it (issue 25).
+// The report puts each saving also as decode speed when the card carries it.
 TEST_F(ZeProbe, GivenACardWithDecodeGains_WhenReported_ThenTheOverviewShowsTokensPerSecond) {
     std::ifstream in(std::string(ZP_TOOLS_TEST_DATA) + "/card1_future_verdicts.json");
     nlohmann::json card = nlohmann::json::parse(in);
@@ -269,7 +269,7 @@ TEST_F(ZeProbe, GivenACardWithDecodeGains_WhenReported_ThenTheOverviewShowsToken
 }
 
 // A --device that names no device leads with what was wrong and the choices, not the Level Zero
-// code (issue 25).
+// code.
 TEST_F(ZeProbe, GivenADeviceIndexOutOfRange_WhenRun_ThenTheFirstLineNamesItAndTheChoices) {
     const ProbeRun r = runProbe("--device 7 --no-timing --out " + path("out"));
     EXPECT_EQ(r.exitCode, 2) << r.output;
@@ -336,7 +336,7 @@ TEST_F(ZeProbe, GivenSavedCards_WhenReported_ThenHtmlWithTablesAndSvg_AndBadExte
     EXPECT_FALSE(fs::exists(path("r.png")));
 }
 
-// Issue 25: `ze-probe report --sweep X.jsonl` alone renders the sweep (plots and verdicts); with
+// `ze-probe report --sweep X.jsonl` alone renders the sweep (plots and verdicts); with
 // neither cards nor a sweep, or a sweep of no rows, it is bad input naming what is missing.
 TEST_F(ZeProbe, GivenASweepAlone_WhenReported_ThenItRenders_AndNothingToReportIsExit2) {
     const std::string data = ZP_TOOLS_TEST_DATA;

@@ -102,7 +102,7 @@ TEST_F(ZeProbeTimedRun, GivenRepeats_WhenRun_ThenExitZeroAndGateTablePrinted) {
                               "below it, else on the bar"),
               std::string::npos);
     EXPECT_NE(run.output.find("verdicts:"), std::string::npos);
-    // The saving also as decode speed against gate.reference_step_ms (issue 25).
+    // The saving also as decode speed against gate.reference_step_ms.
     EXPECT_NE(run.output.find("  decode speed: the median saving against a reference step of 15.79 ms per token "
                               "(63.33 tok/s; gate.reference_step_ms): the bar, 0.50 ms, is +2.07 tok/s"),
               std::string::npos)
@@ -467,7 +467,7 @@ TEST_F(ZeProbeTiming, GivenASweepKilledAfterItsFirstRow_WhenResumed_ThenEveryPoi
     EXPECT_NE(again.output.find("4 measured, 0 not valid, 0 not run"), std::string::npos) << again.output;
 }
 
-// Ctrl-C during a sweep (issue 25): the run says how to continue (--resume), exits 130 (128 +
+// Ctrl-C during a sweep: the run says how to continue (--resume), exits 130 (128 +
 // SIGINT), and keeps the rows already written, which --resume then completes.
 TEST_F(ZeProbeTiming, GivenASweepInterruptedAfterItsFirstRow_ThenItNamesResumeAndKeepsTheRows) {
     writeSweep(dir / "tiny.yaml", 150);

@@ -115,7 +115,7 @@ awk '/^<!-- embed.cpp -->$/ {armed = 1; next}
      inside {print}' "$readme" > "$tmp/embed/CMakeLists.txt"
 grep -q 'add_executable(embed embed.cpp)' "$tmp/embed/CMakeLists.txt" || fail "no CMake block for embed.cpp in $readme"
 # The README's build lines, verbatim: CMake, then pkg-config (the variable set for pkg-config inside
-# $( ), not for g++: issue 25's paste bug).
+# $( ), not for g++: the paste bug the README once had).
 [[ "$libdir" == lib ]] || fail "the README's pkg-config line names <prefix>/lib/pkgconfig; this build installs to $libdir"
 run_readme_block embed-cmake "$tmp/embed" > "$tmp/embed-cmake.txt" 2>&1 || { cat "$tmp/embed-cmake.txt"; fail "README CMake lines"; }
 run_readme_block embed-pkg-config "$tmp/embed" > "$tmp/embed-pc.txt" 2>&1 || { cat "$tmp/embed-pc.txt"; fail "README pkg-config lines"; }

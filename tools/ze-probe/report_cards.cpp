@@ -230,7 +230,7 @@ std::string candidatePanelsSvg(const LoadedCard& card, const json& cand, double 
 }
 
 // A colour for the i-th of a chart's kernels or a plot's lines: 20 fixed, then hues a golden
-// angle apart, so no two indices share a colour (issue 25: 17 kernels once shared 10 colours).
+// angle apart, so no two indices share a colour (17 kernels once shared 10 colours).
 std::string seriesColour(std::size_t i) {
     static const char* const kFixed[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
                                          "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#ad494a", "#637939", "#8c6d31",
@@ -653,7 +653,7 @@ std::string kernelBarsSvg(const json& variants, double width, const std::map<std
     return s + "</svg>";
 }
 
-// The saving as decode speed against gate.reference_step_ms (cards since issue 25), under the ms.
+// The saving as decode speed against gate.reference_step_ms (cards that carry it), under the ms.
 std::string decodeGainText(const json& projection, const json& cand) {
     if (!projection.contains("decode_gain_tok_s") || !projection["decode_gain_tok_s"].is_object()) return "";
     const auto gain = num(projection["decode_gain_tok_s"], "median");

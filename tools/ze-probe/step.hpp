@@ -47,7 +47,7 @@ struct CardRounds {
     std::vector<probe::NotValidPattern> notValid;     // patterns not valid for the card's configuration
     int layers = 0;
     double minSavingMs = 0;
-    std::optional<double> referenceStepMs;  // gate.reference_step_ms (cards of before issue 25: none)
+    std::optional<double> referenceStepMs;  // gate.reference_step_ms (older cards: none)
 };
 
 // The rounds of a card<N>.json with timing; InputError naming `what` when it has none or they
@@ -83,7 +83,7 @@ struct Step {
     std::vector<probe::NotValidPattern> notValid;
     int layers = 0;
     double minSavingMs = 0;
-    std::optional<double> referenceStepMs;  // gate.reference_step_ms (cards of before issue 25: none)
+    std::optional<double> referenceStepMs;  // gate.reference_step_ms (older cards: none)
 };
 Step combineCards(const std::vector<CardRounds>& cards);
 
