@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -21,6 +20,9 @@
 #include <vector>
 
 #include "raw_opencl.hpp"
+#include "zp/probe/file_io.hpp"
+#include "zp/probe/input_error.hpp"
+#include "zp/tools/cli.hpp"
 #include "zp/scheduler/chain_plan.hpp"
 
 namespace {
@@ -52,13 +54,6 @@ std::map<std::string, PtxasFigures> parsePtxas(const std::string& log) {
     return out;
 }
 
-std::string readFile(const std::filesystem::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
 std::string buildLog(cl_program program, cl_device_id dev) {
     size_t n = 0;
     clGetProgramBuildInfo(program, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
@@ -88,13 +83,15 @@ int main(int argc, char** argv) {
     app.add_flag("--log", rawLog, "also print each file's build log (to stderr)");
     app.add_option("--tuning", tuningText, "kernel tuning (KernelTuning::parse), default the packaged tiles");
     app.add_option("--kernels-dir", dir, "the kernels' source folder")->check(CLI::ExistingDirectory);
-    CLI11_PARSE(app, argc, argv);
+    if (const int rc = zp::tools::parse(app, "zp-cl-build-report", argc, argv); rc >= 0) return rc;
     try {
         const auto tuning = zp::sched::KernelTuning::parse(tuningText);
         const cl_device_id dev = deviceName.empty() ? firstGpuOrAny() : zp::bench::clDeviceNamed(deviceName);
         const std::string name = zp::bench::clDeviceName(dev);
-        const bool nvidia = name.find("NVIDIA") != std::string::npos || name.find("H200") != std::string::npos ||
-                            name.find("H100") != std::string::npos;
+        constexpr cl_uint kNvidiaVendorId = 0x10de;
+        cl_uint vendor = 0;
+        clGetDeviceInfo(dev, CL_DEVICE_VENDOR_ID, sizeof vendor, &vendor, nullptr);
+        const bool nvidia = vendor == kNvidiaVendorId;  // ptxas prints its figures with -cl-nv-verbose
         cl_int err = CL_SUCCESS;
         cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
         zp::bench::clCheck(err, "clCreateContext");
@@ -108,7 +105,7 @@ int main(int argc, char** argv) {
             "work-group |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
         int failed = 0;
         for (const auto& f : files) {
-            const std::string src = readFile(f), stem = f.stem().string();
+            const std::string src = zp::probe::readTextFile(f, "kernel source"), stem = f.stem().string();
             const char* text = src.c_str();
             cl_program prog = clCreateProgramWithSource(ctx, 1, &text, nullptr, &err);
             zp::bench::clCheck(err, "clCreateProgramWithSource");
@@ -149,8 +146,14 @@ int main(int argc, char** argv) {
         }
         clReleaseContext(ctx);
         return failed ? 1 : 0;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "zp-cl-build-report: {}\n", e.what());
+    } catch (const zp::probe::InputError& e) {  // an unreadable kernel source
+        fmt::print(stderr, "zp-cl-build-report: error: {}\n", e.what());
         return 2;
+    } catch (const std::invalid_argument& e) {  // a bad --tuning
+        fmt::print(stderr, "zp-cl-build-report: error: {}\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {  // the OpenCL device or driver (exit codes as ze-probe's)
+        fmt::print(stderr, "zp-cl-build-report: error: {}\n", e.what());
+        return 3;
     }
 }
