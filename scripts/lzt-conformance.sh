@@ -16,10 +16,11 @@
 # as hung and one that kills the process as crashed: either is a failure, named in the status
 # column, and the binary resumes after it. A test that writes more than ${LZT_FLOOD_MB:-64} MB
 # (a failed check in a loop over a large buffer prints every element) is stopped and counted
-# as failed, its output cut there, and the binary resumes after it. The last line is "N passed, M failed" over the test instances (a skipped
-# instance is neither); the line before it counts only the tests that ran their work (a pass
-# that logged an early return, for a missing extension or device, is left out and named in
-# run-DEVICE/skipped-work.txt). Exit 0 when nothing hung or crashed, 1 otherwise.
+# as failed, its log cut after its first MB, and the binary resumes after it. The last line
+# is "N passed, M failed" over the test instances (a skipped instance is neither); the line
+# before it counts only the tests that ran their work (a pass that logged an early return,
+# for a missing extension or device, is left out and named in run-DEVICE/skipped-work.txt).
+# Exit 0 when nothing hung or crashed, 1 otherwise.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -47,6 +48,8 @@ done
 [[ "$device" == pocl || "$device" == intel-cpu ]] ||
   { echo "lzt-conformance: --device must be pocl or intel-cpu, not '$device'" >&2; exit 2; }
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || { echo "lzt-conformance: --timeout must be a positive integer, not '$timeout_s'" >&2; exit 2; }
+flood_mb=${LZT_FLOOD_MB:-64}
+[[ "$flood_mb" =~ ^[1-9][0-9]*$ ]] || { echo "lzt-conformance: LZT_FLOOD_MB must be a positive integer, not '$flood_mb'" >&2; exit 2; }
 for b in $binaries; do
   [[ -d "$lzt/conformance_tests/core/$b" ]] ||
     { echo "lzt-conformance: no binary '$b' under $lzt/conformance_tests/core" >&2; exit 2; }
@@ -93,8 +96,6 @@ export ZE_ENABLE_ALT_DRIVERS=$zbuild/driver/libze_zecl.so
 
 run_root=$build/run-$device
 stall_s=${LZT_STALL:-60}
-flood_mb=${LZT_FLOOD_MB:-64}
-[[ "$flood_mb" =~ ^[1-9][0-9]*$ ]] || { echo "lzt-conformance: LZT_FLOOD_MB must be a positive integer, not '$flood_mb'" >&2; exit 2; }
 
 # Passes that did not run their work: the suite returns early from a test, logging why (a
 # missing extension, image support, a second device, ...), and gtest counts it as passed. The
@@ -118,7 +119,8 @@ finished_tests() {
 # binary resumes after it, so one such test does not cost the tests behind it. Sets hung,
 # crashed, flooded (the names).
 run_binary() {
-  local b=$1 dir=$2 deadline=$((SECONDS + timeout_s)) attempt=0 exclude="" part rc pid size last_size last_change flood
+  local b=$1 dir=$2 deadline=$((SECONDS + timeout_s)) attempt=0 exclude="" part rc pid size last_size last_change
+  local flood flood_at test_start
   hung="" crashed="" flooded=""
   : >"$dir/log.txt"
   while :; do
@@ -129,11 +131,16 @@ run_binary() {
     ((remaining > 0)) || { echo "[  FAILED  ] (binary time limit ${timeout_s}s reached) (0 ms)" >>"$dir/log.txt"; hung+=" (time limit)"; return; }
     (cd "$dir" && exec timeout -k 5 "$remaining" "./$b" --gtest_filter="$f" >"$part" 2>&1) &
     pid=$!
-    last_size=-1 last_change=$SECONDS flood=0
+    last_size=-1 last_change=$SECONDS flood=0 flood_at=$((flood_mb * 1048576))
     while kill -0 "$pid" 2>/dev/null; do
       sleep 1
       size=$(stat -c %s "$part" 2>/dev/null || echo 0)
-      if ((size > flood_mb * 1048576)); then
+      if ((size > flood_at)); then
+        # Past the cap since the start of the run: measured again from the current test's start.
+        test_start=$(grep -abF '[ RUN      ]' "$part" | tail -1 | cut -d: -f1)
+        flood_at=$((${test_start:-0} + flood_mb * 1048576))
+      fi
+      if ((size > flood_at)); then
         flood=1
         pkill -TERM -P "$pid" 2>/dev/null || true
         break
@@ -155,7 +162,7 @@ run_binary() {
       local start
       start=$(grep -abF "[ RUN      ] $current" "$part" | tail -1 | cut -d: -f1)
       head -c $((${start:-0} + 1048576)) "$part" >>"$dir/log.txt"
-      echo "[... output cut: the test wrote over $flood_mb MB]" >>"$dir/log.txt"
+      printf '\n[... output cut: the test wrote over %s MB]\n' "$flood_mb" >>"$dir/log.txt"
     else
       cat "$part" >>"$dir/log.txt"
     fi
