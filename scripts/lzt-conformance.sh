@@ -9,13 +9,18 @@
 # Debian's libze-dev 1.8.12). Nothing of the suite is copied into this repository: it is built
 # in ${LZT_BUILD_DIR:-LZT_CHECKOUT/build-zecl} with Debian's googletest, boost and libze-dev.
 # zecl itself comes from this repository's build directory (${ZP_BUILD_DIR:-build}; built
-# here if missing: that target only). Each binary runs in its own directory (with its kernels) under a
-# per-binary time limit; a test silent for ${LZT_STALL:-60}s counts as hung and one that kills
-# the process as crashed: either is a failure, named in the status column, and the binary
-# resumes after it. The last line is "N passed, M failed" over the test instances (a skipped
-# instance is neither); the line before it counts only the tests that ran their work (a pass
-# that logged an early return, for a missing extension or device, is left out and named in
-# run-DEVICE/skipped-work.txt). Exit 0 when nothing hung or crashed, 1 otherwise.
+# here if missing: that target only). Each binary runs in its own directory under a per-binary
+# time limit, with every kernel of the core group (as the suite installs them all in one
+# directory: test_device loads test_module's module_add.spv) and its own kernels over them, and
+# test_device with its affinity helper in device/. A test silent for ${LZT_STALL:-60}s counts
+# as hung and one that kills the process as crashed: either is a failure, named in the status
+# column, and the binary resumes after it. A test that writes more than ${LZT_FLOOD_MB:-64} MB
+# (a failed check in a loop over a large buffer prints every element) is stopped and counted
+# as failed, its log cut after its first MB, and the binary resumes after it. The last line
+# is "N passed, M failed" over the test instances (a skipped instance is neither); the line
+# before it counts only the tests that ran their work (a pass that logged an early return,
+# for a missing extension or device, is left out and named in run-DEVICE/skipped-work.txt).
+# Exit 0 when nothing hung or crashed, 1 otherwise.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -43,6 +48,8 @@ done
 [[ "$device" == pocl || "$device" == intel-cpu ]] ||
   { echo "lzt-conformance: --device must be pocl or intel-cpu, not '$device'" >&2; exit 2; }
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || { echo "lzt-conformance: --timeout must be a positive integer, not '$timeout_s'" >&2; exit 2; }
+flood_mb=${LZT_FLOOD_MB:-64}
+[[ "$flood_mb" =~ ^[1-9][0-9]*$ ]] || { echo "lzt-conformance: LZT_FLOOD_MB must be a positive integer, not '$flood_mb'" >&2; exit 2; }
 for b in $binaries; do
   [[ -d "$lzt/conformance_tests/core/$b" ]] ||
     { echo "lzt-conformance: no binary '$b' under $lzt/conformance_tests/core" >&2; exit 2; }
@@ -66,8 +73,11 @@ if [[ ! -f "$build/build.ninja" ]]; then
     -DGTEST_ROOT=/usr/src/googletest >"$build.configure.log" 2>&1 ||
     { tail -30 "$build.configure.log" >&2; echo "lzt-conformance: configure failed ($build.configure.log)" >&2; exit 3; }
 fi
+# test_device's affinity tests run test_affinity_helper from ./device.
+helpers=""
+[[ " $binaries " == *" test_device "* ]] && helpers=test_affinity_helper
 # shellcheck disable=SC2086
-ninja -C "$build" -j"$jobs" $binaries >&2
+ninja -C "$build" -j"$jobs" $binaries $helpers >&2
 
 zbuild=${ZP_BUILD_DIR:-$repo/build}
 [[ "$zbuild" = /* ]] || zbuild=$repo/$zbuild
@@ -104,12 +114,14 @@ finished_tests() {
   sed -nE 's/^\[ *(OK|FAILED|SKIPPED) *\] ([^ ,]+).* \([0-9]+ ms\)$/\2/p' "$1"
 }
 
-# Runs one binary in $dir; a test that prints nothing for $stall_s seconds (hung) or kills the
-# process (crashed) is recorded as failed and the binary resumes after it, so one hang does
-# not cost the tests behind it. Sets hung, crashed (the names).
+# Runs one binary in $dir; a test that prints nothing for $stall_s seconds (hung), kills the
+# process (crashed) or writes more than $flood_mb MB (flooded) is recorded as failed and the
+# binary resumes after it, so one such test does not cost the tests behind it. Sets hung,
+# crashed, flooded (the names).
 run_binary() {
   local b=$1 dir=$2 deadline=$((SECONDS + timeout_s)) attempt=0 exclude="" part rc pid size last_size last_change
-  hung="" crashed=""
+  local flood flood_at test_start
+  hung="" crashed="" flooded=""
   : >"$dir/log.txt"
   while :; do
     part=$dir/part$attempt.txt
@@ -119,11 +131,20 @@ run_binary() {
     ((remaining > 0)) || { echo "[  FAILED  ] (binary time limit ${timeout_s}s reached) (0 ms)" >>"$dir/log.txt"; hung+=" (time limit)"; return; }
     (cd "$dir" && exec timeout -k 5 "$remaining" "./$b" --gtest_filter="$f" >"$part" 2>&1) &
     pid=$!
-    last_size=-1 last_change=$SECONDS
+    last_size=-1 last_change=$SECONDS flood=0 flood_at=$((flood_mb * 1048576))
     while kill -0 "$pid" 2>/dev/null; do
       sleep 1
       size=$(stat -c %s "$part" 2>/dev/null || echo 0)
-      if [[ "$size" != "$last_size" ]]; then
+      if ((size > flood_at)); then
+        # Past the cap since the start of the run: measured again from the current test's start.
+        test_start=$(grep -abF '[ RUN      ]' "$part" | tail -1 | cut -d: -f1)
+        flood_at=$((${test_start:-0} + flood_mb * 1048576))
+      fi
+      if ((size > flood_at)); then
+        flood=1
+        pkill -TERM -P "$pid" 2>/dev/null || true
+        break
+      elif [[ "$size" != "$last_size" ]]; then
         last_size=$size last_change=$SECONDS
       elif ((SECONDS - last_change >= stall_s)); then
         pkill -TERM -P "$pid" 2>/dev/null || true  # the timeout process (our child) and so the test
@@ -134,14 +155,31 @@ run_binary() {
     wait "$pid"
     rc=$?
     set -e
-    cat "$part" >>"$dir/log.txt"
     local current
     current=$(grep -a '^\[ RUN' "$part" | tail -1 | awk '{print $4}')
-    if [[ -n "$current" ]] && ! finished_tests "$part" | grep -qxF "$current" && ((rc != 0 && rc != 1)); then
+    if ((flood)); then
+      # The log keeps the flooding test's first MB.
+      local start
+      start=$(grep -abF "[ RUN      ] $current" "$part" | tail -1 | cut -d: -f1)
+      head -c $((${start:-0} + 1048576)) "$part" >>"$dir/log.txt"
+      printf '\n[... output cut: the test wrote over %s MB]\n' "$flood_mb" >>"$dir/log.txt"
+    else
+      cat "$part" >>"$dir/log.txt"
+    fi
+    if [[ -n "$current" ]] && ! finished_tests "$part" | grep -qxF "$current" && ((flood || (rc != 0 && rc != 1))); then
       local why="crashed (exit $rc)"
-      if ((SECONDS - last_change >= stall_s)); then why="hung: no output for ${stall_s}s"; hung+=" $current"; else crashed+=" $current"; fi
+      if ((flood)); then
+        why="stopped: over $flood_mb MB of output"
+        flooded+=" $current"
+      elif ((SECONDS - last_change >= stall_s)); then
+        why="hung: no output for ${stall_s}s"
+        hung+=" $current"
+      else
+        crashed+=" $current"
+      fi
       echo "[  FAILED  ] $current ($why) (0 ms)" >>"$dir/log.txt"
       exclude+=$(finished_tests "$part" | sed 's/^/:/' | tr -d '\n'):$current
+      ((flood)) && rm -f "$part"
       attempt=$((attempt + 1))
       ((attempt < 50)) && continue
     elif ((rc != 0 && rc != 1)); then
@@ -160,7 +198,12 @@ for b in $binaries; do
   exe=$(find "$build" -name "$b" -type f -perm -u+x -print -quit)
   [[ -n "$exe" ]] || { printf '%-16s %7s %7s %7s  %s\n' "$b" - - - "not built"; broken=1; continue; }
   cp "$exe" "$dir/"
+  cp "$lzt"/conformance_tests/core/*/kernels/*.spv "$dir/" 2>/dev/null || true
   cp "$lzt/conformance_tests/core/$b"/kernels/*.spv "$dir/" 2>/dev/null || true
+  if [[ "$b" == test_device ]]; then
+    helper=$(find "$build" -name test_affinity_helper -type f -perm -u+x -print -quit)
+    [[ -n "$helper" ]] && mkdir -p "$dir/device" && cp "$helper" "$dir/device/"
+  fi
   run_binary "$b" "$dir"
   # Counted from the per-test lines of the log, so a crash mid-run still counts what ran.
   # gtest's per-test result lines end in "(N ms)"; its closing summary repeats names without.
@@ -171,7 +214,8 @@ for b in $binaries; do
   il=$(awk '/^\[ RUN/ {bad=0} /Which is: ZE_RESULT_ERROR_UNSUPPORTED_FEATURE/ && prev ~ /build_result|zeModuleCreate/ {bad=1}
             /^\[  FAILED  \] .* \([0-9]+ ms\)$/ && bad {n++} {prev=$0} END {print n+0}' "$dir/log.txt")
   status=ok
-  [[ -n "$hung" ]] && { status="HUNG:$hung"; broken=1; }
+  [[ -n "$flooded" ]] && status="FLOODED:$flooded"
+  [[ -n "$hung" ]] && { status="${status/ok/} HUNG:$hung"; broken=1; }
   [[ -n "$crashed" ]] && { status="${status/ok/} CRASHED:$crashed"; broken=1; }
   printf '%-16s %7d %7d %7d  %s\n' "$b" "$pass" "$fail" "$skip" "$status${il:+ ($il failed for want of SPIR-V)}"
   total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))

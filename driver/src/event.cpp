@@ -25,6 +25,7 @@ ze_result_t EventCreate(ze_event_pool_handle_t hPool, const ze_event_desc_t* des
     EventPool* pool = lookup<EventPool>(hPool, err);
     if (!pool) return err;
     if (desc == nullptr || phEvent == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    *phEvent = nullptr;  // a refused create hands back no handle
     std::lock_guard lock(pool->mutex);
     if (desc->index >= pool->count || pool->slots[desc->index] != nullptr) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     auto* e = new Event;

@@ -609,7 +609,16 @@ TEST_F(ZeclTest, GivenSpecPreconditionsBroken_WhenCalled_ThenZeclRefusesOrRunsAs
     ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC};
     ze_event_handle_t a = nullptr, b = nullptr;
     ZE_OK(zeEventCreate(pool, &ed, &a));
+    // A refused create leaves a null handle, not whatever the caller's variable held (the
+    // suite's harness returns its uninitialised handle, and a later append then failed on it).
+    b = reinterpret_cast<ze_event_handle_t>(&pd);
     EXPECT_EQ(zeEventCreate(pool, &ed, &b), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(b, nullptr) << "handle after a refused create";
+    ze_event_desc_t outside{ZE_STRUCTURE_TYPE_EVENT_DESC};
+    outside.index = pd.count;
+    b = reinterpret_cast<ze_event_handle_t>(&pd);
+    EXPECT_EQ(zeEventCreate(pool, &outside, &b), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(b, nullptr) << "handle after an index outside the pool";
     ZE_OK(zeEventDestroy(a));
     ZE_OK(zeEventCreate(pool, &ed, &b));  // free again once destroyed
     ZE_OK(zeEventDestroy(b));
