@@ -35,7 +35,10 @@
 #include "zp/oracle/chain.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/probe/cases.hpp"
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_chain.hpp"
+#include "zp/scheduler/device_errors.hpp"
+#include "zp/scheduler/kernel_modules.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
 #include "zp/scheduler/device_setup.hpp"
 #include "zp/probe/compare.hpp"
 

@@ -39,7 +39,9 @@
 #include "zp/probe/compare.hpp"
 #include "zp/probe/file_io.hpp"
 #include "zp/probe/input_error.hpp"
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_chain.hpp"
+#include "zp/scheduler/device_errors.hpp"
+#include "zp/scheduler/kernel_modules.hpp"
 
 namespace {
 

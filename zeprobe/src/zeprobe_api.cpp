@@ -25,7 +25,9 @@
 #include "zp/probe/safetensors.hpp"
 #include "zp/probe/variant.hpp"
 #include "zp/runtime/ze.hpp"
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_chain.hpp"
+#include "zp/scheduler/device_errors.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
 #include "zp/scheduler/device_setup.hpp"
 
 #ifndef ZEPROBE_VERSION

@@ -13,7 +13,11 @@
 
 #include "zp/oracle/chain.hpp"
 #include "zp/runtime/ze.hpp"
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_chain.hpp"
+#include "zp/scheduler/device_errors.hpp"
+#include "zp/scheduler/device_weights.hpp"
+#include "zp/scheduler/kernel_modules.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
 
 namespace zp::sched {
 
