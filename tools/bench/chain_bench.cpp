@@ -41,21 +41,17 @@
 #include "zp/scheduler/kernel_tuning.hpp"
 #include "zp/scheduler/device_setup.hpp"
 #include "zp/probe/compare.hpp"
+#include "zp/probe/timing_stats.hpp"
 
 namespace {
 
 using zp::oracle::ChainShape;
+using zp::probe::median;
 using zp::probe::RoutePattern;
 using zp::probe::Variant;
 using zp::sched::KernelTuning;
 
 constexpr std::uint64_t kBaseSeed = 20240611;
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 // ------------------------------------------------------------------------------ bytes
 
@@ -174,12 +170,10 @@ int main(int argc, char** argv) {
 
     try {
         zp::oracle::validateShape(shape);
-        ze::InitOptions init;
-        init.setAltDriversIfUnset = true;
-        ze::init(init);
         // The first tuning's modules with the context; the others share it (and the weights).
-        zp::sched::DeviceSetup setup(ze::selectDevice(deviceSpec),
-                                     KernelTuning::parse(tunings.front(), KernelTuning::Ablation::allowed));
+        const auto opened = zp::sched::DeviceSetup::open(
+            {.device = deviceSpec, .tuning = KernelTuning::parse(tunings.front(), KernelTuning::Ablation::allowed)});
+        zp::sched::DeviceSetup& setup = *opened;
         const ze::DeviceInfo& dev = setup.device();
         ze::Context& ctx = setup.context();
         ze::CommandQueue queue = setup.makeQueue();

@@ -41,6 +41,7 @@
 #include "zp/probe/input_error.hpp"
 #include "zp/scheduler/device_chain.hpp"
 #include "zp/scheduler/device_errors.hpp"
+#include "zp/scheduler/device_setup.hpp"
 #include "zp/scheduler/kernel_modules.hpp"
 
 namespace {
@@ -88,8 +89,9 @@ struct Options {
 };
 
 // The tools (never the library) point the loader at the Intel driver and zecl when the user
-// has not set ZE_ENABLE_ALT_DRIVERS, so a fresh machine finds zecl without any setup.
-void initLevelZero() { ze::init(ze::InitOptions{.flags = 0, .setAltDriversIfUnset = true, .zeclPath = std::nullopt}); }
+// has not set ZE_ENABLE_ALT_DRIVERS, so a fresh machine finds zecl without any setup: the
+// device setup's default initialisation, also for the commands that open no device.
+void initLevelZero() { ze::init(sched::DeviceRequest{}.init); }
 
 probe::Config loadSettings(const Options& o) {
     probe::Config cfg = o.configFile.empty() ? probe::Config{} : probe::loadConfig(o.configFile);

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <stdexcept>
+#include <string>
+
+#include "zp/runtime/ze.hpp"
 
 namespace zp::sched {
 
@@ -31,5 +34,37 @@ class VariantNotValid : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+// A tuning asked for that this device cannot build (not the packaged one, and the device does
+// not build the zecl source bundle): the caller's to change. ze-probe exits 2 for it; the facade
+// says ErrorCode::unsupported, as for any UnsupportedDevice.
+struct TuningNotBuildable : UnsupportedDevice {
+    using UnsupportedDevice::UnsupportedDevice;
+};
+
+// A device spec that names no device (ze::selectDevice refused it with
+// ZE_RESULT_ERROR_INVALID_ARGUMENT): the caller's input, not a device fault. what() is the
+// runtime's message.
+class NoSuchDevice : public std::invalid_argument {
+public:
+    NoSuchDevice(std::string spec, const ze::Error& cause);
+
+    const std::string& spec() const noexcept { return spec_; }
+    const ze::Error& cause() const noexcept { return cause_; }
+    // The runtime's reason without its "device '<spec>': " prefix, e.g. "index 7 is out of range; ...".
+    std::string reason() const;
+    // The spec has one of selectDevice's forms ("", "intel", "zecl", an index) but names no
+    // device here; false for a spec of no known form.
+    bool wellFormed() const noexcept;
+
+private:
+    std::string spec_;
+    ze::Error cause_;
+};
+
+// What a failed Level Zero call means to a caller of the device stack: the one mapping of
+// ze_result_t that the zeprobe facade's error codes are read from.
+enum class ZeFailure { KernelBuild, Unsupported, OutOfMemory, NotFound, Device };
+ZeFailure classify(const ze::Error& error) noexcept;
 
 }  // namespace zp::sched
