@@ -56,9 +56,10 @@ struct Options {
     std::string configFile;
     std::vector<std::string> sets;
     std::string weightsFile, inputsFile, dumpFile;
-    std::string variant;       // empty: every variant (with --inputs: baseline)
-    std::string device;        // empty: the best device (first Intel GPU, else first zecl device)
-    std::string kernelTuning;  // empty: the packaged tiles
+    std::string variant;                        // empty: every variant (with --inputs: baseline)
+    std::string device;                         // empty: the best device (first Intel GPU, else first zecl device)
+    std::string kernelTuning;                   // empty: the packaged tiles
+    std::optional<sched::KernelTuning> tuning;  // kernelTuning parsed by run(); none: the device's recommended tiles
     std::string routePattern = "six_local";
     std::string outDir = "probe-out";
     std::optional<std::string> seedText;  // read strictly by strictValues()
@@ -210,8 +211,8 @@ int runOneCase(const Options& o, const probe::Config& cfg) {
         got.materialised = probe::materialised(variant);
     } else {
         initLevelZero();
-        session = std::make_unique<app::DeviceSession>(o.device, s, std::vector<probe::Variant>{variant},
-                                                       app::parseTuningOrInputError(o.kernelTuning), ids);
+        session =
+            std::make_unique<app::DeviceSession>(o.device, s, std::vector<probe::Variant>{variant}, o.tuning, ids);
         session->uploadWeights(weights, {});
         got = session->executors().front().run(app::CaseRun{s, weights, in, silu, nullptr});
         fmt::print("device: {} ({}; topk_ids {})\n", session->device().name(), session->kernelsText(),
@@ -361,8 +362,7 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
         if (timing && std::find(variants.begin(), variants.end(), probe::Variant::Baseline) == variants.end() &&
             variants.back() != probe::Variant::M1Oracle)
             variants.insert(variants.begin() + 1, probe::Variant::Baseline);
-        session = std::make_unique<app::DeviceSession>(deviceSpec, cfg.shape, variants,
-                                                       app::parseTuningOrInputError(o.kernelTuning));
+        session = std::make_unique<app::DeviceSession>(deviceSpec, cfg.shape, variants, o.tuning);
         executors = session->executors();
         deviceJson = session->describe();
         out.deviceName = session->device().name();
@@ -765,15 +765,17 @@ int run(Options& o) {
     }
     if (!o.sweepFile.empty()) {
         if (o.device == "host") throw probe::InputError("--sweep times the chain on a device: not with --device host");
-        return app::runSweep({o.sweepFile, o.device, app::parseTuningOrInputError(o.kernelTuning), o.outDir, o.resume,
-                              o.overwrite, o.repeats, o.warmup, initLevelZero, o.shard});
+    } else {
+        if (!o.shard.empty()) throw probe::InputError("--shard goes with --sweep");
+        if (o.resume || o.overwrite) throw probe::InputError("--resume and --overwrite go with --sweep");
+        if (!o.reportFile.empty()) app::reportFormatOf(o.reportFile);  // a bad extension fails before any work
+        if (o.device == "host" && !o.kernelTuning.empty())
+            throw probe::InputError("--kernel-tuning tiles the device kernels: not with --device host");
     }
-    if (!o.shard.empty()) throw probe::InputError("--shard goes with --sweep");
-    if (o.resume || o.overwrite) throw probe::InputError("--resume and --overwrite go with --sweep");
-    if (!o.reportFile.empty()) app::reportFormatOf(o.reportFile);  // a bad extension fails before any work
-    if (o.device == "host" && !o.kernelTuning.empty())
-        throw probe::InputError("--kernel-tuning tiles the device kernels: not with --device host");
-    app::parseTuningOrInputError(o.kernelTuning);  // a bad tuning fails before any work
+    o.tuning = app::parseTuningOrInputError(o.kernelTuning);  // a bad tuning fails before any work
+    if (!o.sweepFile.empty())
+        return app::runSweep({o.sweepFile, o.device, o.tuning, o.outDir, o.resume, o.overwrite, o.repeats, o.warmup,
+                              initLevelZero, o.shard});
     const probe::Config base = loadSettings(o);
     if (!o.variant.empty()) probe::parseVariant(o.variant);  // bad names fail before any work
     if (!o.inputsFile.empty()) return runOneCase(o, base);
