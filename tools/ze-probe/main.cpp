@@ -999,20 +999,29 @@ int guarded(F&& body) {
     }
 }
 
-int reportMain(int argc, char** argv) {
-    CLI::App app{
+struct ReportCommand {
+    std::vector<std::string> cardFiles;
+    std::string sweepFile;
+    std::string outFile;
+};
+
+// `ze-probe report` as a subcommand of `app`, its values in `args` (which must outlive the parse).
+CLI::App* addReportCommand(CLI::App& parent, ReportCommand& args) {
+    CLI::App& app = *parent.add_subcommand(
+        "report",
         "ze-probe report: render saved results (card<N>.json of any run, schema 2 or later) as one page: "
         "the overview of candidates x patterns against the bar, per-pattern panels on their own scales, "
         "the per-kernel breakdown, the launch floor and the roofline fraction. Several cards render side by "
         "side (the cards of one run, or runs of two devices); with the step.json of a --cards run, the step first (its "
-        "gate, the cards side by side, the interference)."};
+        "gate, the cards side by side, the interference).");
     zp::tools::configureApp(
         app, "ze-probe report", probe::Config{}.contract,
         {"ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
          "ze-probe report probe-out/card*.json probe-out/step.json -o step.html   # of --cards 0,1,2,3",
          "ze-probe report --sweep probe-out/smoke/smoke.jsonl -o smoke.html   # a sweep alone"});
-    std::vector<std::string> cardFiles;
-    std::string sweepFile, outFile;
+    std::vector<std::string>& cardFiles = args.cardFiles;
+    std::string& sweepFile = args.sweepFile;
+    std::string& outFile = args.outFile;
     app.add_option("cards", cardFiles,
                    "card<N>.json files written by ze-probe, and at most one step.json of --cards (none with --sweep: "
                    "the sweep alone)")
@@ -1020,7 +1029,13 @@ int reportMain(int argc, char** argv) {
     app.add_option("--sweep", sweepFile, "a sweep's JSONL: its plots and its points as a table (HTML only)")
         ->check(CLI::ExistingFile);
     app.add_option("-o,--out", outFile, "the report: OUT.html (tables and pictures) or OUT.svg (pictures)")->required();
-    if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    return &app;
+}
+
+int runReport(const ReportCommand& args) {
+    const std::vector<std::string>& cardFiles = args.cardFiles;
+    const std::string& sweepFile = args.sweepFile;
+    const std::string& outFile = args.outFile;
     return guarded([&] {
         const app::ReportFormat format = app::reportFormatOf(outFile);  // before any work
         if (cardFiles.empty() && sweepFile.empty())
@@ -1059,43 +1074,70 @@ int reportMain(int argc, char** argv) {
     });
 }
 
-int sweepMergeMain(int argc, char** argv) {
-    CLI::App app{
+struct SweepMergeCommand {
+    std::vector<std::string> dirs;
+    std::string outDir = "sweep-merged";
+};
+
+// `ze-probe sweep-merge` as a subcommand of `app`, its values in `args` (which must outlive the parse).
+CLI::App* addSweepMergeCommand(CLI::App& parent, SweepMergeCommand& args) {
+    CLI::App& app = *parent.add_subcommand(
+        "sweep-merge",
         "ze-probe sweep-merge: join the --out directories of a sweep's shards (--shard K/N) into one "
         "sweep: <OUT>/<name>.jsonl and .csv in plan order. Overlapping shards are refused (exit 2); "
-        "missing points are listed and exit 1 (the merge is still written)."};
+        "missing points are listed and exit 1 (the merge is still written).");
     zp::tools::configureApp(
         app, "ze-probe sweep-merge", probe::Config{}.contract,
         {"ze-probe sweep-merge shard1 shard2 shard3 -o merged",
          "ze-probe sweep-merge probe-out/smoke-* -o probe-out/smoke",
          "ze-probe sweep-merge s1 s2 s3 -o s   # after --shard 1/3, 2/3, 3/3 with --out s1, s2, s3"});
-    std::vector<std::string> dirs;
-    std::string outDir = "sweep-merged";
+    std::vector<std::string>& dirs = args.dirs;
+    std::string& outDir = args.outDir;
     app.add_option("dirs", dirs, "the shards' --out directories")->required();
     app.add_option("-o,--out", outDir, "directory for the merged <name>.jsonl and .csv (must not hold them yet)");
-    if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    return &app;
+}
+
+int runSweepMerge(const SweepMergeCommand& args) {
+    const std::vector<std::string>& dirs = args.dirs;
+    const std::string& outDir = args.outDir;
     return guarded([&] {
         probe::checkOutputDir(outDir, "-o");
         return app::runSweepMerge(dirs, outDir);
     });
 }
 
-int gateRepeatMergeMain(int argc, char** argv) {
-    CLI::App app{
+struct GateRepeatMergeCommand {
+    std::vector<std::string> dirs;
+    std::string outDir = "probe-out";
+    std::string report;
+};
+
+// `ze-probe gate-repeat-merge` as a subcommand of `app`, its values in `args` (which must outlive the parse).
+CLI::App* addGateRepeatMergeCommand(CLI::App& parent, GateRepeatMergeCommand& args) {
+    CLI::App& app = *parent.add_subcommand(
+        "gate-repeat-merge",
         "ze-probe gate-repeat-merge: the --gate-repeat table (per candidate the verdicts of every run, per "
         "candidate and pattern the spread of the medians and how often one run's median lies in another's CI) "
         "from run directories already made, e.g. the repeat-<i>/ of two --gate-repeat calls that each fitted a "
-        "time limit. Each directory holds the card<N>.json of one run."};
+        "time limit. Each directory holds the card<N>.json of one run.");
     zp::tools::configureApp(
         app, "ze-probe gate-repeat-merge", probe::Config{}.contract,
         {"ze-probe gate-repeat-merge a/repeat-1 a/repeat-2 a/repeat-3 b/repeat-1 b/repeat-2 -o five",
          "ze-probe gate-repeat-merge run1 run2 --report repeat.html"});
-    std::vector<std::string> dirs;
-    std::string outDir = "probe-out", report;
+    std::vector<std::string>& dirs = args.dirs;
+    std::string& outDir = args.outDir;
+    std::string& report = args.report;
     app.add_option("dirs", dirs, "run directories, each with the cards of one run")->required();
     app.add_option("-o,--out", outDir, "directory for gate_repeat.json");
     app.add_option("--report", report, "also write the table as FILE.html or FILE.svg");
-    if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    return &app;
+}
+
+int runGateRepeatMerge(const GateRepeatMergeCommand& args) {
+    const std::vector<std::string>& dirs = args.dirs;
+    const std::string& outDir = args.outDir;
+    const std::string& report = args.report;
     return guarded([&] {
         if (!report.empty()) app::reportFormatOf(report);  // a bad extension fails before any work
         if (!report.empty()) probe::checkOutputFile(report, "--report");
@@ -1108,9 +1150,6 @@ int gateRepeatMergeMain(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc > 1 && std::string_view(argv[1]) == "report") return reportMain(argc - 1, argv + 1);
-    if (argc > 1 && std::string_view(argv[1]) == "sweep-merge") return sweepMergeMain(argc - 1, argv + 1);
-    if (argc > 1 && std::string_view(argv[1]) == "gate-repeat-merge") return gateRepeatMergeMain(argc - 1, argv + 1);
     CLI::App app{
         "ze-probe: the MoE expert-FFN decode chain on Level Zero, checked bit for bit against the host "
         "oracle, timed, and gated (CONTRACT §8). Subcommands: `ze-probe report CARD.json... -o OUT.html` "
@@ -1201,7 +1240,17 @@ int main(int argc, char** argv) {
                              "--seed", "--no-timing", "--cards", "--cards-at-once", "--trace", "--report"})
         sweep->excludes(app.get_option(name));
     for (int i = 1; i < argc; ++i) o.args.emplace_back(argv[i]);
+    // The subcommands: the rest of the line is theirs (the run's options do not apply to them).
+    ReportCommand report;
+    SweepMergeCommand sweepMerge;
+    GateRepeatMergeCommand gateRepeatMerge;
+    const CLI::App* reportCommand = addReportCommand(app, report);
+    const CLI::App* sweepMergeCommand = addSweepMergeCommand(app, sweepMerge);
+    const CLI::App* gateRepeatMergeCommand = addGateRepeatMergeCommand(app, gateRepeatMerge);
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    if (reportCommand->parsed()) return runReport(report);
+    if (sweepMergeCommand->parsed()) return runSweepMerge(sweepMerge);
+    if (gateRepeatMergeCommand->parsed()) return runGateRepeatMerge(gateRepeatMerge);
     return guarded([&] {
         // An option given an empty value (--shard "", --report "") would read as not given at all.
         for (const char* name :
