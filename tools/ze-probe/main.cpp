@@ -825,6 +825,115 @@ nlohmann::json writeStep(const Options& o, const CardDevices& placed, const std:
     return j;
 }
 
+// One config per --cards card (the base config's own card when none is given), each checked.
+std::vector<probe::Config> cardConfigs(const Options& o, const probe::Config& base) {
+    if (o.cardsAtOnce && o.cards.size() < 2)
+        throw probe::InputError("--cards-at-once plays several cards at once: give them with --cards, e.g. 0,1,2,3");
+    if (o.cardsAtOnce && o.device == "host")
+        throw probe::InputError("--cards-at-once plays the cards at once on a device: not with --device host");
+    std::vector<probe::Config> configs;
+    if (o.cards.empty()) configs.push_back(base);
+    for (std::size_t i = 0; i < o.cards.size(); ++i) {
+        const int card = o.cards[i];
+        if (std::find(o.cards.begin(), o.cards.begin() + std::ptrdiff_t(i), card) !=
+            o.cards.begin() + std::ptrdiff_t(i))
+            throw probe::InputError(fmt::format("--cards: card {} is listed twice", card));
+        probe::Config c = base;
+        probe::applySet(c, fmt::format("card={}", card));
+        probe::validate(c);
+        configs.push_back(c);
+    }
+    return configs;
+}
+
+// Every card played, at once (threads that meet at the start of their timing) or one after
+// another, as `placed` says; their outcomes in card order.
+std::vector<CardOutcome> playCards(const Options& o, const std::vector<probe::Config>& configs,
+                                   const CardDevices& placed) {
+    const std::vector<std::string>& specs = placed.specs;
+    const bool together = placed.atOnce;
+    const bool collectTrace = !o.traceFile.empty();
+    auto trackPrefix = [&](const probe::Config& c) {
+        return configs.size() > 1 ? fmt::format("card{} ", c.shape.card) : std::string();
+    };
+
+    std::vector<CardOutcome> outcomes;
+    if (together) {
+        fmt::print("{} cards {}\n", configs.size(), placed.why);
+        std::fflush(stdout);
+        // Threads, not processes: the cards meet at the start of their timing and take solo
+        // turns after it (CardsAtOnce), and the step is combined from their results in memory.
+        app::CardsAtOnce atOnce(configs.size());
+        std::vector<std::future<CardOutcome>> running;
+        for (std::size_t i = 0; i < configs.size(); ++i)
+            running.push_back(std::async(std::launch::async, playCard, std::cref(o), std::cref(configs[i]),
+                                         std::cref(specs[i]), fmt::format("[card {}] ", configs[i].shape.card),
+                                         collectTrace, trackPrefix(configs[i]), &atOnce, i));
+        for (auto& f : running) outcomes.push_back(f.get());
+    } else {
+        if (configs.size() > 1) fmt::print("{} cards {}\n", configs.size(), placed.why);
+        for (std::size_t i = 0; i < configs.size(); ++i) {
+            if (configs.size() > 1) {
+                fmt::print("== card {} ({} of {}, one after another on one device)\n", configs[i].shape.card, i + 1,
+                           configs.size());
+                std::fflush(stdout);
+            }
+            outcomes.push_back(playCard(o, configs[i], specs[i],
+                                        configs.size() > 1 ? fmt::format("[card {}] ", configs[i].shape.card) : "",
+                                        collectTrace, trackPrefix(configs[i])));
+            if (configs.size() > 1) {
+                fmt::print("{}", outcomes.back().text);
+                outcomes.back().text.clear();
+            }
+        }
+    }
+    return outcomes;
+}
+
+// The cards' tables printed and their card<N>.json written, then the trace, the step of several
+// cards and the report; returns the exit code (1 when a case failed or a card checked nothing).
+int writeOutcomes(const Options& o, const std::vector<probe::Config>& configs, const CardDevices& placed,
+                  std::vector<CardOutcome>& outcomes) {
+    const bool together = placed.atOnce;
+    bool failed = false;
+    std::vector<app::TraceSpan> spans;
+    for (auto& out : outcomes) {
+        if (together) fmt::print("== card {}\n", out.card);
+        fmt::print("{}", out.text);
+        const fs::path cardFile = fs::path(o.outDir) / fmt::format("card{}.json", out.card);
+        app::writeCard(cardFile, out.json);
+        fmt::print("wrote {}\n", cardFile.string());
+        failed = failed || out.failed;
+        if (out.nothingChecked) {
+            fmt::print(stderr,
+                       "ze-probe: error: card {}: no case was valid to check ({} skipped; see the table above for "
+                       "why each pattern is not valid for this configuration)\n",
+                       out.card, out.json["correctness"]["skipped"].get<int>());
+            failed = true;
+        }
+        spans.insert(spans.end(), out.spans.begin(), out.spans.end());
+    }
+    if (!o.traceFile.empty()) {
+        app::writeTrace(o.traceFile, spans);
+        fmt::print("wrote {} ({} kernel spans; open in ui.perfetto.dev)\n", o.traceFile, spans.size());
+    }
+    nlohmann::json step;
+    if (configs.size() > 1 && wantsTiming(o)) {
+        step = writeStep(o, placed, outcomes);
+    } else if (configs.size() > 1) {
+        fmt::print("step: not made ({}: the cards have no timed rounds)\n",
+                   o.device == "host" ? "--device host" : "--no-timing");
+    }
+    if (!o.reportFile.empty()) {
+        std::vector<app::LoadedCard> cards;
+        for (const auto& out : outcomes)
+            cards.push_back({fmt::format("card{} · {}", out.card, out.deviceName), out.json});
+        app::writeCardsReport(o.reportFile, cards, {}, {}, step);
+        fmt::print("wrote {}\n", o.reportFile);
+    }
+    return failed ? kExitCaseFailed : kExitOk;
+}
+
 int run(Options& o) {
     strictValues(o);
     checkBeforeWork(o);
@@ -870,107 +979,20 @@ int run(Options& o) {
         throw probe::InputError(std::string(o.traceFile.empty() ? "--report" : "--trace") +
                                 " needs the timing: not with --no-timing or --device host");
 
-    if (o.cardsAtOnce && o.cards.size() < 2)
-        throw probe::InputError("--cards-at-once plays several cards at once: give them with --cards, e.g. 0,1,2,3");
-    if (o.cardsAtOnce && o.device == "host")
-        throw probe::InputError("--cards-at-once plays the cards at once on a device: not with --device host");
-    std::vector<probe::Config> configs;
-    if (o.cards.empty()) configs.push_back(base);
-    for (std::size_t i = 0; i < o.cards.size(); ++i) {
-        const int card = o.cards[i];
-        if (std::find(o.cards.begin(), o.cards.begin() + std::ptrdiff_t(i), card) !=
-            o.cards.begin() + std::ptrdiff_t(i))
-            throw probe::InputError(fmt::format("--cards: card {} is listed twice", card));
-        probe::Config c = base;
-        probe::applySet(c, fmt::format("card={}", card));
-        probe::validate(c);
-        configs.push_back(c);
-    }
+    const std::vector<probe::Config> configs = cardConfigs(o, base);
     checkSomePatternValid(o, configs);
     checkRunOutputs(o, configs);
     if (o.device != "host") initLevelZero();
     const CardDevices placed = cardDevices(o, configs.size());
-    const std::vector<std::string>& specs = placed.specs;
-    const bool together = placed.atOnce;
-    const bool collectTrace = !o.traceFile.empty();
-    auto trackPrefix = [&](const probe::Config& c) {
-        return configs.size() > 1 ? fmt::format("card{} ", c.shape.card) : std::string();
-    };
-
     if (!o.timingBlockChild.empty()) {
         if (configs.size() != 1 || !wantsTiming(o))
             throw probe::InputError("--timing-block-child times one card's block: give one card and a device");
-        const CardOutcome child = playCard(o, configs.front(), specs.front(), "", false, "");
+        const CardOutcome child = playCard(o, configs.front(), placed.specs.front(), "", false, "");
         probe::writeFileAtomically(o.timingBlockChild, child.blockSamples.dump() + "\n", "--timing-block-child");
         return kExitOk;
     }
-    std::vector<CardOutcome> outcomes;
-    if (together) {
-        fmt::print("{} cards {}\n", configs.size(), placed.why);
-        std::fflush(stdout);
-        // Threads, not processes: the cards meet at the start of their timing and take solo
-        // turns after it (CardsAtOnce), and the step is combined from their results in memory.
-        app::CardsAtOnce atOnce(configs.size());
-        std::vector<std::future<CardOutcome>> running;
-        for (std::size_t i = 0; i < configs.size(); ++i)
-            running.push_back(std::async(std::launch::async, playCard, std::cref(o), std::cref(configs[i]),
-                                         std::cref(specs[i]), fmt::format("[card {}] ", configs[i].shape.card),
-                                         collectTrace, trackPrefix(configs[i]), &atOnce, i));
-        for (auto& f : running) outcomes.push_back(f.get());
-    } else {
-        if (configs.size() > 1) fmt::print("{} cards {}\n", configs.size(), placed.why);
-        for (std::size_t i = 0; i < configs.size(); ++i) {
-            if (configs.size() > 1) {
-                fmt::print("== card {} ({} of {}, one after another on one device)\n", configs[i].shape.card, i + 1,
-                           configs.size());
-                std::fflush(stdout);
-            }
-            outcomes.push_back(playCard(o, configs[i], specs[i],
-                                        configs.size() > 1 ? fmt::format("[card {}] ", configs[i].shape.card) : "",
-                                        collectTrace, trackPrefix(configs[i])));
-            if (configs.size() > 1) {
-                fmt::print("{}", outcomes.back().text);
-                outcomes.back().text.clear();
-            }
-        }
-    }
-    bool failed = false;
-    std::vector<app::TraceSpan> spans;
-    for (auto& out : outcomes) {
-        if (together) fmt::print("== card {}\n", out.card);
-        fmt::print("{}", out.text);
-        const fs::path cardFile = fs::path(o.outDir) / fmt::format("card{}.json", out.card);
-        app::writeCard(cardFile, out.json);
-        fmt::print("wrote {}\n", cardFile.string());
-        failed = failed || out.failed;
-        if (out.nothingChecked) {
-            fmt::print(stderr,
-                       "ze-probe: error: card {}: no case was valid to check ({} skipped; see the table above for "
-                       "why each pattern is not valid for this configuration)\n",
-                       out.card, out.json["correctness"]["skipped"].get<int>());
-            failed = true;
-        }
-        spans.insert(spans.end(), out.spans.begin(), out.spans.end());
-    }
-    if (!o.traceFile.empty()) {
-        app::writeTrace(o.traceFile, spans);
-        fmt::print("wrote {} ({} kernel spans; open in ui.perfetto.dev)\n", o.traceFile, spans.size());
-    }
-    nlohmann::json step;
-    if (configs.size() > 1 && wantsTiming(o)) {
-        step = writeStep(o, placed, outcomes);
-    } else if (configs.size() > 1) {
-        fmt::print("step: not made ({}: the cards have no timed rounds)\n",
-                   o.device == "host" ? "--device host" : "--no-timing");
-    }
-    if (!o.reportFile.empty()) {
-        std::vector<app::LoadedCard> cards;
-        for (const auto& out : outcomes)
-            cards.push_back({fmt::format("card{} · {}", out.card, out.deviceName), out.json});
-        app::writeCardsReport(o.reportFile, cards, {}, {}, step);
-        fmt::print("wrote {}\n", o.reportFile);
-    }
-    return failed ? kExitCaseFailed : kExitOk;
+    std::vector<CardOutcome> outcomes = playCards(o, configs, placed);
+    return writeOutcomes(o, configs, placed, outcomes);
 }
 
 // Errors of the run or a subcommand in the one style, by type (docs/usage.md "Exit codes"); returns
