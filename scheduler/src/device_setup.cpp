@@ -2,6 +2,27 @@
 
 namespace zp::sched {
 
+ze::DeviceInfo selectDevice(const std::string& spec) {
+    try {
+        return ze::selectDevice(spec);
+    } catch (const ze::Error& e) {
+        if (e.code() != ZE_RESULT_ERROR_INVALID_ARGUMENT) throw;
+        throw NoSuchDevice(spec, e);
+    }
+}
+
+std::unique_ptr<DeviceSetup> DeviceSetup::open(const DeviceRequest& request) {
+    ze::init(request.init);
+    const ze::DeviceInfo device = selectDevice(request.device);
+    try {
+        return std::make_unique<DeviceSetup>(device, request.tuning);
+    } catch (const UnsupportedDevice& e) {
+        // Only a tuning asked for is the caller's to change; a device that cannot run the package is not.
+        if (!request.tuning || request.tuning->isPackaged()) throw;
+        throw TuningNotBuildable(e.what());
+    }
+}
+
 DeviceSetup::DeviceSetup(const ze::DeviceInfo& device, const std::optional<KernelTuning>& tuning)
     : device_(device), context_(device_) {
     modules(tuning.value_or(KernelTuning::recommendedFor(device_)));

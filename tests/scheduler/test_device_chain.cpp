@@ -1,4 +1,4 @@
-// The device chains (scheduler/src/chain_plan.cpp + kernels_cl/) against the host oracle,
+// The device chains (scheduler/src/device_chain.cpp + kernels_cl/) against the host oracle,
 // bit for bit, through the real Level Zero loader (zecl + PoCL in CI).
 //
 // Reduced shape: every variant x route pattern x input variant (CONTRACT §6, §7), plus M = 3
@@ -25,9 +25,11 @@
 #include "zp/oracle/chain.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/probe/cases.hpp"
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_chain.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
 #include "zp/scheduler/device_setup.hpp"
 #include "zp/probe/compare.hpp"
+#include "reduced_shape.hpp"
 
 namespace {
 
@@ -35,22 +37,9 @@ using zp::oracle::bf16_t;
 using zp::oracle::ChainShape;
 using zp::probe::RoutePattern;
 using zp::probe::Variant;
+using zp::sched::test::reducedShape;
 
 constexpr std::uint64_t kBaseSeed = 20240611;
-
-// H/32 = 32 blocks: every lane of the §4 tree sums two blocks; I/32 = 17 blocks: lane 0 sums
-// two, the others one (a reordered tree or lane sum shows, which H=128 would barely test).
-ChainShape reducedShape() {
-    ChainShape s;
-    s.hidden = 1024;
-    s.intermediate = 544;
-    s.experts = 48;  // 12 local experts: six_local needs M*K = 12
-    s.topK = 6;
-    s.rows = 2;
-    s.cards = 4;
-    s.card = 1;  // not card 0: the local range does not start at id 0
-    return s;
-}
 
 // One device (the scheduler's DeviceSetup, as every caller), its weights; chains per variant
 // built on first use.
@@ -348,160 +337,6 @@ TEST(DeviceChainReducedRoutes, GivenEveryVariant_WhenExecutedThreeTimesBackToBac
         const auto err = compare(rig.shape(), v, chain.results(), want);
         EXPECT_TRUE(err.empty()) << zp::probe::variantName(v) << ": " << err;
     }
-}
-
-TEST(DeviceChainPlan, GivenEachVariant_WhenPlanned_ThenItLaunchesTheKernelsOfDesignMd) {
-    const auto s = reducedShape();
-    auto names = [&](Variant v) {
-        std::vector<std::string> n;
-        for (const auto& l : zp::sched::planChain(v, s, {}).launches) n.push_back(l.kernel);
-        return n;
-    };
-    using V = std::vector<std::string>;
-    EXPECT_EQ(names(Variant::Baseline), (V{"route_compact", "remap_rows_bf16", "gemm1_mxfp4_m2", "swiglu_bf16",
-                                           "gemm2_mxfp4_m2", "gather_bf16"}));
-    EXPECT_EQ(names(Variant::Gemm2LoaderFused),
-              (V{"route_compact", "remap_rows_bf16", "gemm1_mxfp4_m2", "gemm2_mxfp4_m2_loader_fused", "gather_bf16"}));
-    EXPECT_EQ(names(Variant::SourceDirect),
-              (V{"route_compact", "gemm1_mxfp4_m2_source_direct", "swiglu_bf16", "gemm2_mxfp4_m2", "gather_bf16"}));
-    EXPECT_EQ(names(Variant::PairedEpilogue),
-              (V{"route_compact", "remap_rows_bf16", "gemm1_mxfp4_m2_paired", "gemm2_mxfp4_m2", "gather_bf16"}));
-    EXPECT_EQ(names(Variant::PairedDirect),
-              (V{"route_compact", "gemm1_mxfp4_m2_paired_direct", "gemm2_mxfp4_m2", "gather_bf16"}));
-    EXPECT_EQ(names(Variant::M1Oracle), (V{"m1_gemm1", "m1_swiglu", "m1_gemm2", "m1_gather"}));
-    EXPECT_EQ(names(Variant::TwoLaunch), (V{"two_launch_a", "two_launch_b"}));
-    EXPECT_EQ(names(Variant::OneLaunch), (V{"one_launch"}));
-}
-
-TEST(DeviceChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAskingForTheWiderOfItsTwoPhases) {
-    const auto s = reducedShape();
-    const auto plan = zp::sched::planChain(Variant::OneLaunch, s, {});
-    ASSERT_EQ(plan.launches.size(), 1u);
-    const auto& l = plan.launches[0];
-    EXPECT_TRUE(l.cooperative);
-    EXPECT_TRUE(zp::probe::cooperative(Variant::OneLaunch));
-    for (Variant v : zp::probe::kAllVariants)
-        if (v != Variant::OneLaunch) {
-            for (const auto& other : zp::sched::planChain(v, s, {}).launches) EXPECT_FALSE(other.cooperative);
-        }
-    // A: ceil(I / pairs) pair tiles x min(M*K, E/C) expert groups; B: ceil(H / cols) column tiles.
-    const zp::sched::KernelTuning t;
-    const std::uint32_t pairs = std::uint32_t(t.colsPerWorkGroup) / 2, cols = std::uint32_t(t.colsPerWorkGroup);
-    const std::uint32_t a =
-        (s.intermediate + pairs - 1) / pairs * std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
-    const std::uint32_t b = (s.hidden + cols - 1) / cols;
-    EXPECT_EQ(l.groups.x, std::max(a, b));
-    EXPECT_EQ(l.groups.y, 1u);
-    EXPECT_EQ(l.groups.z, 1u);
-}
-
-TEST(DeviceChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTileAndOneRowOfGroupsPerTokenRow) {
-    using zp::sched::KernelTuning;
-    const auto s = reducedShape();
-    const auto t =
-        KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_per_row=1,b_cols_per_wg=8,b_cols_per_item=2");
-    const auto plan = zp::sched::planChain(Variant::TwoLaunch, s, {}, t);
-    ASSERT_EQ(plan.launches.size(), 2u);
-    const auto& a = plan.launches[0];
-    const auto& b = plan.launches[1];
-    EXPECT_EQ(a.group.y, 32u / 4);  // A keeps cols_per_wg / cols_per_item
-    EXPECT_EQ(a.groups.x, (s.intermediate + 15) / 16);
-    EXPECT_EQ(b.group.x, 16u);  // the 16 lanes of CONTRACT §4
-    EXPECT_EQ(b.group.y, 8u / 2);
-    EXPECT_EQ(b.groups.x, (s.hidden + 7) / 8);
-    EXPECT_EQ(b.groups.y, std::uint32_t(s.rows));  // b_per_row: a work-group per (column tile, token row)
-    // B's module is built with B's tile, every other file with the GEMM tile; b_cols_* are no -D.
-    EXPECT_EQ(t.forKernelFile("two_launch_b").buildOptions(),
-              "-DZP_GEMM_COLS_PER_WG=8 -DZP_GEMM_COLS_PER_ITEM=2 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
-              "-DZP_GEMM_TILE=1 -DZP_TL_B_PER_ROW=1");
-    EXPECT_EQ(t.forKernelFile("two_launch_a").buildOptions(),
-              "-DZP_GEMM_COLS_PER_WG=32 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
-              "-DZP_GEMM_TILE=1 -DZP_TL_B_PER_ROW=1");
-    EXPECT_EQ(KernelTuning::parse(t.describe()), t);
-    // one_launch is one program (A's tile for B too): its grid asks for B's tiles x rows.
-    const auto one = zp::sched::planChain(Variant::OneLaunch, s, {}, KernelTuning::parse("b_per_row=1"));
-    const std::uint32_t cols = std::uint32_t(KernelTuning{}.colsPerWorkGroup);
-    const std::uint32_t unitsA =
-        (s.intermediate + cols / 2 - 1) / (cols / 2) * std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
-    EXPECT_EQ(one.launches[0].groups.x, std::max(unitsA, (s.hidden + cols - 1) / cols * s.rows));
-    // Without b_per_row: one work-group per column tile for every row, as before.
-    EXPECT_EQ(zp::sched::planChain(Variant::TwoLaunch, s, {}, {}).launches[1].groups.y, 1u);
-    EXPECT_THROW(KernelTuning::parse("b_per_row=2"), std::invalid_argument);
-    EXPECT_THROW(KernelTuning::parse("b_cols_per_wg=6,b_cols_per_item=4"), std::invalid_argument);
-    EXPECT_THROW(KernelTuning::parse("b_cols_per_item=3"), std::invalid_argument);
-    EXPECT_THROW(KernelTuning::parse("b_cols_per_wg=-8"), std::invalid_argument);
-}
-
-TEST(DeviceChainPlan, GivenThePairedEpilogue_WhenPlanned_ThenItKeepsTheBaselineGemm1WorkGroupCount) {
-    const auto s = reducedShape();
-    const auto base = zp::sched::planChain(Variant::Baseline, s, {}).launches[2];
-    const auto paired = zp::sched::planChain(Variant::PairedEpilogue, s, {}).launches[2];
-    EXPECT_EQ(base.groups.x * base.groups.y, paired.groups.x * paired.groups.y);
-    EXPECT_EQ(base.group.x * base.group.y, paired.group.x * paired.group.y);
-}
-
-TEST(DeviceChainPlan, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedDefaults) {
-    using zp::sched::KernelTuning;
-    const auto t = KernelTuning::parse("cols_per_wg=16,cols_per_item=4,e2m1_decode=0");
-    EXPECT_EQ(t.colsPerWorkGroup, 16);
-    EXPECT_EQ(t.colsPerItem, 4);
-    EXPECT_EQ(t.rowsPerPass, KernelTuning{}.rowsPerPass);
-    EXPECT_EQ(t.e2m1Decode, 0);
-    EXPECT_FALSE(t.isPackaged());
-    EXPECT_TRUE(KernelTuning::parse("").isPackaged());
-    EXPECT_EQ(KernelTuning::parse(t.describe()), t);
-    EXPECT_EQ(t.buildOptions(),
-              "-DZP_GEMM_COLS_PER_WG=16 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=0 "
-              "-DZP_GEMM_TILE=0");
-    EXPECT_EQ(KernelTuning::parse("gemm_tile=1").gemmTile, 1);
-    EXPECT_TRUE(KernelTuning::parse("packaged").isPackaged());
-    EXPECT_EQ(KernelTuning::parse("gemm_tile=2").gemmTile, 2);  // stream_split 8 x cols_per_item 2
-    EXPECT_THROW(KernelTuning::parse("gemm_tile=3"), std::invalid_argument);
-    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_split=4"), std::invalid_argument);  // 4 x 2 < 16
-    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_split=3,cols_per_item=16"), std::invalid_argument);
-    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_chunk=24"), std::invalid_argument);
-    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,b_cols_per_item=2,cols_per_item=4,stream_split=4"),
-                 std::invalid_argument);                                        // kernel B's tile: 4 x 2
-    EXPECT_THROW(KernelTuning::parse("e2m1_decode=2"), std::invalid_argument);  // the local table: stream tile only
-    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,e2m1_decode=3").e2m1Decode, 3);
-    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,ablation=1"), std::invalid_argument);  // benchmarks only
-    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=3", KernelTuning::Ablation::allowed).ablation, 3);
-    EXPECT_THROW(KernelTuning::parse("ablation=1", KernelTuning::Ablation::allowed), std::invalid_argument);
-    {
-        const auto stream = KernelTuning::parse("gemm_tile=2,cols_per_item=4,stream_split=4,stream_chunk=32");
-        EXPECT_EQ(
-            stream.describe(),
-            "cols_per_wg=8,cols_per_item=4,rows_per_pass=2,e2m1_decode=1,gemm_tile=2,stream_split=4,stream_chunk=32");
-        EXPECT_EQ(KernelTuning::parse(stream.describe()), stream);
-        EXPECT_NE(stream.buildOptions().find("-DZP_STREAM_SPLIT=4 -DZP_STREAM_CHUNK=32"), std::string::npos);
-    }
-    EXPECT_THROW(KernelTuning::parse("cols_per_item=3"), std::invalid_argument);
-    EXPECT_THROW(KernelTuning::parse("cols_per_wg=6,cols_per_item=4"), std::invalid_argument);
-    EXPECT_THROW(KernelTuning::parse("rows=2"), std::invalid_argument);
-    EXPECT_THROW(KernelTuning::parse("rows_per_pass=two"), std::invalid_argument);
-    const auto plan = zp::sched::planChain(Variant::Baseline, reducedShape(), {}, t);
-    EXPECT_EQ(plan.launches[2].group.y, 4u);  // 16 columns, 4 per work-item
-    EXPECT_EQ(plan.launches[2].groups.x, 2u * 544 / 16);
-}
-
-TEST(DeviceChainPlan, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidiaGpusThroughZeclGetTheStreamTile) {
-    using zp::sched::KernelTuning;
-    ze::DeviceInfo d;
-    d.kind = ze::DriverKind::Zecl;
-    d.props.type = ZE_DEVICE_TYPE_GPU;
-    d.props.vendorId = 0x10de;
-    const auto nvidia = KernelTuning::recommendedFor(d);
-    EXPECT_EQ(nvidia.gemmTile, 2);
-    EXPECT_EQ(
-        nvidia.describe(),
-        "cols_per_wg=64,cols_per_item=4,rows_per_pass=1,e2m1_decode=4,gemm_tile=2,stream_split=16,stream_chunk=128,"
-        "b_per_row=1");
-    d.props.type = ZE_DEVICE_TYPE_CPU;  // PoCL
-    EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
-    d.props.type = ZE_DEVICE_TYPE_GPU;
-    d.props.vendorId = 0x8086;
-    d.kind = ze::DriverKind::Intel;  // native binaries or SPIR-V: the packaged tiles only
-    EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
 }
 
 // M = 3 rows and other tiles, built from the bundle: expert groups take several passes

@@ -35,24 +35,24 @@
 #include "zp/oracle/chain.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/probe/cases.hpp"
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_chain.hpp"
+#include "zp/scheduler/device_errors.hpp"
+#include "zp/scheduler/kernel_modules.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
 #include "zp/scheduler/device_setup.hpp"
 #include "zp/probe/compare.hpp"
+#include "zp/probe/timing_stats.hpp"
 
 namespace {
 
+using zp::oracle::bf16_t;
 using zp::oracle::ChainShape;
+using zp::probe::median;
 using zp::probe::RoutePattern;
 using zp::probe::Variant;
 using zp::sched::KernelTuning;
 
 constexpr std::uint64_t kBaseSeed = 20240611;
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 // ------------------------------------------------------------------------------ bytes
 
@@ -135,269 +135,322 @@ void printAblation(const std::vector<Measured>& all, const ChainShape& shape, co
     }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{"The MoE device chain against the memory roofline and raw launch cost (docs/perf.md)"};
+struct BenchOptions {
     std::string deviceSpec = "zecl";
     std::vector<std::string> tunings, patterns = {"six_local", "same_typical", "disjoint_typical", "all_remote"},
                                       variants;
     int replays = 20, chainReps = 500, copyMib = 1024;
     ChainShape shape;
-    bool quiet = false;
-    app.add_option("-d,--device", deviceSpec, "Level Zero device (ze::selectDevice): zecl, intel, an index");
-    app.add_option("--tuning", tunings,
-                   "kernel tiling(s) to measure, each \"cols_per_wg=..,cols_per_item=..,rows_per_pass=..,"
-                   "e2m1_decode=..\" (repeatable; \"\" = the packaged defaults; default: the defaults)");
-    app.add_option("--pattern", patterns, "route patterns (repeatable)");
-    app.add_option("--variant", variants, "chain variants (repeatable; default: all)");
-    app.add_option("-n,--replays", replays, "timed replays per chain")->check(CLI::Range(1, 100000));
-    app.add_option("--chain-reps", chainReps, "all_remote: chain copies in the launch-cost list")
-        ->check(CLI::Range(1, 100000));
-    app.add_option("--copy-mib", copyMib, "size of the bandwidth copy in MiB")->check(CLI::Range(1, 16384));
-    app.add_option("--hidden", shape.hidden, "H (smoke tests on slow devices; the goals are for the default)");
-    app.add_option("--intermediate", shape.intermediate, "I");
-    app.add_flag("-q,--quiet", quiet, "no per-kernel tables, only the summary");
-    bool ablation = false;
-    app.add_flag("--ablation", ablation,
-                 "also run every stream-tile tuning (gemm_tile=2) as loads only, + decode, + fma, without the "
-                 "lane sums (ablation=3, 2, 1; results not checked) and print each kernel's time per stage");
-    CLI11_PARSE(app, argc, argv);
-    if (tunings.empty()) tunings.push_back("");
-    if (ablation) tunings = withAblationStages(tunings);
-    std::vector<Variant> vs;
-    for (const auto& v : variants) vs.push_back(zp::probe::parseVariant(v));
-    if (vs.empty()) vs.assign(zp::probe::kAllVariants.begin(), zp::probe::kAllVariants.end());
+    bool quiet = false, ablation = false;
+};
 
-    try {
-        zp::oracle::validateShape(shape);
-        ze::InitOptions init;
-        init.setAltDriversIfUnset = true;
-        ze::init(init);
-        // The first tuning's modules with the context; the others share it (and the weights).
-        zp::sched::DeviceSetup setup(ze::selectDevice(deviceSpec),
-                                     KernelTuning::parse(tunings.front(), KernelTuning::Ablation::allowed));
-        const ze::DeviceInfo& dev = setup.device();
-        ze::Context& ctx = setup.context();
-        ze::CommandQueue queue = setup.makeQueue();
-        fmt::print("device: [{}] {} ({}), {} compute units\n", dev.index, dev.name(), ze::driverKindName(dev.kind),
-                   dev.computeUnits());
-        fmt::print("shape: H={} I={} E={} K={} M={} C={} card={}\n", shape.hidden, shape.intermediate, shape.experts,
-                   shape.topK, shape.rows, shape.cards, shape.card);
+// 1. A device->device memoryCopy of `copyMib` MiB timed with event timestamps (median of 5);
+// returns bytes per us read + write.
+double copyBandwidth(zp::sched::DeviceSetup& setup, int copyMib) {
+    const ze::DeviceInfo& dev = setup.device();
+    ze::Context& ctx = setup.context();
+    const std::size_t bytes = std::size_t(copyMib) << 20;
+    ze::DeviceBuffer<std::uint8_t> src(ctx, dev, bytes), dst(ctx, dev, bytes);
+    ze::ImmediateCommandList imm(ctx, dev);
+    ze::EventPool pool(ctx, dev, 1, {.hostVisible = true, .kernelTimestamps = true});
+    ze::Event ev(pool, 0);
+    const auto clock = dev.kernelClock();
+    std::vector<double> us;
+    for (int r = 0; r < 6; ++r) {
+        ev.hostReset();
+        imm.memoryCopy(dst.data(), src.data(), bytes, &ev);
+        imm.synchronize();
+        ev.hostSynchronize();
+        const auto ts = ev.kernelTimestamp();
+        if (r > 0) us.push_back(clock.durationNs(ts.context.kernelStart, ts.context.kernelEnd) / 1e3);
+    }
+    const double t = median(us);
+    const double bwBytesPerUs = 2.0 * bytes / t;
+    fmt::print("copy bandwidth: {} MiB device->device in {:.1f} us (median of 5) = {:.0f} GB/s read+write\n", copyMib,
+               t, bwBytesPerUs / 1e3);
+    return bwBytesPerUs;
+}
 
-        // 1. copy bandwidth
-        double bwBytesPerUs = 0;
-        {
-            const std::size_t bytes = std::size_t(copyMib) << 20;
-            ze::DeviceBuffer<std::uint8_t> src(ctx, dev, bytes), dst(ctx, dev, bytes);
-            ze::ImmediateCommandList imm(ctx, dev);
-            ze::EventPool pool(ctx, dev, 1, {.hostVisible = true, .kernelTimestamps = true});
-            ze::Event ev(pool, 0);
-            const auto clock = dev.kernelClock();
+// 2.-4.: the chains of every pattern, tuning and variant on one device, and what they measured.
+class ChainBench {
+public:
+    ChainBench(const BenchOptions& o, std::vector<Variant> variants, zp::sched::DeviceSetup& setup,
+               ze::CommandQueue& queue, double bwBytesPerUs)
+        : o_(o),
+          variants_(std::move(variants)),
+          setup_(setup),
+          queue_(queue),
+          bwBytesPerUs_(bwBytesPerUs),
+          layer_(setup, o.shape),
+          hostWeights_(zp::oracle::LocalWeights::zeros(o.shape)) {
+        for (const auto& t : o.tunings)
+            modules_.push_back(&setup.modules(KernelTuning::parse(t, KernelTuning::Ablation::allowed)));
+        fmt::print("modules: {}\n", modules_.front()->choice().why);
+    }
+
+    // 2. and 3.: every tuning's and variant's chain on this pattern's case.
+    void runPattern(const std::string& pname) {
+        const ChainShape& shape = o_.shape;
+        const RoutePattern p = zp::probe::parsePattern(pname);
+        if (auto why = zp::probe::patternInvalidReason(shape, p)) {
+            fmt::print("\n== {}: not valid for this shape ({})\n", pname, *why);
+            return;
+        }
+        auto c = zp::probe::makeCase(shape, p, 0, kBaseSeed, &hostWeights_);
+        layer_.weights().upload(hostWeights_, c.touchedLocalExperts);
+        const auto want = zp::oracle::runChain(shape, hostWeights_, c.inputs, layer_.silu());
+        const int R = int(want.routes.rows.size()), G = int(c.touchedLocalExperts.size());
+        patternRoutes_[pname] = R;
+        patternGroups_[pname] = G;
+        const double mxfp4 = G * (w1Bytes(shape) + w2Bytes(shape));
+        rooflineUs_[pname] = mxfp4 / bwBytesPerUs_;
+        fmt::print("\n== {} ({}): R={} local routes, G={} touched experts, {:.1f} MB MXFP4, roofline {:.1f} us\n",
+                   pname, c.name(), R, G, mxfp4 / 1e6, rooflineUs_[pname]);
+        for (std::size_t ti = 0; ti < o_.tunings.size(); ++ti) {
+            if (unusable_.count(ti)) continue;
+            for (Variant v : variants_)
+                if (!measure(pname, c.inputs, want.out, R, G, ti, v)) break;
+        }
+        if (p == RoutePattern::AllRemote) launchCost(c.inputs);
+    }
+
+    // 4. The goals, the ablation table, the bit-exact count and the tunings skipped. Returns the
+    // chains that differ from the oracle.
+    int report() const {
+        printGoals();
+        if (o_.ablation) printAblation(all_, o_.shape, patternRoutes_, patternGroups_, bwBytesPerUs_);
+        const auto checked = std::count_if(all_.begin(), all_.end(), [](const Measured& m) { return !m.ablation; });
+        fmt::print("CHECK {} of {} measured chains bit-exact on out\n", int(checked) - failures_, checked);
+        for (const auto& [ti, why] : unusable_)
+            fmt::print("SKIPPED tuning [{}]: {}\n", modules_[ti]->tuning().describe(), why);
+        return failures_;
+    }
+
+private:
+    zp::sched::DeviceChain& chainOf(std::size_t ti, Variant v) {
+        auto& c = chains_[{int(ti), int(v)}];
+        if (!c) c = layer_.makeChain(v, *modules_[ti]);
+        return *c;
+    }
+
+    // One chain: run once and checked against the oracle's `out`, then replayed and timed.
+    // Returns false when tuning `ti` cannot run here at all (its other variants are skipped).
+    bool measure(const std::string& pname, const zp::oracle::ChainInputs& inputs, const std::vector<bf16_t>& want,
+                 int R, int G, std::size_t ti, Variant v) {
+        const std::string tname = modules_[ti]->tuning().describe();
+        zp::sched::DeviceChain* made = nullptr;
+        try {
+            made = &chainOf(ti, v);
+        } catch (const zp::sched::VariantNotValid& e) {
+            // this variant only (one_launch without cooperative launches); the tiling stays usable
+            fmt::print("NOT VALID [{}]: {}\n", tname, e.what());
+            return true;
+        } catch (const std::exception& e) {
+            // e.g. a work-group larger than this kernel allows on this device
+            fmt::print("SKIP [{}]: {} cannot run here: {}\n", tname, zp::probe::variantName(v), e.what());
+            unusable_[ti] = e.what();
+            return false;
+        }
+        auto& chain = *made;
+        chain.setInputs(inputs);
+        try {
+            chain.execute(queue_);
+        } catch (const std::exception& e) {
+            // e.g. a cooperative grid the device cannot hold at this tile's registers
+            fmt::print("SKIP [{}]: {} failed to run here: {}\n", tname, zp::probe::variantName(v), e.what());
+            return true;
+        }
+        const auto got = chain.results();
+        Measured m;
+        m.pattern = pname;
+        m.tuning = tname;
+        m.variant = std::string(zp::probe::variantName(v));
+        KernelTuning base = modules_[ti]->tuning();
+        m.ablation = std::exchange(base.ablation, 0);
+        m.baseTuning = base.describe();
+        const auto mm = zp::probe::firstMismatch("out", got.out, want, o_.shape.hidden);
+        m.correct = !mm && got.invalidIds == 0;
+        if (!m.correct && !m.ablation) {
+            ++failures_;
+            fmt::print("FAIL {} [{}] {}: {}\n", pname, tname, m.variant,
+                       mm ? mm->describe(want.size()) : std::string("device error flag raised"));
+        }
+        time(chain, m);
+        const double roofline = rooflineUs_[pname];
+        fmt::print("{:<18} [{}] {:<20} chain {:8.1f} us  {:5.2f}x roofline  {}\n", pname, tname, m.variant, m.chainUs,
+                   roofline > 0 ? m.chainUs / roofline : 0.0,
+                   m.ablation  ? "ablation: not checked"
+                   : m.correct ? "out bit-exact"
+                               : "WRONG");
+        for (std::size_t k = 0; k < chain.plan().launches.size(); ++k)
+            if (chain.plan().launches[k].cooperative)
+                fmt::print(
+                    "    {}: cooperative grid {} groups (asked for {}, capped by "
+                    "zeKernelSuggestMaxCooperativeGroupCount)\n",
+                    chain.plan().launches[k].kernel, chain.grids()[k].x, chain.plan().launches[k].groups.x);
+        if (!o_.quiet) {
+            fmt::print("    {:<30} {:>10} {:>9} {:>9} {:>7}\n", "kernel", "MB", "us", "GB/s", "of bw");
+            for (const auto& [k, us] : m.kernelUs) {
+                const double b = kernelBytes(k, o_.shape, R, G);
+                fmt::print("    {:<30} {:>10.2f} {:>9.1f} {:>9.0f} {:>6.1f}%\n", k, b / 1e6, us,
+                           us > 0 ? b / us / 1e3 : 0.0, us > 0 ? 100.0 * b / us / bwBytesPerUs_ : 0.0);
+            }
+        }
+        all_.push_back(std::move(m));
+        return true;
+    }
+
+    // --replays executions: the median chain time (first kernel start -> last kernel end) and
+    // the median of each kernel.
+    void time(zp::sched::DeviceChain& chain, Measured& m) {
+        std::vector<double> chainUs;
+        std::vector<std::vector<double>> perKernel(chain.plan().launches.size());
+        for (int r = 0; r < o_.replays; ++r) {
+            chain.execute(queue_);
+            const auto spans = chain.kernelSpans();
+            chainUs.push_back((spans.back().endNs - spans.front().startNs) / 1e3);
+            for (std::size_t k = 0; k < spans.size(); ++k)
+                perKernel[k].push_back((spans[k].endNs - spans[k].startNs) / 1e3);
+        }
+        m.chainUs = median(chainUs);
+        for (std::size_t k = 0; k < perKernel.size(); ++k)
+            m.kernelUs.push_back({chain.plan().launches[k].kernel, median(perKernel[k])});
+    }
+
+    // 3. launch cost: each tuning's recorded baseline chain appended --chain-reps times into one
+    // list (the kernels launch their full grids and exit at once: the grid size is part of what a
+    // launch costs), against raw OpenCL empty-kernel launches; the goal takes the cheapest tuning.
+    void launchCost(const zp::oracle::ChainInputs& inputs) {
+        const ze::DeviceInfo& dev = setup_.device();
+        std::size_t launches = 0;
+        for (std::size_t ti = 0; ti < o_.tunings.size(); ++ti) {
+            if (unusable_.count(ti) || modules_[ti]->tuning().ablation) continue;
+            auto& chain = chainOf(ti, Variant::Baseline);
+            chain.setInputs(inputs);
+            ze::CommandList list(setup_.context(), dev);
+            for (int i = 0; i < o_.chainReps; ++i) chain.appendTo(list);
+            list.close();
+            launches = std::size_t(o_.chainReps) * chain.plan().launches.size();
             std::vector<double> us;
             for (int r = 0; r < 6; ++r) {
-                ev.hostReset();
-                imm.memoryCopy(dst.data(), src.data(), bytes, &ev);
-                imm.synchronize();
-                ev.hostSynchronize();
-                const auto ts = ev.kernelTimestamp();
-                if (r > 0) us.push_back(clock.durationNs(ts.context.kernelStart, ts.context.kernelEnd) / 1e3);
+                const auto t0 = std::chrono::steady_clock::now();
+                queue_.execute(list);
+                queue_.synchronize();
+                const double t =
+                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+                if (r > 0) us.push_back(t / launches);
             }
-            const double t = median(us);
-            bwBytesPerUs = 2.0 * bytes / t;
-            fmt::print("copy bandwidth: {} MiB device->device in {:.1f} us (median of 5) = {:.0f} GB/s read+write\n",
-                       copyMib, t, bwBytesPerUs / 1e3);
-        }
-
-        // 2. chains
-        zp::sched::DeviceLayer layer(setup, shape);
-        zp::sched::DeviceWeights& weights = layer.weights();
-        auto hostWeights = zp::oracle::LocalWeights::zeros(shape);
-        const auto silu = layer.silu();
-        std::vector<zp::sched::KernelModules*> modules;
-        std::map<std::pair<int, int>, std::unique_ptr<zp::sched::DeviceChain>> chains;
-        for (const auto& t : tunings)
-            modules.push_back(&setup.modules(KernelTuning::parse(t, KernelTuning::Ablation::allowed)));
-        fmt::print("modules: {}\n", modules.front()->choice().why);
-        auto chainOf = [&](int ti, Variant v) -> zp::sched::DeviceChain& {
-            auto& c = chains[{ti, int(v)}];
-            if (!c) c = layer.makeChain(v, *modules[ti]);
-            return *c;
-        };
-
-        std::vector<Measured> all;
-        int failures = 0;
-        std::map<std::string, double> rooflineUs;
-        std::map<std::string, int> patternRoutes, patternGroups;
-        double remoteLaunchUs = 0, rawLaunchUs = 0;
-        std::string remoteLaunchTuning;
-        std::map<std::size_t, std::string> unusable;  // tunings this device cannot launch, and why
-        for (const auto& pname : patterns) {
-            const RoutePattern p = zp::probe::parsePattern(pname);
-            if (auto why = zp::probe::patternInvalidReason(shape, p)) {
-                fmt::print("\n== {}: not valid for this shape ({})\n", pname, *why);
-                continue;
-            }
-            auto c = zp::probe::makeCase(shape, p, 0, kBaseSeed, &hostWeights);
-            weights.upload(hostWeights, c.touchedLocalExperts);
-            const auto want = zp::oracle::runChain(shape, hostWeights, c.inputs, silu);
-            const int R = int(want.routes.rows.size()), G = int(c.touchedLocalExperts.size());
-            patternRoutes[pname] = R;
-            patternGroups[pname] = G;
-            const double mxfp4 = G * (w1Bytes(shape) + w2Bytes(shape));
-            rooflineUs[pname] = mxfp4 / bwBytesPerUs;
-            fmt::print("\n== {} ({}): R={} local routes, G={} touched experts, {:.1f} MB MXFP4, roofline {:.1f} us\n",
-                       pname, c.name(), R, G, mxfp4 / 1e6, rooflineUs[pname]);
-            for (std::size_t ti = 0; ti < tunings.size(); ++ti) {
-                const std::string tname = modules[ti]->tuning().describe();
-                if (unusable.count(ti)) continue;
-                for (Variant v : vs) {
-                    zp::sched::DeviceChain* made = nullptr;
-                    try {
-                        made = &chainOf(int(ti), v);
-                    } catch (const zp::sched::VariantNotValid& e) {
-                        // this variant only (one_launch without cooperative launches); the tiling stays usable
-                        fmt::print("NOT VALID [{}]: {}\n", tname, e.what());
-                        continue;
-                    } catch (const std::exception& e) {
-                        // e.g. a work-group larger than this kernel allows on this device
-                        fmt::print("SKIP [{}]: {} cannot run here: {}\n", tname, zp::probe::variantName(v), e.what());
-                        unusable[ti] = e.what();
-                        break;
-                    }
-                    auto& chain = *made;
-                    chain.setInputs(c.inputs);
-                    try {
-                        chain.execute(queue);
-                    } catch (const std::exception& e) {
-                        // e.g. a cooperative grid the device cannot hold at this tile's registers
-                        fmt::print("SKIP [{}]: {} failed to run here: {}\n", tname, zp::probe::variantName(v),
-                                   e.what());
-                        continue;
-                    }
-                    const auto got = chain.results();
-                    Measured m;
-                    m.pattern = pname;
-                    m.tuning = tname;
-                    m.variant = std::string(zp::probe::variantName(v));
-                    KernelTuning base = modules[ti]->tuning();
-                    m.ablation = std::exchange(base.ablation, 0);
-                    m.baseTuning = base.describe();
-                    const auto mm = zp::probe::firstMismatch("out", got.out, want.out, shape.hidden);
-                    m.correct = !mm && got.invalidIds == 0;
-                    if (!m.correct && !m.ablation) {
-                        ++failures;
-                        fmt::print("FAIL {} [{}] {}: {}\n", pname, tname, m.variant,
-                                   mm ? mm->describe(want.out.size()) : std::string("device error flag raised"));
-                    }
-                    std::vector<double> chainUs;
-                    std::vector<std::vector<double>> perKernel(chain.plan().launches.size());
-                    for (int r = 0; r < replays; ++r) {
-                        chain.execute(queue);
-                        const auto spans = chain.kernelSpans();
-                        chainUs.push_back((spans.back().endNs - spans.front().startNs) / 1e3);
-                        for (std::size_t k = 0; k < spans.size(); ++k)
-                            perKernel[k].push_back((spans[k].endNs - spans[k].startNs) / 1e3);
-                    }
-                    m.chainUs = median(chainUs);
-                    for (std::size_t k = 0; k < perKernel.size(); ++k)
-                        m.kernelUs.push_back({chain.plan().launches[k].kernel, median(perKernel[k])});
-                    fmt::print("{:<18} [{}] {:<20} chain {:8.1f} us  {:5.2f}x roofline  {}\n", pname, tname, m.variant,
-                               m.chainUs, rooflineUs[pname] > 0 ? m.chainUs / rooflineUs[pname] : 0.0,
-                               m.ablation  ? "ablation: not checked"
-                               : m.correct ? "out bit-exact"
-                                           : "WRONG");
-                    for (std::size_t k = 0; k < chain.plan().launches.size(); ++k)
-                        if (chain.plan().launches[k].cooperative)
-                            fmt::print(
-                                "    {}: cooperative grid {} groups (asked for {}, capped by "
-                                "zeKernelSuggestMaxCooperativeGroupCount)\n",
-                                chain.plan().launches[k].kernel, chain.grids()[k].x, chain.plan().launches[k].groups.x);
-                    if (!quiet) {
-                        fmt::print("    {:<30} {:>10} {:>9} {:>9} {:>7}\n", "kernel", "MB", "us", "GB/s", "of bw");
-                        for (const auto& [k, us] : m.kernelUs) {
-                            const double b = kernelBytes(k, shape, R, G);
-                            fmt::print("    {:<30} {:>10.2f} {:>9.1f} {:>9.0f} {:>6.1f}%\n", k, b / 1e6, us,
-                                       us > 0 ? b / us / 1e3 : 0.0, us > 0 ? 100.0 * b / us / bwBytesPerUs : 0.0);
-                        }
-                    }
-                    all.push_back(std::move(m));
-                }
-            }
-            // 3. launch cost: each tuning's recorded baseline chain appended chainReps times into
-            // one list (the kernels launch their full grids and exit at once: the grid size is part
-            // of what a launch costs), against raw OpenCL empty-kernel launches; the goal takes the
-            // cheapest tuning.
-            if (p == RoutePattern::AllRemote) {
-                std::size_t launches = 0;
-                for (std::size_t ti = 0; ti < tunings.size(); ++ti) {
-                    if (unusable.count(ti) || modules[ti]->tuning().ablation) continue;
-                    auto& chain = chainOf(int(ti), Variant::Baseline);
-                    chain.setInputs(c.inputs);
-                    ze::CommandList list(ctx, dev);
-                    for (int i = 0; i < chainReps; ++i) chain.appendTo(list);
-                    list.close();
-                    launches = std::size_t(chainReps) * chain.plan().launches.size();
-                    std::vector<double> us;
-                    for (int r = 0; r < 6; ++r) {
-                        const auto t0 = std::chrono::steady_clock::now();
-                        queue.execute(list);
-                        queue.synchronize();
-                        const double t =
-                            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-                        if (r > 0) us.push_back(t / launches);
-                    }
-                    const double perLaunch = median(us);
-                    fmt::print(
-                        "all_remote launch cost [{}]: recorded baseline chain x {} ({} launches): {:.3f} us/launch\n",
-                        modules[ti]->tuning().describe(), chainReps, launches, perLaunch);
-                    if (remoteLaunchTuning.empty() || perLaunch < remoteLaunchUs) {
-                        remoteLaunchUs = perLaunch;
-                        remoteLaunchTuning = modules[ti]->tuning().describe();
-                    }
-                }
-                rawLaunchUs = median(
-                    zp::bench::rawOpenClLaunchUs(zp::bench::clDeviceNamed(dev.name()), std::uint32_t(launches), 5));
-                fmt::print(
-                    "all_remote launch cost: raw OpenCL empty kernel x {}: {:.3f} us/launch; best recorded {:.3f} "
-                    "us/launch [{}]; ratio {:.2f}\n",
-                    launches, rawLaunchUs, remoteLaunchUs, remoteLaunchTuning, remoteLaunchUs / rawLaunchUs);
+            const double perLaunch = median(us);
+            fmt::print("all_remote launch cost [{}]: recorded baseline chain x {} ({} launches): {:.3f} us/launch\n",
+                       modules_[ti]->tuning().describe(), o_.chainReps, launches, perLaunch);
+            if (remoteLaunchTuning_.empty() || perLaunch < remoteLaunchUs_) {
+                remoteLaunchUs_ = perLaunch;
+                remoteLaunchTuning_ = modules_[ti]->tuning().describe();
             }
         }
+        rawLaunchUs_ =
+            median(zp::bench::rawOpenClLaunchUs(zp::bench::clDeviceNamed(dev.name()), std::uint32_t(launches), 5));
+        fmt::print(
+            "all_remote launch cost: raw OpenCL empty kernel x {}: {:.3f} us/launch; best recorded {:.3f} "
+            "us/launch [{}]; ratio {:.2f}\n",
+            launches, rawLaunchUs_, remoteLaunchUs_, remoteLaunchTuning_, remoteLaunchUs_ / rawLaunchUs_);
+    }
 
-        // 4. goals
+    // 4. The best bit-exact variant and tuning per pattern against its goal (docs/perf.md).
+    void printGoals() const {
         fmt::print("\n== goals (best bit-exact variant and tuning per pattern)\n");
         const std::map<std::string, double> goal = {
             {"six_local", 1.4}, {"same_typical", 2.0}, {"disjoint_typical", 2.0}};
-        for (const auto& pname : patterns) {
+        for (const auto& pname : o_.patterns) {
             const Measured* best = nullptr;
-            for (const auto& m : all)
+            for (const auto& m : all_)
                 if (m.pattern == pname && m.correct && !m.ablation && (!best || m.chainUs < best->chainUs)) best = &m;
             if (!best) continue;
             auto g = goal.find(pname);
-            if (g != goal.end() && rooflineUs[pname] > 0) {
-                const double ratio = best->chainUs / rooflineUs[pname];
+            const auto roofline = rooflineUs_.find(pname);
+            const double rooflineUs = roofline == rooflineUs_.end() ? 0.0 : roofline->second;
+            if (g != goal.end() && rooflineUs > 0) {
+                const double ratio = best->chainUs / rooflineUs;
                 fmt::print("GOAL {:<17} {:8.1f} us / roofline {:6.1f} us = {:5.2f} (goal <= {:.2f}) {}   [{}] {}\n",
-                           pname, best->chainUs, rooflineUs[pname], ratio, g->second,
-                           ratio <= g->second ? "MET" : "not met", best->tuning, best->variant);
+                           pname, best->chainUs, rooflineUs, ratio, g->second, ratio <= g->second ? "MET" : "not met",
+                           best->tuning, best->variant);
             } else {
                 fmt::print("     {:<17} {:8.1f} us (device time, no weights touched)   [{}] {}\n", pname, best->chainUs,
                            best->tuning, best->variant);
             }
         }
-        if (rawLaunchUs > 0) {
-            const double ratio = remoteLaunchUs / rawLaunchUs;
+        if (rawLaunchUs_ > 0) {
+            const double ratio = remoteLaunchUs_ / rawLaunchUs_;
             fmt::print(
                 "GOAL all_remote        {:.3f} us/launch / raw OpenCL {:.3f} us = {:.2f} (goal <= 1.25) {}   [{}] "
                 "baseline\n",
-                remoteLaunchUs, rawLaunchUs, ratio, ratio <= 1.25 ? "MET" : "not met", remoteLaunchTuning);
+                remoteLaunchUs_, rawLaunchUs_, ratio, ratio <= 1.25 ? "MET" : "not met", remoteLaunchTuning_);
         }
-        if (ablation) printAblation(all, shape, patternRoutes, patternGroups, bwBytesPerUs);
-        const auto checked = std::count_if(all.begin(), all.end(), [](const Measured& m) { return !m.ablation; });
-        fmt::print("CHECK {} of {} measured chains bit-exact on out\n", int(checked) - failures, checked);
-        for (const auto& [ti, why] : unusable)
-            fmt::print("SKIPPED tuning [{}]: {}\n", modules[ti]->tuning().describe(), why);
-        if (failures) {
+    }
+
+    const BenchOptions& o_;
+    const std::vector<Variant> variants_;
+    zp::sched::DeviceSetup& setup_;
+    ze::CommandQueue& queue_;
+    const double bwBytesPerUs_;
+    zp::sched::DeviceLayer layer_;
+    zp::oracle::LocalWeights hostWeights_;
+    std::vector<zp::sched::KernelModules*> modules_;  // one per tuning, in --tuning order
+    std::map<std::pair<int, int>, std::unique_ptr<zp::sched::DeviceChain>> chains_;  // (tuning, variant)
+    std::vector<Measured> all_;
+    int failures_ = 0;
+    std::map<std::string, double> rooflineUs_;
+    std::map<std::string, int> patternRoutes_, patternGroups_;
+    double remoteLaunchUs_ = 0, rawLaunchUs_ = 0;
+    std::string remoteLaunchTuning_;
+    std::map<std::size_t, std::string> unusable_;  // tunings this device cannot launch, and why
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"The MoE device chain against the memory roofline and raw launch cost (docs/perf.md)"};
+    BenchOptions o;
+    app.add_option("-d,--device", o.deviceSpec, "Level Zero device (ze::selectDevice): zecl, intel, an index");
+    app.add_option("--tuning", o.tunings,
+                   "kernel tiling(s) to measure, each \"cols_per_wg=..,cols_per_item=..,rows_per_pass=..,"
+                   "e2m1_decode=..\" (repeatable; \"\" = the packaged defaults; default: the defaults)");
+    app.add_option("--pattern", o.patterns, "route patterns (repeatable)");
+    app.add_option("--variant", o.variants, "chain variants (repeatable; default: all)");
+    app.add_option("-n,--replays", o.replays, "timed replays per chain")->check(CLI::Range(1, 100000));
+    app.add_option("--chain-reps", o.chainReps, "all_remote: chain copies in the launch-cost list")
+        ->check(CLI::Range(1, 100000));
+    app.add_option("--copy-mib", o.copyMib, "size of the bandwidth copy in MiB")->check(CLI::Range(1, 16384));
+    app.add_option("--hidden", o.shape.hidden, "H (smoke tests on slow devices; the goals are for the default)");
+    app.add_option("--intermediate", o.shape.intermediate, "I");
+    app.add_flag("-q,--quiet", o.quiet, "no per-kernel tables, only the summary");
+    app.add_flag("--ablation", o.ablation,
+                 "also run every stream-tile tuning (gemm_tile=2) as loads only, + decode, + fma, without the "
+                 "lane sums (ablation=3, 2, 1; results not checked) and print each kernel's time per stage");
+    CLI11_PARSE(app, argc, argv);
+    if (o.tunings.empty()) o.tunings.push_back("");
+    if (o.ablation) o.tunings = withAblationStages(o.tunings);
+    std::vector<Variant> vs;
+    for (const auto& v : o.variants) vs.push_back(zp::probe::parseVariant(v));
+    if (vs.empty()) vs.assign(zp::probe::kAllVariants.begin(), zp::probe::kAllVariants.end());
+
+    try {
+        const ChainShape& shape = o.shape;
+        zp::oracle::validateShape(shape);
+        // The first tuning's modules with the context; the others share it (and the weights).
+        const auto setup = zp::sched::DeviceSetup::open(
+            {.device = o.deviceSpec,
+             .tuning = KernelTuning::parse(o.tunings.front(), KernelTuning::Ablation::allowed)});
+        const ze::DeviceInfo& dev = setup->device();
+        ze::CommandQueue queue = setup->makeQueue();
+        fmt::print("device: [{}] {} ({}), {} compute units\n", dev.index, dev.name(), ze::driverKindName(dev.kind),
+                   dev.computeUnits());
+        fmt::print("shape: H={} I={} E={} K={} M={} C={} card={}\n", shape.hidden, shape.intermediate, shape.experts,
+                   shape.topK, shape.rows, shape.cards, shape.card);
+        const double bwBytesPerUs = copyBandwidth(*setup, o.copyMib);
+        ChainBench bench(o, vs, *setup, queue, bwBytesPerUs);
+        for (const auto& pname : o.patterns) bench.runPattern(pname);
+        if (const int failures = bench.report()) {
             fmt::print(stderr, "zp-chain-bench: {} chain(s) differ from the oracle\n", failures);
             return 2;
         }

@@ -23,7 +23,7 @@
 #include "zp/probe/file_io.hpp"
 #include "zp/probe/input_error.hpp"
 #include "zp/tools/cli.hpp"
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
 
 namespace {
 

@@ -52,6 +52,21 @@ public:
         return out;
     }
 
+    // A subcommand of the list: its name, and its description wrapped under the column.
+    std::string make_subcommand(const CLI::App* sub) const override {
+        const std::string name = "  " + sub->get_display_name(true);
+        std::string out = name;
+        std::size_t first = 0;
+        const std::vector<std::string> lines = wrap(sub->get_description(), kHelpWidth - kNameColumn);
+        if (name.size() + 2 <= kNameColumn && !lines.empty()) {
+            out += std::string(kNameColumn - name.size(), ' ') + lines[0];
+            first = 1;
+        }
+        out += '\n';
+        for (std::size_t i = first; i < lines.size(); ++i) out += std::string(kNameColumn, ' ') + lines[i] + '\n';
+        return out;
+    }
+
     std::string make_description(const CLI::App* app) const override {
         std::string out;
         for (const auto& l : wrap(app->get_description(), kHelpWidth)) out += l + '\n';

@@ -36,6 +36,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <cmath>
 #include <optional>
@@ -230,10 +231,9 @@ int exitCodeOf(zeprobe::ErrorCode code) {
     return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    Options o;
+// The command line into `o`. Returns the exit code when the process ends here (--help,
+// --version, bad options), else -1.
+int parseCommandLine(Options& o, int argc, char** argv) {
     CLI::App app{
         "moe-server: an example HTTP server embedding the ze-probe MoE chain (zeprobe facade). Serves POST "
         "/v1/moe (JSON or safetensors), GET /health (/healthz), GET /metrics and GET /openapi.json (docs/server.md); "
@@ -310,6 +310,289 @@ int main(int argc, char** argv) {
         return kExitBadInput;
     }
 
+    return -1;
+}
+
+// The connection limits of the options (http_guard.hpp).
+zp::moeserver::HttpLimits httpLimits(const Options& o) {
+    auto seconds = [](double s) { return std::chrono::milliseconds(std::max<long long>(1, std::llround(s * 1000))); };
+    zp::moeserver::HttpLimits limits;
+    limits.connections = o.connections;
+    limits.queue = std::size_t(o.queue);
+    limits.requestTimeout = seconds(o.requestTimeout);
+    limits.writeTimeout = seconds(o.writeTimeout);
+    limits.keepAliveTimeout = seconds(o.keepAliveTimeout);
+    limits.keepAliveMax = o.keepAliveMax;
+    limits.maxRequestBytes = o.maxBody + (std::size_t(1) << 16);  // headers: httplib caps a line at 8 KiB
+    return limits;
+}
+
+// The handlers of what is not a route: a refused connection's 503 counted and logged, the request
+// id and an access-log line for every answer, a JSON body for every error (httplib's own
+// 400/413/414 too), the /v1/moe counts. `metrics` must outlive the server.
+void setCommonHandlers(zp::moeserver::GuardedServer& server, zp::moeserver::Metrics& metrics, const Options& o) {
+    server.openConnections = &metrics.connectionsOpen;
+    server.onRejected = [counts = &metrics] {
+        counts->recordRejectedConnection();
+        const std::string id = newRequestId();
+        accessLog(id, "-", "-", "-", 503, 0, 0);
+        return id;
+    };
+    server.set_payload_max_length(o.maxBody);  // a Content-Length above it: 413 before reading
+    // Every error answer carries a JSON body, also those httplib makes itself (400, 404, 413, 414).
+    server.set_keep_alive_timeout(std::max<time_t>(1, time_t(std::ceil(o.keepAliveTimeout))));  // the header it sends
+    server.set_keep_alive_max_count(std::size_t(o.keepAliveMax));
+    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+        // Answers made before routing (httplib's own 400/413/414) get their request id here.
+        if (!res.has_header(kRequestIdHeader)) res.set_header(kRequestIdHeader, requestIdOf(req));
+        if (!res.body.empty()) return;
+        // httplib's own error (a request it could not parse): the stream's state is unknown.
+        zp::moeserver::GuardedServer::closeAfterResponse();
+        const std::string code = res.status == 413   ? "payload_too_large"
+                                 : res.status == 404 ? "not_found"
+                                 : res.status == 503 ? "unavailable"
+                                 : res.status < 500  ? "invalid_argument"
+                                                     : "internal";
+        res.set_content(zp::moeserver::jsonError(fmt::format("HTTP status {}", res.status), code), "application/json");
+    });
+    server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+            std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {}
+        res.status = 500;
+        res.set_content(zp::moeserver::jsonError(what, "internal"), "application/json");
+    });
+    // Called once the answer is written, for every answer httplib writes (its own 400/413 too):
+    // the access log line, and the counts of /v1/moe.
+    server.set_logger([counts = &metrics](const httplib::Request& req, const httplib::Response& res) {
+        const double s = std::chrono::duration<double>(zp::moeserver::GuardedServer::Clock::now() -
+                                                       zp::moeserver::GuardedServer::requestStart())
+                             .count();
+        const std::string id = res.get_header_value(kRequestIdHeader);
+        accessLog(id.empty() ? "-" : id,
+                  req.remote_addr.empty() ? "-" : req.remote_addr + ":" + std::to_string(req.remote_port),
+                  req.method.empty() ? "-" : req.method, req.path.empty() ? "-" : req.path, res.status, res.body.size(),
+                  s);
+        if (req.path == "/v1/moe" && req.method == "POST") counts->record(res.status, s);
+    });
+}
+
+// What POST /v1/moe runs on.
+struct MoeRoute {
+    zp::moeserver::Metrics& metrics;
+    zp::moeserver::ChainPool& chains;
+    zeprobe::Shape shape;
+    std::size_t maxBody;
+};
+
+// POST /v1/moe: reads the body (capped whatever the transfer encoding), runs one decode step on
+// a chain of the pool and answers in the request's format.
+void serveMoe(const MoeRoute& route, const httplib::Request& req, httplib::Response& res,
+              const httplib::ContentReader& reader) {
+    zp::moeserver::Metrics& metrics = route.metrics;
+    const zeprobe::Shape& shape = route.shape;
+    const std::size_t maxBody = route.maxBody;
+    const zp::moeserver::Gauge inFlight(metrics.requestsInFlight);
+    const std::string type = req.get_header_value("Content-Type");
+    const bool binary = type.rfind("application/octet-stream", 0) == 0;
+    auto fail = [&](int status, const std::string& message, const std::string& code) {
+        res.status = status;
+        res.set_content(zp::moeserver::jsonError(message, code), "application/json");
+    };
+    // The body is read here, capped whatever the transfer encoding (httplib caps a
+    // Content-Length only: a chunked body would be read whole). A request with neither
+    // Content-Length nor chunked encoding has no body (RFC 9112 §6.3): httplib would read
+    // until the client closes.
+    if (const std::string te = unreadableTransferEncoding(req); !te.empty()) {
+        zp::moeserver::GuardedServer::closeAfterResponse();  // the body is never read
+        fail(400,
+             "Transfer-Encoding '" + te +
+                 "' is not supported: send the body with a Content-Length or Transfer-Encoding: chunked",
+             "invalid_argument");
+        return;
+    }
+    std::string body;
+    bool tooLarge = false;
+    const bool read = !hasBody(req) || reader([&](const char* data, std::size_t n) {
+        if (body.size() + n > maxBody) {
+            tooLarge = true;
+            return false;
+        }
+        body.append(data, n);
+        return true;
+    });
+    if (!read) {
+        zp::moeserver::GuardedServer::closeAfterResponse();  // the rest of the body is never read
+        if (tooLarge || res.status == 413)
+            fail(413, fmt::format("request body larger than --max-body = {} bytes", maxBody), "payload_too_large");
+        else
+            fail(400, "the request body could not be read (malformed chunked encoding or the client stopped)",
+                 "invalid_argument");
+        return;
+    }
+    try {
+        if (body.empty()) {
+            fail(400,
+                 "the request body is empty: POST /v1/moe needs a JSON object with 'hidden_bf16' or 'hidden', "
+                 "'topk_ids' and 'topk_weights' (Content-Type: application/json), or a safetensors file with "
+                 "hidden, topk_ids and topk_weights (Content-Type: application/octet-stream); docs/server.md",
+                 "invalid_argument");
+        } else if (!binary && type.rfind("application/json", 0) != 0) {
+            fail(415,
+                 "Content-Type must be application/json or application/octet-stream (safetensors), got '" + type + "'",
+                 "unsupported_media_type");
+        } else {
+            const zp::moeserver::MoeRequest r = binary ? zp::moeserver::parseSafetensorsRequest(body, shape)
+                                                       : zp::moeserver::parseJsonRequest(body, shape);
+            std::vector<std::uint16_t> out(std::size_t(r.rows) * shape.hidden);
+            std::vector<zeprobe::KernelTiming> timings;
+            {
+                auto chain = route.chains.acquire();
+                const zp::moeserver::Gauge busy(metrics.chainsInUse);
+                const auto deviceStart = std::chrono::steady_clock::now();
+                chain->forward(r.hidden, r.topkIds, r.topkWeights, out);
+                metrics.recordDevice(
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - deviceStart).count());
+                if (r.timings) timings = chain->kernelTimings();
+            }
+            if (binary)
+                res.set_content(zp::moeserver::safetensorsResponse(r, shape, out), "application/octet-stream");
+            else
+                res.set_content(zp::moeserver::jsonResponse(r, shape, out, timings), "application/json");
+            res.status = 200;
+        }
+    } catch (const BadRequest& e) {
+        fail(400, e.what(), "invalid_argument");
+    } catch (const zeprobe::Error& e) {
+        fail(e.code() == zeprobe::ErrorCode::invalid_argument ? 400 : 500, e.what(), zeprobe::errorCodeName(e.code()));
+    } catch (const std::exception& e) {
+        fail(500, e.what(), "internal");
+    }
+}
+
+// GET /health (/healthz), GET /metrics, GET /openapi.json and, with --enable-shutdown, POST
+// /shutdown; each registered with its routes.add. The data must outlive the server.
+void addInfoRoutes(zp::moeserver::GuardedServer& server, Routes& routes, const nlohmann::json& health,
+                   zp::moeserver::Metrics& metrics, const std::string& openApiText, bool enableShutdown) {
+    for (const char* path : {"/health", "/healthz"}) {
+        routes.add("GET", path);
+        server.Get(path, [json = &health](const httplib::Request&, httplib::Response& res) {
+            res.set_content(json->dump(), "application/json");
+        });
+    }
+    routes.add("GET", "/metrics");
+    server.Get("/metrics", [counts = &metrics](const httplib::Request&, httplib::Response& res) {
+        res.set_content(counts->prometheus(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    routes.add("GET", "/openapi.json");
+    server.Get("/openapi.json", [text = &openApiText](const httplib::Request&, httplib::Response& res) {
+        res.set_content(*text, "application/json");
+    });
+    if (enableShutdown) {
+        routes.add("POST", "/shutdown");
+        // A content-reader handler: httplib would read a body (until the client closes, without
+        // Content-Length) before calling a plain one. The body is never read: the connection ends.
+        server.Post("/shutdown", [](const httplib::Request&, httplib::Response& res, const httplib::ContentReader&) {
+            zp::moeserver::GuardedServer::closeAfterResponse();
+            res.set_content("{\"status\":\"stopping\"}", "application/json");
+            kill(getpid(), SIGTERM);  // taken by the signal thread below, after this answer is sent
+        });
+    }
+}
+
+// Every request first: its id, then 404 for a path no route has and 405 (with Allow) for a
+// method a path does not take, before httplib would read a body for them. `routes` must outlive
+// the server.
+void refuseUnroutedRequests(zp::moeserver::GuardedServer& server, const Routes& routes) {
+    server.set_pre_routing_handler([&table = routes](const httplib::Request& req, httplib::Response& res) {
+        res.set_header(kRequestIdHeader, requestIdOf(req));
+        const std::vector<std::string> methods = table.methodsOf(req.path);
+        const bool allowed =
+            std::find(methods.begin(), methods.end(), req.method) != methods.end() ||
+            (req.method == "HEAD" && std::find(methods.begin(), methods.end(), "GET") != methods.end());
+        // A GET with a body: httplib never reads it, so it must not be taken for the next request.
+        if (allowed && req.method != "POST" && hasBody(req)) zp::moeserver::GuardedServer::closeAfterResponse();
+        if (allowed) return httplib::Server::HandlerResponse::Unhandled;
+        if (hasBody(req)) zp::moeserver::GuardedServer::closeAfterResponse();  // its body is never read
+        if (methods.empty()) {
+            res.status = 404;
+            res.set_content(
+                zp::moeserver::jsonError(
+                    "no route " + printable(req.path) + " (routes: " + table.list() + "; docs/server.md)", "not_found"),
+                "application/json");
+        } else {
+            const std::string allow = Routes::allowHeader(methods);
+            res.status = 405;
+            res.set_header("Allow", allow);
+            res.set_content(zp::moeserver::jsonError(printable(req.method) + " " + printable(req.path) +
+                                                         ": method not allowed (Allow: " + allow + ")",
+                                                     "method_not_allowed"),
+                            "application/json");
+        }
+        return httplib::Server::HandlerResponse::Handled;
+    });
+}
+
+// Binds --host:--port, writes --port-file, prints `banner(port)` and serves until POST
+// /shutdown, SIGTERM or SIGINT; returns the exit code.
+int listenUntilStopped(zp::moeserver::GuardedServer& server, const Options& o, sigset_t stopSignals,
+                       const std::function<std::string(int)>& banner, const zp::moeserver::Metrics& metrics) {
+    int port = o.port;
+    if (port == 0) {
+        port = server.bind_to_any_port(o.host);
+        if (port < 0) port = 0;
+    } else if (!server.bind_to_port(o.host, port)) {
+        port = 0;
+    }
+    if (port != 0) server.widenBacklog(o.connections + o.queue + 64);
+    if (port == 0) {
+        std::cerr << "moe-server: error: cannot bind " << o.host << ":" << o.port
+                  << " (in use, or not an address here)\n";
+        return kExitBadInput;
+    }
+
+    std::atomic<bool> listening{true};
+    std::thread signalThread([&] {
+        int sig = 0;
+        sigwait(&stopSignals, &sig);
+        // stop() is a no-op until listen_after_bind() has started: repeat until it has returned.
+        while (listening.load()) {
+            server.stop();
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    });
+    if (!o.portFile.empty()) {
+        try {
+            // Renamed into place: a reader never sees a partial port number.
+            zeprobe::writeFileAtomically(o.portFile, std::to_string(port) + "\n", "--port-file");
+        } catch (const zeprobe::Error& e) {
+            std::cerr << "moe-server: " << e.what() << "\n";
+            server.stop();
+            listening = false;
+            kill(getpid(), SIGTERM);
+            signalThread.join();
+            return kExitBadInput;
+        }
+    }
+    std::cout << banner(port) << std::endl;
+
+    const bool ok = server.listen_after_bind();
+    listening = false;
+    kill(getpid(), SIGTERM);  // wakes the signal thread when listening ended on its own
+    signalThread.join();
+    std::cout << fmt::format("moe-server: stopped after {} requests", metrics.requests()) << std::endl;
+    return ok ? kExitOk : kExitInternal;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    if (const int rc = parseCommandLine(o, argc, argv); rc >= 0) return rc;
+
     // SIGINT/SIGTERM are taken by one thread (sigwait) that stops the server: block them before
     // any thread exists (the OpenCL and Level Zero runtimes start their own) so none of those
     // threads receives them.
@@ -355,63 +638,8 @@ int main(int argc, char** argv) {
     metrics.chains = chains->size();
     metrics.setBuildInfo(buildInfo(zp::tools::versionText(zeprobe::contractVersion()), device->info().name,
                                    device->info().driver, variant));
-    auto seconds = [](double s) { return std::chrono::milliseconds(std::max<long long>(1, std::llround(s * 1000))); };
-    zp::moeserver::HttpLimits limits;
-    limits.connections = o.connections;
-    limits.queue = std::size_t(o.queue);
-    limits.requestTimeout = seconds(o.requestTimeout);
-    limits.writeTimeout = seconds(o.writeTimeout);
-    limits.keepAliveTimeout = seconds(o.keepAliveTimeout);
-    limits.keepAliveMax = o.keepAliveMax;
-    limits.maxRequestBytes = o.maxBody + (std::size_t(1) << 16);  // headers: httplib caps a line at 8 KiB
-    zp::moeserver::GuardedServer server(limits);
-    server.openConnections = &metrics.connectionsOpen;
-    server.onRejected = [&metrics] {
-        metrics.recordRejectedConnection();
-        const std::string id = newRequestId();
-        accessLog(id, "-", "-", "-", 503, 0, 0);
-        return id;
-    };
-    server.set_payload_max_length(o.maxBody);  // a Content-Length above it: 413 before reading
-    // Every error answer carries a JSON body, also those httplib makes itself (400, 404, 413, 414).
-    server.set_keep_alive_timeout(std::max<time_t>(1, time_t(std::ceil(o.keepAliveTimeout))));  // the header it sends
-    server.set_keep_alive_max_count(std::size_t(o.keepAliveMax));
-    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-        // Answers made before routing (httplib's own 400/413/414) get their request id here.
-        if (!res.has_header(kRequestIdHeader)) res.set_header(kRequestIdHeader, requestIdOf(req));
-        if (!res.body.empty()) return;
-        // httplib's own error (a request it could not parse): the stream's state is unknown.
-        zp::moeserver::GuardedServer::closeAfterResponse();
-        const std::string code = res.status == 413   ? "payload_too_large"
-                                 : res.status == 404 ? "not_found"
-                                 : res.status == 503 ? "unavailable"
-                                 : res.status < 500  ? "invalid_argument"
-                                                     : "internal";
-        res.set_content(zp::moeserver::jsonError(fmt::format("HTTP status {}", res.status), code), "application/json");
-    });
-    server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-            std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-            what = e.what();
-        } catch (...) {}
-        res.status = 500;
-        res.set_content(zp::moeserver::jsonError(what, "internal"), "application/json");
-    });
-    // Called once the answer is written, for every answer httplib writes (its own 400/413 too):
-    // the access log line, and the counts of /v1/moe.
-    server.set_logger([&metrics](const httplib::Request& req, const httplib::Response& res) {
-        const double s = std::chrono::duration<double>(zp::moeserver::GuardedServer::Clock::now() -
-                                                       zp::moeserver::GuardedServer::requestStart())
-                             .count();
-        const std::string id = res.get_header_value(kRequestIdHeader);
-        accessLog(id.empty() ? "-" : id,
-                  req.remote_addr.empty() ? "-" : req.remote_addr + ":" + std::to_string(req.remote_port),
-                  req.method.empty() ? "-" : req.method, req.path.empty() ? "-" : req.path, res.status, res.body.size(),
-                  s);
-        if (req.path == "/v1/moe" && req.method == "POST") metrics.record(res.status, s);
-    });
+    zp::moeserver::GuardedServer server(httpLimits(o));
+    setCommonHandlers(server, metrics, o);
 
     // The routes: each handler is registered with its routes.add (the table answers 404 / 405 and is
     // checked against the OpenAPI document the server serves, docs/openapi.json).
@@ -431,115 +659,13 @@ int main(int argc, char** argv) {
           {"cards", shape.cards},
           {"card", shape.card}}}};
 
-    const std::size_t maxBody = o.maxBody;
+    const MoeRoute moe{metrics, *chains, shape, o.maxBody};
     routes.add("POST", "/v1/moe");
-    server.Post("/v1/moe", [&](const httplib::Request& req, httplib::Response& res,
-                               const httplib::ContentReader& reader) {
-        const zp::moeserver::Gauge inFlight(metrics.requestsInFlight);
-        const std::string type = req.get_header_value("Content-Type");
-        const bool binary = type.rfind("application/octet-stream", 0) == 0;
-        auto fail = [&](int status, const std::string& message, const std::string& code) {
-            res.status = status;
-            res.set_content(zp::moeserver::jsonError(message, code), "application/json");
-        };
-        // The body is read here, capped whatever the transfer encoding (httplib caps a
-        // Content-Length only: a chunked body would be read whole). A request with neither
-        // Content-Length nor chunked encoding has no body (RFC 9112 §6.3): httplib would read
-        // until the client closes.
-        if (const std::string te = unreadableTransferEncoding(req); !te.empty()) {
-            zp::moeserver::GuardedServer::closeAfterResponse();  // the body is never read
-            fail(400,
-                 "Transfer-Encoding '" + te +
-                     "' is not supported: send the body with a Content-Length or Transfer-Encoding: chunked",
-                 "invalid_argument");
-            return;
-        }
-        std::string body;
-        bool tooLarge = false;
-        const bool read = !hasBody(req) || reader([&](const char* data, std::size_t n) {
-            if (body.size() + n > maxBody) {
-                tooLarge = true;
-                return false;
-            }
-            body.append(data, n);
-            return true;
-        });
-        if (!read) {
-            zp::moeserver::GuardedServer::closeAfterResponse();  // the rest of the body is never read
-            if (tooLarge || res.status == 413)
-                fail(413, fmt::format("request body larger than --max-body = {} bytes", maxBody), "payload_too_large");
-            else
-                fail(400, "the request body could not be read (malformed chunked encoding or the client stopped)",
-                     "invalid_argument");
-            return;
-        }
-        try {
-            if (body.empty()) {
-                fail(400,
-                     "the request body is empty: POST /v1/moe needs a JSON object with 'hidden_bf16' or 'hidden', "
-                     "'topk_ids' and 'topk_weights' (Content-Type: application/json), or a safetensors file with "
-                     "hidden, topk_ids and topk_weights (Content-Type: application/octet-stream); docs/server.md",
-                     "invalid_argument");
-            } else if (!binary && type.rfind("application/json", 0) != 0) {
-                fail(415,
-                     "Content-Type must be application/json or application/octet-stream (safetensors), got '" + type +
-                         "'",
-                     "unsupported_media_type");
-            } else {
-                const zp::moeserver::MoeRequest r = binary ? zp::moeserver::parseSafetensorsRequest(body, shape)
-                                                           : zp::moeserver::parseJsonRequest(body, shape);
-                std::vector<std::uint16_t> out(std::size_t(r.rows) * shape.hidden);
-                std::vector<zeprobe::KernelTiming> timings;
-                {
-                    auto chain = chains->acquire();
-                    const zp::moeserver::Gauge busy(metrics.chainsInUse);
-                    const auto deviceStart = std::chrono::steady_clock::now();
-                    chain->forward(r.hidden, r.topkIds, r.topkWeights, out);
-                    metrics.recordDevice(
-                        std::chrono::duration<double>(std::chrono::steady_clock::now() - deviceStart).count());
-                    if (r.timings) timings = chain->kernelTimings();
-                }
-                if (binary)
-                    res.set_content(zp::moeserver::safetensorsResponse(r, shape, out), "application/octet-stream");
-                else
-                    res.set_content(zp::moeserver::jsonResponse(r, shape, out, timings), "application/json");
-                res.status = 200;
-            }
-        } catch (const BadRequest& e) {
-            fail(400, e.what(), "invalid_argument");
-        } catch (const zeprobe::Error& e) {
-            fail(e.code() == zeprobe::ErrorCode::invalid_argument ? 400 : 500, e.what(),
-                 zeprobe::errorCodeName(e.code()));
-        } catch (const std::exception& e) {
-            fail(500, e.what(), "internal");
-        }
-    });
-    for (const char* path : {"/health", "/healthz"}) {
-        routes.add("GET", path);
-        server.Get(path, [&](const httplib::Request&, httplib::Response& res) {
-            res.set_content(health.dump(), "application/json");
-        });
-    }
-    routes.add("GET", "/metrics");
-    server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
-        res.set_content(metrics.prometheus(), "text/plain; version=0.0.4; charset=utf-8");
-    });
+    server.Post("/v1/moe", [&moe](const httplib::Request& req, httplib::Response& res,
+                                  const httplib::ContentReader& reader) { serveMoe(moe, req, res, reader); });
     const std::string openApiText(reinterpret_cast<const char*>(zp::moeserver::kOpenApiJson),
                                   zp::moeserver::kOpenApiJsonSize);
-    routes.add("GET", "/openapi.json");
-    server.Get("/openapi.json", [&](const httplib::Request&, httplib::Response& res) {
-        res.set_content(openApiText, "application/json");
-    });
-    if (o.enableShutdown) {
-        routes.add("POST", "/shutdown");
-        // A content-reader handler: httplib would read a body (until the client closes, without
-        // Content-Length) before calling a plain one. The body is never read: the connection ends.
-        server.Post("/shutdown", [&](const httplib::Request&, httplib::Response& res, const httplib::ContentReader&) {
-            zp::moeserver::GuardedServer::closeAfterResponse();
-            res.set_content("{\"status\":\"stopping\"}", "application/json");
-            kill(getpid(), SIGTERM);  // taken by the signal thread below, after this answer is sent
-        });
-    }
+    addInfoRoutes(server, routes, health, metrics, openApiText, o.enableShutdown);
     std::string mismatch;
     try {
         mismatch = routes.differenceFrom(nlohmann::json::parse(openApiText), o.enableShutdown);
@@ -550,84 +676,14 @@ int main(int argc, char** argv) {
         std::cerr << "moe-server: error: internal error: the routes and docs/openapi.json differ: " << mismatch << "\n";
         return kExitInternal;
     }
-    // Every request first: its id, then 404 for a path no route has and 405 (with Allow) for a
-    // method a path does not take, before httplib would read a body for them.
-    server.set_pre_routing_handler([&routes](const httplib::Request& req, httplib::Response& res) {
-        res.set_header(kRequestIdHeader, requestIdOf(req));
-        const std::vector<std::string> methods = routes.methodsOf(req.path);
-        const bool allowed =
-            std::find(methods.begin(), methods.end(), req.method) != methods.end() ||
-            (req.method == "HEAD" && std::find(methods.begin(), methods.end(), "GET") != methods.end());
-        // A GET with a body: httplib never reads it, so it must not be taken for the next request.
-        if (allowed && req.method != "POST" && hasBody(req)) zp::moeserver::GuardedServer::closeAfterResponse();
-        if (allowed) return httplib::Server::HandlerResponse::Unhandled;
-        if (hasBody(req)) zp::moeserver::GuardedServer::closeAfterResponse();  // its body is never read
-        if (methods.empty()) {
-            res.status = 404;
-            res.set_content(zp::moeserver::jsonError(
-                                "no route " + printable(req.path) + " (routes: " + routes.list() + "; docs/server.md)",
-                                "not_found"),
-                            "application/json");
-        } else {
-            const std::string allow = Routes::allowHeader(methods);
-            res.status = 405;
-            res.set_header("Allow", allow);
-            res.set_content(zp::moeserver::jsonError(printable(req.method) + " " + printable(req.path) +
-                                                         ": method not allowed (Allow: " + allow + ")",
-                                                     "method_not_allowed"),
-                            "application/json");
-        }
-        return httplib::Server::HandlerResponse::Handled;
-    });
+    refuseUnroutedRequests(server, routes);
 
-    int port = o.port;
-    if (port == 0) {
-        port = server.bind_to_any_port(o.host);
-        if (port < 0) port = 0;
-    } else if (!server.bind_to_port(o.host, port)) {
-        port = 0;
-    }
-    if (port != 0) server.widenBacklog(o.connections + o.queue + 64);
-    if (port == 0) {
-        std::cerr << "moe-server: error: cannot bind " << o.host << ":" << o.port
-                  << " (in use, or not an address here)\n";
-        return kExitBadInput;
-    }
-
-    std::atomic<bool> listening{true};
-    std::thread signalThread([&] {
-        int sig = 0;
-        sigwait(&stopSignals, &sig);
-        // stop() is a no-op until listen_after_bind() has started: repeat until it has returned.
-        while (listening.load()) {
-            server.stop();
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-    });
-    if (!o.portFile.empty()) {
-        try {
-            // Renamed into place: a reader never sees a partial port number.
-            zeprobe::writeFileAtomically(o.portFile, std::to_string(port) + "\n", "--port-file");
-        } catch (const zeprobe::Error& e) {
-            std::cerr << "moe-server: " << e.what() << "\n";
-            server.stop();
-            listening = false;
-            kill(getpid(), SIGTERM);
-            signalThread.join();
-            return kExitBadInput;
-        }
-    }
-    std::cout << fmt::format(
-                     "moe-server: listening on http://{}:{} (device {} [{}], variant {}, {} chains; "
-                     "hidden={} intermediate={} experts={} top_k={} rows={} cards={} card={})",
-                     o.host, port, device->info().name, device->info().driver, variant, chains->size(), shape.hidden,
-                     shape.intermediate, shape.experts, shape.topK, shape.rows, shape.cards, shape.card)
-              << std::endl;
-
-    const bool ok = server.listen_after_bind();
-    listening = false;
-    kill(getpid(), SIGTERM);  // wakes the signal thread when listening ended on its own
-    signalThread.join();
-    std::cout << fmt::format("moe-server: stopped after {} requests", metrics.requests()) << std::endl;
-    return ok ? kExitOk : kExitInternal;
+    const auto banner = [&](int port) {
+        return fmt::format(
+            "moe-server: listening on http://{}:{} (device {} [{}], variant {}, {} chains; "
+            "hidden={} intermediate={} experts={} top_k={} rows={} cards={} card={})",
+            o.host, port, device->info().name, device->info().driver, variant, chains->size(), shape.hidden,
+            shape.intermediate, shape.experts, shape.topK, shape.rows, shape.cards, shape.card);
+    };
+    return listenUntilStopped(server, o, stopSignals, banner, metrics);
 }

@@ -10,20 +10,22 @@
 
 namespace zp::app {
 
+namespace {
+
+// A --device value that names no device is bad input (exit 2), not a device fault. The useful
+// line first ("index out of range; valid choices ..."), the call and code last.
+probe::InputError deviceInputError(const sched::NoSuchDevice& e) {
+    return probe::InputError("--device " + e.spec() + ": " + e.reason() + "(" + e.cause().codeName() + " from " +
+                             e.cause().expression() + ")");
+}
+
+}  // namespace
+
 ze::DeviceInfo selectDeviceOrInputError(const std::string& spec) {
     try {
-        return ze::selectDevice(spec);
-    } catch (const ze::Error& e) {
-        // A --device value that names no device is bad input (exit 2), not a device fault.
-        // The useful line first ("index out of range; valid choices ..."), the call and code last.
-        if (e.code() == ZE_RESULT_ERROR_INVALID_ARGUMENT) {
-            std::string why = e.extra();
-            const std::string named = "device '" + spec + "': ";
-            if (why.rfind(named, 0) == 0) why.erase(0, named.size());
-            throw probe::InputError("--device " + spec + ": " + why + "(" + e.codeName() + " from " + e.expression() +
-                                    ")");
-        }
-        throw;
+        return sched::selectDevice(spec);
+    } catch (const sched::NoSuchDevice& e) {
+        throw deviceInputError(e);
     }
 }
 
@@ -38,13 +40,15 @@ std::optional<sched::KernelTuning> parseTuningOrInputError(const std::string& te
 
 namespace {
 
-std::unique_ptr<sched::DeviceSetup> makeSetup(const ze::DeviceInfo& device,
-                                              const std::optional<sched::KernelTuning>& requested) {
+// The device stack of `spec` and `tuning` (sched::DeviceSetup::open), with a spec that names no
+// device or a tuning the device cannot build turned into an InputError (exit 2).
+std::unique_ptr<sched::DeviceSetup> openDeviceOrInputError(const std::string& spec,
+                                                           const std::optional<sched::KernelTuning>& tuning) {
     try {
-        return std::make_unique<sched::DeviceSetup>(device, requested);
-    } catch (const sched::UnsupportedDevice& e) {
-        // Only a tuning asked for is the user's to fix; a device that cannot run the package is not.
-        if (!requested || requested->isPackaged()) throw;
+        return sched::DeviceSetup::open({.device = spec, .tuning = tuning});
+    } catch (const sched::NoSuchDevice& e) {
+        throw deviceInputError(e);
+    } catch (const sched::TuningNotBuildable& e) {
         throw probe::InputError(std::string("--kernel-tuning: ") + e.what());
     }
 }
@@ -70,9 +74,10 @@ struct DeviceSession::State {
 DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& shape,
                              const std::vector<probe::Variant>& variants,
                              const std::optional<sched::KernelTuning>& requested, sched::IdWidth ids)
-    : device_(selectDeviceOrInputError(spec)), state_(std::make_unique<State>()) {
+    : state_(std::make_unique<State>()) {
     State& s = *state_;
-    s.setup = makeSetup(device_, requested);
+    s.setup = openDeviceOrInputError(spec, requested);
+    device_ = s.setup->device();
     s.queue = s.setup->makeQueue();
     // A shape too large for this device is the user's to fix (exit 2), named before allocating.
     probe::checkFitsMemory(shape, device_.totalMemory(), "the memory of device " + device_.name());

@@ -10,7 +10,9 @@
 
 #include "probe.hpp"
 #include "zp/runtime/ze.hpp"
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_chain.hpp"
+#include "zp/scheduler/kernel_modules.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
 #include "zp/scheduler/device_setup.hpp"
 
 namespace zp::app {

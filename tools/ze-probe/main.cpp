@@ -39,7 +39,10 @@
 #include "zp/probe/compare.hpp"
 #include "zp/probe/file_io.hpp"
 #include "zp/probe/input_error.hpp"
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_chain.hpp"
+#include "zp/scheduler/device_errors.hpp"
+#include "zp/scheduler/device_setup.hpp"
+#include "zp/scheduler/kernel_modules.hpp"
 
 namespace {
 
@@ -53,9 +56,10 @@ struct Options {
     std::string configFile;
     std::vector<std::string> sets;
     std::string weightsFile, inputsFile, dumpFile;
-    std::string variant;       // empty: every variant (with --inputs: baseline)
-    std::string device;        // empty: the best device (first Intel GPU, else first zecl device)
-    std::string kernelTuning;  // empty: the packaged tiles
+    std::string variant;                        // empty: every variant (with --inputs: baseline)
+    std::string device;                         // empty: the best device (first Intel GPU, else first zecl device)
+    std::string kernelTuning;                   // empty: the packaged tiles
+    std::optional<sched::KernelTuning> tuning;  // kernelTuning parsed by run(); none: the device's recommended tiles
     std::string routePattern = "six_local";
     std::string outDir = "probe-out";
     std::optional<std::string> seedText;  // read strictly by strictValues()
@@ -86,8 +90,9 @@ struct Options {
 };
 
 // The tools (never the library) point the loader at the Intel driver and zecl when the user
-// has not set ZE_ENABLE_ALT_DRIVERS, so a fresh machine finds zecl without any setup.
-void initLevelZero() { ze::init(ze::InitOptions{.flags = 0, .setAltDriversIfUnset = true, .zeclPath = std::nullopt}); }
+// has not set ZE_ENABLE_ALT_DRIVERS, so a fresh machine finds zecl without any setup: the
+// device setup's default initialisation, also for the commands that open no device.
+void initLevelZero() { ze::init(sched::DeviceRequest{}.init); }
 
 probe::Config loadSettings(const Options& o) {
     probe::Config cfg = o.configFile.empty() ? probe::Config{} : probe::loadConfig(o.configFile);
@@ -206,8 +211,8 @@ int runOneCase(const Options& o, const probe::Config& cfg) {
         got.materialised = probe::materialised(variant);
     } else {
         initLevelZero();
-        session = std::make_unique<app::DeviceSession>(o.device, s, std::vector<probe::Variant>{variant},
-                                                       app::parseTuningOrInputError(o.kernelTuning), ids);
+        session =
+            std::make_unique<app::DeviceSession>(o.device, s, std::vector<probe::Variant>{variant}, o.tuning, ids);
         session->uploadWeights(weights, {});
         got = session->executors().front().run(app::CaseRun{s, weights, in, silu, nullptr});
         fmt::print("device: {} ({}; topk_ids {})\n", session->device().name(), session->kernelsText(),
@@ -315,6 +320,374 @@ nlohmann::json timeBlockInChild(const Options& o, int card, const std::string& d
     return samples;
 }
 
+// One card's play, in steps over the card's device session, settings and timings: its cases
+// checked, then (on a device, unless --no-timing) timed, projected and gated. playCard says who
+// calls it and how.
+class CardPlay {
+public:
+    CardPlay(const Options& o, const probe::Config& cfg, const std::string& deviceSpec, const std::string& progressTag,
+             bool collectTrace, const std::string& trackPrefix, app::CardsAtOnce* atOnce, std::size_t slot)
+        : o_(o),
+          cfg_(cfg),
+          deviceSpec_(deviceSpec),
+          progressTag_(progressTag),
+          collectTrace_(collectTrace),
+          trackPrefix_(trackPrefix),
+          atOnce_(atOnce),
+          slot_(slot),
+          timing_(wantsTiming(o)) {
+        out_.card = cfg.shape.card;
+        rs_.config = cfg;
+        rs_.patterns = choosePatterns(o.routePattern);
+        if (!o.weightsFile.empty()) rs_.fixedWeights = probe::loadWeights(o.weightsFile, cfg.shape, cfg.weightsPrefix);
+        t0_ = std::chrono::steady_clock::now();
+        tty_ = progressTag.empty() && ::isatty(STDERR_FILENO);
+        rs_.progress = [this](const std::string& what) { progress(what); };
+    }
+
+    CardOutcome run() {
+        openDevice();
+        chooseTiming();
+        if (!o_.timingBlockChild.empty()) return timeOneBlockOnly();
+        timeBeforeCases();
+        checkCases();
+        if (!timing_) {
+            const std::string why = o_.device == "host" ? "the host oracle has no device timestamps" : "--no-timing";
+            out_.text += fmt::format("timing: skipped ({}); no gate verdicts\n", why);
+            out_.json = withNotValid(app::cardJson(cfg_, deviceJson_, correctness_, nullptr, why));
+            return std::move(out_);
+        }
+        timeAfterCases();
+        out_.gates = evaluate();
+        if (o_.gateBudgetS > 0) spendGateBudget();
+        if (atOnce_) timeAlone();
+        formatGates();
+        const app::CardTiming cardTiming{timings_, ts_, bandwidth_, out_.gates, o_.gateBudgetS};
+        out_.json = withNotValid(app::cardJson(cfg_, deviceJson_, correctness_, &cardTiming));
+        return std::move(out_);
+    }
+
+private:
+    void progress(const std::string& what) const {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+        // A terminal gets one line rewritten in place; a log gets one line per step.
+        if (tty_)
+            fmt::print(stderr, "\r  {:<30} {:6.1f} s", what, s);
+        else
+            fmt::print(stderr, "{}  {:<30} {:6.1f} s\n", progressTag_, what, s);
+        std::fflush(stderr);
+    }
+
+    // The host oracle, or the device session with a chain of every variant asked for.
+    void openDevice() {
+        if (o_.device == "host") {
+            executors_.push_back(app::Executor::hostM1());
+            out_.deviceName = "host oracle";
+            out_.deviceIndex = "host";
+            return;
+        }
+        std::vector<probe::Variant> variants = chooseVariants(o_.variant);
+        // The gate compares against baseline: a lone candidate brings it along.
+        if (timing_ && std::find(variants.begin(), variants.end(), probe::Variant::Baseline) == variants.end() &&
+            variants.back() != probe::Variant::M1Oracle)
+            variants.insert(variants.begin() + 1, probe::Variant::Baseline);
+        session_ = std::make_unique<app::DeviceSession>(deviceSpec_, cfg_.shape, variants, o_.tuning);
+        executors_ = session_->executors();
+        deviceJson_ = session_->describe();
+        out_.deviceName = session_->device().name();
+        out_.deviceIndex = std::to_string(session_->device().index);
+        rs_.deviceFlushesSubnormals = session_->flushesSubnormals();
+        // Weights from a file are uploaded once; random ones change with each case (§7).
+        if (rs_.fixedWeights)
+            session_->uploadWeights(*rs_.fixedWeights, {});
+        else
+            rs_.prepare = [this](const probe::Case& c, const oracle::LocalWeights& w) {
+                session_->uploadWeights(w, c.touchedLocalExperts);
+            };
+        out_.text += fmt::format("device: {} [{}], {}\n", session_->device().name(),
+                                 ze::driverKindName(session_->device().kind), session_->kernelsText());
+        for (const auto& [v, why] : session_->notValid())
+            out_.text += fmt::format("variant {}: {}\n", probe::variantName(v), why);
+    }
+
+    // The timing settings of the device and the options; on a device that times the case set's
+    // own executions, the recorder of those.
+    void chooseTiming() {
+        defaults_ = !o_.repeats && !o_.warmup && !o_.blocks;
+        if (timing_) {
+            ts_ = app::TimingSettings::defaultsFor(session_->device());
+            if (!defaults_) {
+                // A CPU asked for dedicated rounds gets fewer of them, in the §8 minimum of blocks.
+                ts_ = {o_.repeats.value_or(ts_.caseSet ? 5 : ts_.repeats),
+                       o_.warmup.value_or(ts_.caseSet ? 1 : ts_.warmup),
+                       o_.blocks.value_or(ts_.caseSet ? app::TimingSettings{}.blocks : ts_.blocks), false};
+            }
+            if (ts_.caseSet) {
+                recorder_ =
+                    std::make_unique<app::CaseSetRecorder>(cfg_.shape, session_->device().kernelClock().nsPerTick,
+                                                           collectTrace_ ? &out_.spans : nullptr, trackPrefix_);
+                // Every second case opens a block on chains rebuilt as a fresh process builds them.
+                rs_.prepare = [this, upload = rs_.prepare](const probe::Case& c, const oracle::LocalWeights& w) {
+                    if (recorder_->opensBlock(c))
+                        session_->rebuild(
+                            w, rs_.fixedWeights ? std::span<const int>{} : std::span<const int>(c.touchedLocalExperts));
+                    else if (upload)
+                        upload(c, w);
+                };
+                session_->setExecutionSink([this](probe::Variant v, const app::CaseRun& run, double hostNs,
+                                                  const std::vector<sched::KernelSpan>& spans) {
+                    if (run.kase) recorder_->record(std::string(probe::variantName(v)), *run.kase, hostNs, spans);
+                });
+            }
+        }
+        if (timing_ && !o_.blockIsolation.empty()) {
+            if (o_.blockIsolation == "process" && ts_.caseSet)
+                throw probe::InputError(
+                    "--block-isolation process: this device times the case set's own executions; give --repeats for "
+                    "dedicated rounds");
+            ts_.blockProcesses = o_.blockIsolation == "process";
+        }
+        // Baseline first (the tables and the pairs read it there), then the others.
+        order_ = session_ ? session_->variants() : std::vector<probe::Variant>{};
+        std::stable_partition(order_.begin(), order_.end(),
+                              [](probe::Variant v) { return v == probe::Variant::Baseline; });
+    }
+
+    const oracle::LocalWeights* fixedWeights() const { return rs_.fixedWeights ? &*rs_.fixedWeights : nullptr; }
+
+    // A child of the run's timing: one block of each pattern asked for, no cases checked.
+    CardOutcome timeOneBlockOnly() {
+        app::TimingSettings one = ts_;
+        one.repeats = ts_.roundsPerBlock();
+        one.blocks = 1;
+        std::unique_ptr<oracle::LocalWeights> scratch;
+        if (!rs_.fixedWeights)
+            scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg_.shape));
+        std::vector<app::PatternTiming> pts;
+        for (const auto& [p, batch] : parseBlockBatches(o_.timingBlockBatches)) {
+            progress(fmt::format("timing block: {}", probe::patternName(p)));
+            pts.push_back(app::timePattern(*session_, order_, cfg_, p, fixedWeights(), scratch.get(), one, nullptr, "",
+                                           batch, o_.timingBlockRotation));
+        }
+        out_.blockSamples = app::blockSamplesJson(pts);
+        return std::move(out_);
+    }
+
+    // What comes before the cases: the start line of cards at once, the B of every pattern and,
+    // with fresh-process blocks, the first block.
+    void timeBeforeCases() {
+        // Cards at once start their timing together: on a CPU device the case set's executions are
+        // the timing, with fresh-process blocks the first block comes before the cases.
+        if (atOnce_ && timing_ && (ts_.caseSet || ts_.blockProcesses)) atOnce_->startLine(slot_);
+        // Fresh-process blocks spread over the run: the first here before the cases, the others
+        // in children between the patterns' cases, so drift on the scale of a run (the H200's
+        // launch gaps moved by whole µs between runs while the blocks of one run agreed) falls
+        // between blocks, where the interval sees it.
+        if (timing_ && !ts_.caseSet && !rs_.fixedWeights)
+            scratch_ = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg_.shape));
+        if (timing_ && !ts_.caseSet) {
+            progress("timing: B");
+            batch_ = app::deviceBatch(*session_, order_, cfg_, rs_.patterns, fixedWeights(), scratch_.get());
+        }
+        if (timing_ && !ts_.caseSet && ts_.blockProcesses) {
+            app::TimingSettings first = ts_;
+            first.repeats = ts_.roundsPerBlock();
+            first.blocks = 1;
+            for (auto p : rs_.patterns) {
+                if (probe::patternInvalidReason(cfg_.shape, p)) continue;
+                progress(fmt::format("timing {}: block 1 of {}", probe::patternName(p), ts_.blocks));
+                timings_.push_back(app::timePattern(*session_, order_, cfg_, p, fixedWeights(), scratch_.get(), first,
+                                                    collectTrace_ ? &out_.spans : nullptr, trackPrefix_, batch_));
+            }
+            rs_.afterPattern = [this](std::size_t patternsDone) { childBlocksDue(patternsDone); };
+        }
+    }
+
+    // The fresh-process blocks due after `patternsDone` patterns' cases: child b (1 .. blocks-1)
+    // after ceil(b * patterns / (blocks - 1)) patterns.
+    void childBlocksDue(std::size_t patternsDone) {
+        while (!timings_.empty() && 1 + childBlocks_ < ts_.blocks &&
+               std::size_t(1 + childBlocks_) * rs_.patterns.size() <= patternsDone * std::size_t(ts_.blocks - 1)) {
+            const int b = 1 + childBlocks_++;
+            progress(fmt::format("timing block {} of {} (fresh process)", b + 1, ts_.blocks));
+            app::appendBlock(timings_, timeBlockInChild(o_, cfg_.shape.card, deviceSpec_, b, timings_, nullptr));
+        }
+    }
+
+    void checkCases() {
+        correctness_ = app::runCases(rs_, executors_);
+        const app::Correctness& c = correctness_;
+        if (timing_ && !ts_.caseSet && ts_.blockProcesses) childBlocksDue(rs_.patterns.size());
+        if (session_) session_->setExecutionSink(nullptr);
+        if (tty_) fmt::print(stderr, "\n");
+        out_.text += app::formatTable(c);
+        for (const auto& f : c.failures)
+            out_.text += fmt::format("FAILED {} [{}]: {}\n", f.caseName, f.variant, f.message);
+        out_.failed = c.failed > 0;
+        // Nothing checked is no pass: "0 passed, 0 failed" must not read as success.
+        out_.nothingChecked = c.passed + c.failed == 0;
+    }
+
+    // Variants this device cannot run (one_launch without cooperative launches), with why.
+    nlohmann::json withNotValid(nlohmann::json card) const {
+        if (session_ && !session_->notValid().empty()) {
+            nlohmann::json nv = nlohmann::json::object();
+            for (const auto& [v, why] : session_->notValid()) nv[std::string(probe::variantName(v))] = why;
+            card["variants_not_valid"] = nv;
+        }
+        return card;
+    }
+
+    // The timings of every valid pattern (the case set's recorded ones, or dedicated rounds) and
+    // the device's bandwidth.
+    void timeAfterCases() {
+        for (auto p : rs_.patterns)
+            if (auto why = probe::patternInvalidReason(cfg_.shape, p))
+                notValidPatterns_.push_back({std::string(probe::patternName(p)), *why});
+        if (atOnce_ && !ts_.caseSet && !ts_.blockProcesses) atOnce_->startLine(slot_);
+        if (ts_.caseSet) {
+            std::vector<std::string> names;
+            for (auto v : order_) names.emplace_back(probe::variantName(v));
+            timings_ = recorder_->result(names);
+        } else if (!ts_.blockProcesses) {
+            for (auto p : rs_.patterns) {
+                if (probe::patternInvalidReason(cfg_.shape, p)) continue;
+                progress(fmt::format("timing {}", probe::patternName(p)));
+                timings_.push_back(app::timePattern(*session_, order_, cfg_, p, fixedWeights(), scratch_.get(), ts_,
+                                                    collectTrace_ ? &out_.spans : nullptr, trackPrefix_, batch_));
+            }
+        }
+        progress("bandwidth");
+        bandwidth_ = app::deviceBandwidth(*session_);
+        if (tty_) fmt::print(stderr, "\n");
+        if (defaults_ && ts_.caseSet)
+            out_.text +=
+                "timing: CPU device: no dedicated rounds by default (the case set alone takes most of the main job's "
+                "time); the case set's executions were timed, in blocks of two cases. For dedicated rounds of one "
+                "case: --repeats N [--warmup N] [--blocks N]\n";
+        else if (defaults_)
+            out_.text += fmt::format(
+                "timing: {} blocks x {} rounds after {} warm-up(s) each, the default for a GPU (--blocks, --repeats, "
+                "--warmup to change)\n",
+                ts_.blocks, ts_.roundsPerBlock(), ts_.warmup);
+        out_.text += app::formatTimings(timings_, ts_, bandwidth_);
+    }
+
+    std::vector<probe::CandidateGate> evaluate() const {
+        return app::evaluateCandidates(
+            timings_, cfg_, [this](const std::string& v) { return countsOf(correctness_, v); }, notValidPatterns_);
+    }
+
+    // More blocks of the patterns some candidate is on the bar for, until every candidate is
+    // decided or --gate-budget is spent (a block is not cut short).
+    void spendGateBudget() {
+        const auto start = std::chrono::steady_clock::now();
+        const auto spent = [&] {
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        };
+        if (!rs_.fixedWeights && !scratch_)
+            scratch_ = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg_.shape));
+        int added = 0;
+        std::set<std::string> undecided;
+        for (;;) {
+            undecided.clear();
+            for (const auto& g : out_.gates)
+                if (g.verdict.verdict == probe::Verdict::OnTheBar)
+                    undecided.insert(g.verdict.onTheBar.begin(), g.verdict.onTheBar.end());
+            if (undecided.empty() || spent() >= o_.gateBudgetS) break;
+            if (ts_.blockProcesses) {  // one fresh process times a block of every undecided pattern
+                const int block = int(timings_.front().blockEnds.size());
+                progress(fmt::format("gate budget: block {} (fresh process)", block + 1));
+                app::appendBlock(timings_,
+                                 timeBlockInChild(o_, cfg_.shape.card, deviceSpec_, block, timings_, &undecided));
+                ++added;
+                out_.gates = evaluate();
+                continue;
+            }
+            for (auto& pt : timings_) {
+                if (!undecided.count(pt.pattern) || spent() >= o_.gateBudgetS) continue;
+                progress(fmt::format("gate budget: block {} of {}", pt.blockEnds.size() + 1, pt.pattern));
+                app::addBlocks(pt, 1, *session_, order_, cfg_, fixedWeights(), scratch_.get(), ts_,
+                               collectTrace_ ? &out_.spans : nullptr, trackPrefix_);
+                ++added;
+            }
+            out_.gates = evaluate();
+        }
+        if (tty_) fmt::print(stderr, "\n");
+        out_.text +=
+            fmt::format("gate budget {:g} s: {} block(s) added in {:.1f} s; {}\n", o_.gateBudgetS, added, spent(),
+                        undecided.empty() ? std::string("every candidate decided")
+                                          : fmt::format("still on the bar: {}", fmt::join(undecided, ", ")));
+    }
+
+    // Cards at once: this card timed again in its turn, the others idle.
+    void timeAlone() {
+        if (ts_.caseSet) {
+            out_.interferenceSkipped =
+                "CPU devices: the timing was the case set's own executions, no dedicated rounds to repeat alone";
+            atOnce_->soloTurn(slot_, [] {});
+            return;
+        }
+        // The same patterns and rounds again, alone. All its blocks in this process (rebuilt),
+        // also under --block-isolation process.
+        atOnce_->soloTurn(slot_, [this] {
+            for (const auto& together : timings_) {
+                progress(fmt::format("alone: timing {}", together.pattern));
+                const app::PatternTiming alone =
+                    app::timePattern(*session_, order_, cfg_, probe::parsePattern(together.pattern), fixedWeights(),
+                                     scratch_.get(), ts_, nullptr);
+                for (const auto& vt : together.variants)
+                    if (const app::VariantTiming* a = alone.find(vt.variant);
+                        a && !a->deviceNs.empty() && !vt.deviceNs.empty())
+                        out_.interference.push_back(
+                            {together.pattern, vt.variant, probe::median(a->deviceNs), probe::median(vt.deviceNs)});
+            }
+        });
+    }
+
+    void formatGates() {
+        std::string& text = out_.text;
+        text += fmt::format(
+            "gate (CONTRACT §8): saving = baseline - candidate device time per layer x {} layers; 95% CI = {}\n",
+            cfg_.layers, app::kGateCiMethod);
+        for (const auto& g : out_.gates) text += probe::formatGateTable(g);
+        text += "verdicts:\n";
+        if (out_.gates.empty())
+            text += "  (no candidate variant was run: the gate needs one besides baseline and m1_oracle)\n";
+        for (const auto& g : out_.gates) text += fmt::format("  {:<20} {}\n", g.candidate, g.verdict.line);
+        text += "(a failing gate verdict is a measurement, not an error: the exit code reports correctness only)\n";
+    }
+
+    const Options& o_;
+    const probe::Config& cfg_;
+    const std::string& deviceSpec_;
+    const std::string& progressTag_;
+    const bool collectTrace_;
+    const std::string& trackPrefix_;
+    app::CardsAtOnce* const atOnce_;
+    const std::size_t slot_;
+    const bool timing_;
+    CardOutcome out_;
+    app::RunSettings rs_;
+    std::chrono::steady_clock::time_point t0_;
+    bool tty_ = false;
+    // Declared before what uses the device: destroyed after it.
+    std::unique_ptr<app::DeviceSession> session_;
+    std::vector<app::Executor> executors_;
+    nlohmann::json deviceJson_ = {{"name", "host oracle"}, {"type", "host"}};
+    app::TimingSettings ts_;
+    bool defaults_ = false;  // no --repeats, --warmup or --blocks
+    std::unique_ptr<app::CaseSetRecorder> recorder_;
+    std::vector<probe::Variant> order_;  // baseline first
+    std::vector<app::PatternTiming> timings_;
+    std::unique_ptr<oracle::LocalWeights> scratch_;
+    int childBlocks_ = 0;  // fresh-process blocks timed so far in children
+    int batch_ = 0;        // one B for every pattern (deviceBatch)
+    app::Correctness correctness_;
+    std::vector<probe::NotValidPattern> notValidPatterns_;
+    app::Bandwidth bandwidth_;
+};
+
 // Correctness of the case set, then (on a device, unless --no-timing) the timing, the
 // projections and the gate of one card. `progressTag`: empty for a lone card (a line
 // rewritten in place on a terminal), "[card N] " when several play at once. `atOnce`: the
@@ -324,290 +697,7 @@ CardOutcome playCard(const Options& o, const probe::Config& cfg, const std::stri
                      const std::string& progressTag, bool collectTrace, const std::string& trackPrefix,
                      app::CardsAtOnce* atOnce = nullptr, std::size_t slot = 0) {
     const app::CardsAtOnce::Seat seat(atOnce, slot);  // an early end never keeps the others waiting
-    CardOutcome out;
-    out.card = cfg.shape.card;
-    std::string& text = out.text;
-    app::RunSettings rs;
-    rs.config = cfg;
-    rs.patterns = choosePatterns(o.routePattern);
-    if (!o.weightsFile.empty()) rs.fixedWeights = probe::loadWeights(o.weightsFile, cfg.shape, cfg.weightsPrefix);
-    const auto t0 = std::chrono::steady_clock::now();
-    const bool tty = progressTag.empty() && ::isatty(STDERR_FILENO);
-    auto progress = [&, t0](const std::string& what) {
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        // A terminal gets one line rewritten in place; a log gets one line per step.
-        if (tty)
-            fmt::print(stderr, "\r  {:<30} {:6.1f} s", what, s);
-        else
-            fmt::print(stderr, "{}  {:<30} {:6.1f} s\n", progressTag, what, s);
-        std::fflush(stderr);
-    };
-    rs.progress = progress;
-    std::unique_ptr<app::DeviceSession> session;
-    std::vector<app::Executor> executors;
-    nlohmann::json deviceJson = {{"name", "host oracle"}, {"type", "host"}};
-    const bool timing = wantsTiming(o);
-    if (o.device == "host") {
-        executors.push_back(app::Executor::hostM1());
-        out.deviceName = "host oracle";
-        out.deviceIndex = "host";
-    } else {
-        std::vector<probe::Variant> variants = chooseVariants(o.variant);
-        // The gate compares against baseline: a lone candidate brings it along.
-        if (timing && std::find(variants.begin(), variants.end(), probe::Variant::Baseline) == variants.end() &&
-            variants.back() != probe::Variant::M1Oracle)
-            variants.insert(variants.begin() + 1, probe::Variant::Baseline);
-        session = std::make_unique<app::DeviceSession>(deviceSpec, cfg.shape, variants,
-                                                       app::parseTuningOrInputError(o.kernelTuning));
-        executors = session->executors();
-        deviceJson = session->describe();
-        out.deviceName = session->device().name();
-        out.deviceIndex = std::to_string(session->device().index);
-        rs.deviceFlushesSubnormals = session->flushesSubnormals();
-        // Weights from a file are uploaded once; random ones change with each case (§7).
-        if (rs.fixedWeights)
-            session->uploadWeights(*rs.fixedWeights, {});
-        else
-            rs.prepare = [&](const probe::Case& c, const oracle::LocalWeights& w) {
-                session->uploadWeights(w, c.touchedLocalExperts);
-            };
-        text += fmt::format("device: {} [{}], {}\n", session->device().name(),
-                            ze::driverKindName(session->device().kind), session->kernelsText());
-        for (const auto& [v, why] : session->notValid())
-            text += fmt::format("variant {}: {}\n", probe::variantName(v), why);
-    }
-    app::TimingSettings ts;
-    const bool defaults = !o.repeats && !o.warmup && !o.blocks;
-    std::unique_ptr<app::CaseSetRecorder> recorder;
-    if (timing) {
-        ts = app::TimingSettings::defaultsFor(session->device());
-        if (!defaults) {
-            // A CPU asked for dedicated rounds gets fewer of them, in the §8 minimum of blocks.
-            ts = {o.repeats.value_or(ts.caseSet ? 5 : ts.repeats), o.warmup.value_or(ts.caseSet ? 1 : ts.warmup),
-                  o.blocks.value_or(ts.caseSet ? app::TimingSettings{}.blocks : ts.blocks), false};
-        }
-        if (ts.caseSet) {
-            recorder = std::make_unique<app::CaseSetRecorder>(cfg.shape, session->device().kernelClock().nsPerTick,
-                                                              collectTrace ? &out.spans : nullptr, trackPrefix);
-            // Every second case opens a block on chains rebuilt as a fresh process builds them.
-            rs.prepare = [&, upload = rs.prepare](const probe::Case& c, const oracle::LocalWeights& w) {
-                if (recorder->opensBlock(c))
-                    session->rebuild(
-                        w, rs.fixedWeights ? std::span<const int>{} : std::span<const int>(c.touchedLocalExperts));
-                else if (upload)
-                    upload(c, w);
-            };
-            session->setExecutionSink([&](probe::Variant v, const app::CaseRun& run, double hostNs,
-                                          const std::vector<sched::KernelSpan>& spans) {
-                if (run.kase) recorder->record(std::string(probe::variantName(v)), *run.kase, hostNs, spans);
-            });
-        }
-    }
-    if (timing && !o.blockIsolation.empty()) {
-        if (o.blockIsolation == "process" && ts.caseSet)
-            throw probe::InputError(
-                "--block-isolation process: this device times the case set's own executions; give --repeats for "
-                "dedicated rounds");
-        ts.blockProcesses = o.blockIsolation == "process";
-    }
-    // Baseline first (the tables and the pairs read it there), then the others.
-    std::vector<probe::Variant> order = session ? session->variants() : std::vector<probe::Variant>{};
-    std::stable_partition(order.begin(), order.end(), [](probe::Variant v) { return v == probe::Variant::Baseline; });
-    if (!o.timingBlockChild.empty()) {
-        // A child of the run's timing: one block of each pattern asked for, no cases checked.
-        app::TimingSettings one = ts;
-        one.repeats = ts.roundsPerBlock();
-        one.blocks = 1;
-        std::unique_ptr<oracle::LocalWeights> scratch;
-        if (!rs.fixedWeights) scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
-        std::vector<app::PatternTiming> pts;
-        for (const auto& [p, batch] : parseBlockBatches(o.timingBlockBatches)) {
-            progress(fmt::format("timing block: {}", probe::patternName(p)));
-            pts.push_back(app::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
-                                           scratch.get(), one, nullptr, "", batch, o.timingBlockRotation));
-        }
-        out.blockSamples = app::blockSamplesJson(pts);
-        return out;
-    }
-    // Cards at once start their timing together: on a CPU device the case set's executions are
-    // the timing, with fresh-process blocks the first block comes before the cases.
-    if (atOnce && timing && (ts.caseSet || ts.blockProcesses)) atOnce->startLine(slot);
-    // Fresh-process blocks spread over the run: the first here before the cases, the others
-    // in children between the patterns' cases, so drift on the scale of a run (the H200's
-    // launch gaps moved by whole µs between runs while the blocks of one run agreed) falls
-    // between blocks, where the interval sees it.
-    std::vector<app::PatternTiming> timings;
-    std::unique_ptr<oracle::LocalWeights> scratch;
-    if (timing && !ts.caseSet && !rs.fixedWeights)
-        scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
-    int childBlocks = 0;  // timed so far in children
-    auto childBlockDue = [&](std::size_t patternsDone) {
-        // Child b (1 .. blocks-1) after ceil(b * patterns / (blocks - 1)) patterns.
-        while (!timings.empty() && 1 + childBlocks < ts.blocks &&
-               std::size_t(1 + childBlocks) * rs.patterns.size() <= patternsDone * std::size_t(ts.blocks - 1)) {
-            const int b = 1 + childBlocks++;
-            progress(fmt::format("timing block {} of {} (fresh process)", b + 1, ts.blocks));
-            app::appendBlock(timings, timeBlockInChild(o, cfg.shape.card, deviceSpec, b, timings, nullptr));
-        }
-    };
-    int batch = 0;  // one B for every pattern (deviceBatch)
-    if (timing && !ts.caseSet) {
-        progress("timing: B");
-        batch = app::deviceBatch(*session, order, cfg, rs.patterns, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
-                                 scratch.get());
-    }
-    if (timing && !ts.caseSet && ts.blockProcesses) {
-        app::TimingSettings first = ts;
-        first.repeats = ts.roundsPerBlock();
-        first.blocks = 1;
-        for (auto p : rs.patterns) {
-            if (probe::patternInvalidReason(cfg.shape, p)) continue;
-            progress(fmt::format("timing {}: block 1 of {}", probe::patternName(p), ts.blocks));
-            timings.push_back(app::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
-                                               scratch.get(), first, collectTrace ? &out.spans : nullptr, trackPrefix,
-                                               batch));
-        }
-        rs.afterPattern = childBlockDue;
-    }
-    const app::Correctness c = app::runCases(rs, executors);
-    if (timing && !ts.caseSet && ts.blockProcesses) childBlockDue(rs.patterns.size());
-    if (session) session->setExecutionSink(nullptr);
-    if (tty) fmt::print(stderr, "\n");
-    text += app::formatTable(c);
-    for (const auto& f : c.failures) text += fmt::format("FAILED {} [{}]: {}\n", f.caseName, f.variant, f.message);
-    out.failed = c.failed > 0;
-    // Nothing checked is no pass: "0 passed, 0 failed" must not read as success.
-    out.nothingChecked = c.passed + c.failed == 0;
-
-    // Variants this device cannot run (one_launch without cooperative launches), with why.
-    auto withNotValid = [&](nlohmann::json card) {
-        if (session && !session->notValid().empty()) {
-            nlohmann::json nv = nlohmann::json::object();
-            for (const auto& [v, why] : session->notValid()) nv[std::string(probe::variantName(v))] = why;
-            card["variants_not_valid"] = nv;
-        }
-        return card;
-    };
-    if (!timing) {
-        const std::string why = o.device == "host" ? "the host oracle has no device timestamps" : "--no-timing";
-        text += fmt::format("timing: skipped ({}); no gate verdicts\n", why);
-        out.json = withNotValid(app::cardJson(cfg, deviceJson, c, nullptr, why));
-        return out;
-    }
-
-    std::vector<probe::NotValidPattern> notValid;
-    for (auto p : rs.patterns)
-        if (auto why = probe::patternInvalidReason(cfg.shape, p))
-            notValid.push_back({std::string(probe::patternName(p)), *why});
-    if (atOnce && !ts.caseSet && !ts.blockProcesses) atOnce->startLine(slot);
-    if (ts.caseSet) {
-        std::vector<std::string> names;
-        for (auto v : order) names.emplace_back(probe::variantName(v));
-        timings = recorder->result(names);
-    } else if (!ts.blockProcesses) {
-        for (auto p : rs.patterns) {
-            if (probe::patternInvalidReason(cfg.shape, p)) continue;
-            progress(fmt::format("timing {}", probe::patternName(p)));
-            timings.push_back(app::timePattern(*session, order, cfg, p, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
-                                               scratch.get(), ts, collectTrace ? &out.spans : nullptr, trackPrefix,
-                                               batch));
-        }
-    }
-    progress("bandwidth");
-    const app::Bandwidth bw = app::deviceBandwidth(*session);
-    if (tty) fmt::print(stderr, "\n");
-    if (defaults && ts.caseSet)
-        text +=
-            "timing: CPU device: no dedicated rounds by default (the case set alone takes most of the main job's "
-            "time); the case set's executions were timed, in blocks of two cases. For dedicated rounds of one case: "
-            "--repeats N [--warmup N] [--blocks N]\n";
-    else if (defaults)
-        text += fmt::format(
-            "timing: {} blocks x {} rounds after {} warm-up(s) each, the default for a GPU (--blocks, --repeats, "
-            "--warmup to change)\n",
-            ts.blocks, ts.roundsPerBlock(), ts.warmup);
-    text += app::formatTimings(timings, ts, bw);
-
-    const auto evaluate = [&] {
-        return app::evaluateCandidates(
-            timings, cfg, [&](const std::string& v) { return countsOf(c, v); }, notValid);
-    };
-    out.gates = evaluate();
-    if (o.gateBudgetS > 0) {
-        // More blocks of the patterns some candidate is on the bar for, until every candidate is
-        // decided or the budget is spent (a block is not cut short).
-        const auto start = std::chrono::steady_clock::now();
-        const auto spent = [&] {
-            return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        };
-        if (!rs.fixedWeights && !scratch)
-            scratch = std::make_unique<oracle::LocalWeights>(oracle::LocalWeights::zeros(cfg.shape));
-        int added = 0;
-        std::set<std::string> undecided;
-        for (;;) {
-            undecided.clear();
-            for (const auto& g : out.gates)
-                if (g.verdict.verdict == probe::Verdict::OnTheBar)
-                    undecided.insert(g.verdict.onTheBar.begin(), g.verdict.onTheBar.end());
-            if (undecided.empty() || spent() >= o.gateBudgetS) break;
-            if (ts.blockProcesses) {  // one fresh process times a block of every undecided pattern
-                const int block = int(timings.front().blockEnds.size());
-                progress(fmt::format("gate budget: block {} (fresh process)", block + 1));
-                app::appendBlock(timings, timeBlockInChild(o, cfg.shape.card, deviceSpec, block, timings, &undecided));
-                ++added;
-                out.gates = evaluate();
-                continue;
-            }
-            for (auto& pt : timings) {
-                if (!undecided.count(pt.pattern) || spent() >= o.gateBudgetS) continue;
-                progress(fmt::format("gate budget: block {} of {}", pt.blockEnds.size() + 1, pt.pattern));
-                app::addBlocks(pt, 1, *session, order, cfg, rs.fixedWeights ? &*rs.fixedWeights : nullptr,
-                               scratch.get(), ts, collectTrace ? &out.spans : nullptr, trackPrefix);
-                ++added;
-            }
-            out.gates = evaluate();
-        }
-        if (tty) fmt::print(stderr, "\n");
-        text += fmt::format("gate budget {:g} s: {} block(s) added in {:.1f} s; {}\n", o.gateBudgetS, added, spent(),
-                            undecided.empty() ? std::string("every candidate decided")
-                                              : fmt::format("still on the bar: {}", fmt::join(undecided, ", ")));
-    }
-    if (atOnce) {
-        if (ts.caseSet) {
-            out.interferenceSkipped =
-                "CPU devices: the timing was the case set's own executions, no dedicated rounds to repeat alone";
-            atOnce->soloTurn(slot, [] {});
-        } else {
-            // Each card in turn, the others idle: the same patterns and rounds again, alone.
-            // All its blocks in this process (rebuilt), also under --block-isolation process.
-            atOnce->soloTurn(slot, [&] {
-                for (const auto& together : timings) {
-                    progress(fmt::format("alone: timing {}", together.pattern));
-                    const app::PatternTiming alone =
-                        app::timePattern(*session, order, cfg, probe::parsePattern(together.pattern),
-                                         rs.fixedWeights ? &*rs.fixedWeights : nullptr, scratch.get(), ts, nullptr);
-                    for (const auto& vt : together.variants)
-                        if (const app::VariantTiming* a = alone.find(vt.variant);
-                            a && !a->deviceNs.empty() && !vt.deviceNs.empty())
-                            out.interference.push_back(
-                                {together.pattern, vt.variant, probe::median(a->deviceNs), probe::median(vt.deviceNs)});
-                }
-            });
-        }
-    }
-    text += fmt::format(
-        "gate (CONTRACT §8): saving = baseline - candidate device time per layer x {} layers; 95% CI = {}\n",
-        cfg.layers, app::kGateCiMethod);
-    for (const auto& g : out.gates) text += probe::formatGateTable(g);
-    text += "verdicts:\n";
-    if (out.gates.empty())
-        text += "  (no candidate variant was run: the gate needs one besides baseline and m1_oracle)\n";
-    for (const auto& g : out.gates) text += fmt::format("  {:<20} {}\n", g.candidate, g.verdict.line);
-    text += "(a failing gate verdict is a measurement, not an error: the exit code reports correctness only)\n";
-
-    const app::CardTiming cardTiming{timings, ts, bw, out.gates, o.gateBudgetS};
-    out.json = withNotValid(app::cardJson(cfg, deviceJson, c, &cardTiming));
-    return out;
+    return CardPlay(o, cfg, deviceSpec, progressTag, collectTrace, trackPrefix, atOnce, slot).run();
 }
 
 // Which device each card plays on: card i of --cards on the i-th device of the chosen kind
@@ -735,49 +825,8 @@ nlohmann::json writeStep(const Options& o, const CardDevices& placed, const std:
     return j;
 }
 
-int run(Options& o) {
-    strictValues(o);
-    checkBeforeWork(o);
-    if (o.json && !o.listDevices) throw probe::InputError("--json goes with --list-devices");
-    if (o.listDevices) {
-        initLevelZero();
-        if (o.json)
-            fmt::print("{}\n", devicesJson(ze::listDevices()).dump(2));
-        else
-            fmt::print("{}", ze::formatDeviceList());
-        return kExitOk;
-    }
-    if (o.kernels) return printKernels();
-    if (o.gateRepeat > 0) {
-        if (!o.sweepFile.empty()) throw probe::InputError("--gate-repeat repeats the gate: not with --sweep");
-        if (!wantsTiming(o))
-            throw probe::InputError("--gate-repeat needs the gate's timing: not with --no-timing or --device host");
-        if (!o.inputsFile.empty()) throw probe::InputError("--gate-repeat needs the gate: not with --inputs");
-        if (!o.reportFile.empty()) app::reportFormatOf(o.reportFile);
-        for (int r = 1; r <= o.gateRepeat; ++r)
-            probe::checkOutputDir(fs::path(o.outDir) / fmt::format("repeat-{}", r), "--out");
-        probe::checkOutputFile(fs::path(o.outDir) / "gate_repeat.json", "--out");
-        return app::runGateRepeat(o.args, o.gateRepeat, o.outDir, o.reportFile);
-    }
-    if (!o.sweepFile.empty()) {
-        if (o.device == "host") throw probe::InputError("--sweep times the chain on a device: not with --device host");
-        return app::runSweep({o.sweepFile, o.device, app::parseTuningOrInputError(o.kernelTuning), o.outDir, o.resume,
-                              o.overwrite, o.repeats, o.warmup, initLevelZero, o.shard});
-    }
-    if (!o.shard.empty()) throw probe::InputError("--shard goes with --sweep");
-    if (o.resume || o.overwrite) throw probe::InputError("--resume and --overwrite go with --sweep");
-    if (!o.reportFile.empty()) app::reportFormatOf(o.reportFile);  // a bad extension fails before any work
-    if (o.device == "host" && !o.kernelTuning.empty())
-        throw probe::InputError("--kernel-tuning tiles the device kernels: not with --device host");
-    app::parseTuningOrInputError(o.kernelTuning);  // a bad tuning fails before any work
-    const probe::Config base = loadSettings(o);
-    if (!o.variant.empty()) probe::parseVariant(o.variant);  // bad names fail before any work
-    if (!o.inputsFile.empty()) return runOneCase(o, base);
-    if (!o.dumpFile.empty()) throw probe::InputError("--dump needs --inputs (it dumps exactly that one case)");
-    if (!wantsTiming(o) && (!o.traceFile.empty() || !o.reportFile.empty()))
-        throw probe::InputError(std::string(o.traceFile.empty() ? "--report" : "--trace") +
-                                " needs the timing: not with --no-timing or --device host");
-
+// One config per --cards card (the base config's own card when none is given), each checked.
+std::vector<probe::Config> cardConfigs(const Options& o, const probe::Config& base) {
     if (o.cardsAtOnce && o.cards.size() < 2)
         throw probe::InputError("--cards-at-once plays several cards at once: give them with --cards, e.g. 0,1,2,3");
     if (o.cardsAtOnce && o.device == "host")
@@ -794,10 +843,13 @@ int run(Options& o) {
         probe::validate(c);
         configs.push_back(c);
     }
-    checkSomePatternValid(o, configs);
-    checkRunOutputs(o, configs);
-    if (o.device != "host") initLevelZero();
-    const CardDevices placed = cardDevices(o, configs.size());
+    return configs;
+}
+
+// Every card played, at once (threads that meet at the start of their timing) or one after
+// another, as `placed` says; their outcomes in card order.
+std::vector<CardOutcome> playCards(const Options& o, const std::vector<probe::Config>& configs,
+                                   const CardDevices& placed) {
     const std::vector<std::string>& specs = placed.specs;
     const bool together = placed.atOnce;
     const bool collectTrace = !o.traceFile.empty();
@@ -805,13 +857,6 @@ int run(Options& o) {
         return configs.size() > 1 ? fmt::format("card{} ", c.shape.card) : std::string();
     };
 
-    if (!o.timingBlockChild.empty()) {
-        if (configs.size() != 1 || !wantsTiming(o))
-            throw probe::InputError("--timing-block-child times one card's block: give one card and a device");
-        const CardOutcome child = playCard(o, configs.front(), specs.front(), "", false, "");
-        probe::writeFileAtomically(o.timingBlockChild, child.blockSamples.dump() + "\n", "--timing-block-child");
-        return kExitOk;
-    }
     std::vector<CardOutcome> outcomes;
     if (together) {
         fmt::print("{} cards {}\n", configs.size(), placed.why);
@@ -842,6 +887,14 @@ int run(Options& o) {
             }
         }
     }
+    return outcomes;
+}
+
+// The cards' tables printed and their card<N>.json written, then the trace, the step of several
+// cards and the report; returns the exit code (1 when a case failed or a card checked nothing).
+int writeOutcomes(const Options& o, const std::vector<probe::Config>& configs, const CardDevices& placed,
+                  std::vector<CardOutcome>& outcomes) {
+    const bool together = placed.atOnce;
     bool failed = false;
     std::vector<app::TraceSpan> spans;
     for (auto& out : outcomes) {
@@ -881,6 +934,67 @@ int run(Options& o) {
     return failed ? kExitCaseFailed : kExitOk;
 }
 
+int run(Options& o) {
+    strictValues(o);
+    checkBeforeWork(o);
+    if (o.json && !o.listDevices) throw probe::InputError("--json goes with --list-devices");
+    if (o.listDevices) {
+        initLevelZero();
+        if (o.json)
+            fmt::print("{}\n", devicesJson(ze::listDevices()).dump(2));
+        else
+            fmt::print("{}", ze::formatDeviceList());
+        return kExitOk;
+    }
+    if (o.kernels) return printKernels();
+    if (o.gateRepeat > 0) {
+        if (!o.sweepFile.empty()) throw probe::InputError("--gate-repeat repeats the gate: not with --sweep");
+        if (!wantsTiming(o))
+            throw probe::InputError("--gate-repeat needs the gate's timing: not with --no-timing or --device host");
+        if (!o.inputsFile.empty()) throw probe::InputError("--gate-repeat needs the gate: not with --inputs");
+        if (!o.reportFile.empty()) app::reportFormatOf(o.reportFile);
+        for (int r = 1; r <= o.gateRepeat; ++r)
+            probe::checkOutputDir(fs::path(o.outDir) / fmt::format("repeat-{}", r), "--out");
+        probe::checkOutputFile(fs::path(o.outDir) / "gate_repeat.json", "--out");
+        return app::runGateRepeat(o.args, o.gateRepeat, o.outDir, o.reportFile);
+    }
+    if (!o.sweepFile.empty()) {
+        if (o.device == "host") throw probe::InputError("--sweep times the chain on a device: not with --device host");
+    } else {
+        if (!o.shard.empty()) throw probe::InputError("--shard goes with --sweep");
+        if (o.resume || o.overwrite) throw probe::InputError("--resume and --overwrite go with --sweep");
+        if (!o.reportFile.empty()) app::reportFormatOf(o.reportFile);  // a bad extension fails before any work
+        if (o.device == "host" && !o.kernelTuning.empty())
+            throw probe::InputError("--kernel-tuning tiles the device kernels: not with --device host");
+    }
+    o.tuning = app::parseTuningOrInputError(o.kernelTuning);  // a bad tuning fails before any work
+    if (!o.sweepFile.empty())
+        return app::runSweep({o.sweepFile, o.device, o.tuning, o.outDir, o.resume, o.overwrite, o.repeats, o.warmup,
+                              initLevelZero, o.shard});
+    const probe::Config base = loadSettings(o);
+    if (!o.variant.empty()) probe::parseVariant(o.variant);  // bad names fail before any work
+    if (!o.inputsFile.empty()) return runOneCase(o, base);
+    if (!o.dumpFile.empty()) throw probe::InputError("--dump needs --inputs (it dumps exactly that one case)");
+    if (!wantsTiming(o) && (!o.traceFile.empty() || !o.reportFile.empty()))
+        throw probe::InputError(std::string(o.traceFile.empty() ? "--report" : "--trace") +
+                                " needs the timing: not with --no-timing or --device host");
+
+    const std::vector<probe::Config> configs = cardConfigs(o, base);
+    checkSomePatternValid(o, configs);
+    checkRunOutputs(o, configs);
+    if (o.device != "host") initLevelZero();
+    const CardDevices placed = cardDevices(o, configs.size());
+    if (!o.timingBlockChild.empty()) {
+        if (configs.size() != 1 || !wantsTiming(o))
+            throw probe::InputError("--timing-block-child times one card's block: give one card and a device");
+        const CardOutcome child = playCard(o, configs.front(), placed.specs.front(), "", false, "");
+        probe::writeFileAtomically(o.timingBlockChild, child.blockSamples.dump() + "\n", "--timing-block-child");
+        return kExitOk;
+    }
+    std::vector<CardOutcome> outcomes = playCards(o, configs, placed);
+    return writeOutcomes(o, configs, placed, outcomes);
+}
+
 // Errors of the run or a subcommand in the one style, by type (docs/usage.md "Exit codes"); returns
 // the exit code.
 template <class F>
@@ -907,20 +1021,29 @@ int guarded(F&& body) {
     }
 }
 
-int reportMain(int argc, char** argv) {
-    CLI::App app{
+struct ReportCommand {
+    std::vector<std::string> cardFiles;
+    std::string sweepFile;
+    std::string outFile;
+};
+
+// `ze-probe report` as a subcommand of `app`, its values in `args` (which must outlive the parse).
+CLI::App* addReportCommand(CLI::App& parent, ReportCommand& args) {
+    CLI::App& app = *parent.add_subcommand(
+        "report",
         "ze-probe report: render saved results (card<N>.json of any run, schema 2 or later) as one page: "
         "the overview of candidates x patterns against the bar, per-pattern panels on their own scales, "
         "the per-kernel breakdown, the launch floor and the roofline fraction. Several cards render side by "
         "side (the cards of one run, or runs of two devices); with the step.json of a --cards run, the step first (its "
-        "gate, the cards side by side, the interference)."};
+        "gate, the cards side by side, the interference).");
     zp::tools::configureApp(
         app, "ze-probe report", probe::Config{}.contract,
         {"ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
          "ze-probe report probe-out/card*.json probe-out/step.json -o step.html   # of --cards 0,1,2,3",
          "ze-probe report --sweep probe-out/smoke/smoke.jsonl -o smoke.html   # a sweep alone"});
-    std::vector<std::string> cardFiles;
-    std::string sweepFile, outFile;
+    std::vector<std::string>& cardFiles = args.cardFiles;
+    std::string& sweepFile = args.sweepFile;
+    std::string& outFile = args.outFile;
     app.add_option("cards", cardFiles,
                    "card<N>.json files written by ze-probe, and at most one step.json of --cards (none with --sweep: "
                    "the sweep alone)")
@@ -928,7 +1051,13 @@ int reportMain(int argc, char** argv) {
     app.add_option("--sweep", sweepFile, "a sweep's JSONL: its plots and its points as a table (HTML only)")
         ->check(CLI::ExistingFile);
     app.add_option("-o,--out", outFile, "the report: OUT.html (tables and pictures) or OUT.svg (pictures)")->required();
-    if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    return &app;
+}
+
+int runReport(const ReportCommand& args) {
+    const std::vector<std::string>& cardFiles = args.cardFiles;
+    const std::string& sweepFile = args.sweepFile;
+    const std::string& outFile = args.outFile;
     return guarded([&] {
         const app::ReportFormat format = app::reportFormatOf(outFile);  // before any work
         if (cardFiles.empty() && sweepFile.empty())
@@ -967,43 +1096,70 @@ int reportMain(int argc, char** argv) {
     });
 }
 
-int sweepMergeMain(int argc, char** argv) {
-    CLI::App app{
+struct SweepMergeCommand {
+    std::vector<std::string> dirs;
+    std::string outDir = "sweep-merged";
+};
+
+// `ze-probe sweep-merge` as a subcommand of `app`, its values in `args` (which must outlive the parse).
+CLI::App* addSweepMergeCommand(CLI::App& parent, SweepMergeCommand& args) {
+    CLI::App& app = *parent.add_subcommand(
+        "sweep-merge",
         "ze-probe sweep-merge: join the --out directories of a sweep's shards (--shard K/N) into one "
         "sweep: <OUT>/<name>.jsonl and .csv in plan order. Overlapping shards are refused (exit 2); "
-        "missing points are listed and exit 1 (the merge is still written)."};
+        "missing points are listed and exit 1 (the merge is still written).");
     zp::tools::configureApp(
         app, "ze-probe sweep-merge", probe::Config{}.contract,
         {"ze-probe sweep-merge shard1 shard2 shard3 -o merged",
          "ze-probe sweep-merge probe-out/smoke-* -o probe-out/smoke",
          "ze-probe sweep-merge s1 s2 s3 -o s   # after --shard 1/3, 2/3, 3/3 with --out s1, s2, s3"});
-    std::vector<std::string> dirs;
-    std::string outDir = "sweep-merged";
+    std::vector<std::string>& dirs = args.dirs;
+    std::string& outDir = args.outDir;
     app.add_option("dirs", dirs, "the shards' --out directories")->required();
     app.add_option("-o,--out", outDir, "directory for the merged <name>.jsonl and .csv (must not hold them yet)");
-    if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    return &app;
+}
+
+int runSweepMerge(const SweepMergeCommand& args) {
+    const std::vector<std::string>& dirs = args.dirs;
+    const std::string& outDir = args.outDir;
     return guarded([&] {
         probe::checkOutputDir(outDir, "-o");
         return app::runSweepMerge(dirs, outDir);
     });
 }
 
-int gateRepeatMergeMain(int argc, char** argv) {
-    CLI::App app{
+struct GateRepeatMergeCommand {
+    std::vector<std::string> dirs;
+    std::string outDir = "probe-out";
+    std::string report;
+};
+
+// `ze-probe gate-repeat-merge` as a subcommand of `app`, its values in `args` (which must outlive the parse).
+CLI::App* addGateRepeatMergeCommand(CLI::App& parent, GateRepeatMergeCommand& args) {
+    CLI::App& app = *parent.add_subcommand(
+        "gate-repeat-merge",
         "ze-probe gate-repeat-merge: the --gate-repeat table (per candidate the verdicts of every run, per "
         "candidate and pattern the spread of the medians and how often one run's median lies in another's CI) "
         "from run directories already made, e.g. the repeat-<i>/ of two --gate-repeat calls that each fitted a "
-        "time limit. Each directory holds the card<N>.json of one run."};
+        "time limit. Each directory holds the card<N>.json of one run.");
     zp::tools::configureApp(
         app, "ze-probe gate-repeat-merge", probe::Config{}.contract,
         {"ze-probe gate-repeat-merge a/repeat-1 a/repeat-2 a/repeat-3 b/repeat-1 b/repeat-2 -o five",
          "ze-probe gate-repeat-merge run1 run2 --report repeat.html"});
-    std::vector<std::string> dirs;
-    std::string outDir = "probe-out", report;
+    std::vector<std::string>& dirs = args.dirs;
+    std::string& outDir = args.outDir;
+    std::string& report = args.report;
     app.add_option("dirs", dirs, "run directories, each with the cards of one run")->required();
     app.add_option("-o,--out", outDir, "directory for gate_repeat.json");
     app.add_option("--report", report, "also write the table as FILE.html or FILE.svg");
-    if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    return &app;
+}
+
+int runGateRepeatMerge(const GateRepeatMergeCommand& args) {
+    const std::vector<std::string>& dirs = args.dirs;
+    const std::string& outDir = args.outDir;
+    const std::string& report = args.report;
     return guarded([&] {
         if (!report.empty()) app::reportFormatOf(report);  // a bad extension fails before any work
         if (!report.empty()) probe::checkOutputFile(report, "--report");
@@ -1016,9 +1172,6 @@ int gateRepeatMergeMain(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc > 1 && std::string_view(argv[1]) == "report") return reportMain(argc - 1, argv + 1);
-    if (argc > 1 && std::string_view(argv[1]) == "sweep-merge") return sweepMergeMain(argc - 1, argv + 1);
-    if (argc > 1 && std::string_view(argv[1]) == "gate-repeat-merge") return gateRepeatMergeMain(argc - 1, argv + 1);
     CLI::App app{
         "ze-probe: the MoE expert-FFN decode chain on Level Zero, checked bit for bit against the host "
         "oracle, timed, and gated (CONTRACT §8). Subcommands: `ze-probe report CARD.json... -o OUT.html` "
@@ -1109,7 +1262,17 @@ int main(int argc, char** argv) {
                              "--seed", "--no-timing", "--cards", "--cards-at-once", "--trace", "--report"})
         sweep->excludes(app.get_option(name));
     for (int i = 1; i < argc; ++i) o.args.emplace_back(argv[i]);
+    // The subcommands: the rest of the line is theirs (the run's options do not apply to them).
+    ReportCommand report;
+    SweepMergeCommand sweepMerge;
+    GateRepeatMergeCommand gateRepeatMerge;
+    const CLI::App* reportCommand = addReportCommand(app, report);
+    const CLI::App* sweepMergeCommand = addSweepMergeCommand(app, sweepMerge);
+    const CLI::App* gateRepeatMergeCommand = addGateRepeatMergeCommand(app, gateRepeatMerge);
     if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    if (reportCommand->parsed()) return runReport(report);
+    if (sweepMergeCommand->parsed()) return runSweepMerge(sweepMerge);
+    if (gateRepeatMergeCommand->parsed()) return runGateRepeatMerge(gateRepeatMerge);
     return guarded([&] {
         // An option given an empty value (--shard "", --report "") would read as not given at all.
         for (const char* name :

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
 
 namespace zp::app {
 

@@ -25,7 +25,9 @@
 #include "zp/probe/safetensors.hpp"
 #include "zp/probe/variant.hpp"
 #include "zp/runtime/ze.hpp"
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_chain.hpp"
+#include "zp/scheduler/device_errors.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
 #include "zp/scheduler/device_setup.hpp"
 
 #ifndef ZEPROBE_VERSION
@@ -63,18 +65,14 @@ Error::Error(ErrorCode code, const std::string& message, std::int32_t zeResult)
 namespace {
 
 ErrorCode codeOf(const ze::Error& e) {
-    switch (e.code()) {
-        case ZE_RESULT_ERROR_MODULE_BUILD_FAILURE:
-        case ZE_RESULT_ERROR_MODULE_LINK_FAILURE:
-        case ZE_RESULT_ERROR_INVALID_NATIVE_BINARY:
-        case ZE_RESULT_ERROR_INVALID_KERNEL_NAME: return ErrorCode::kernel_build;  // zeKernelCreate refused
-        case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE:
-        case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return ErrorCode::unsupported;
-        case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
-        case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return ErrorCode::out_of_memory;
-        case ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE: return ErrorCode::not_found;
-        default: return ErrorCode::device;
+    switch (zp::sched::classify(e)) {
+        case zp::sched::ZeFailure::KernelBuild: return ErrorCode::kernel_build;
+        case zp::sched::ZeFailure::Unsupported: return ErrorCode::unsupported;
+        case zp::sched::ZeFailure::OutOfMemory: return ErrorCode::out_of_memory;
+        case zp::sched::ZeFailure::NotFound: return ErrorCode::not_found;
+        case zp::sched::ZeFailure::Device: return ErrorCode::device;
     }
+    return ErrorCode::device;
 }
 
 // Called inside a catch block: rethrows the exception in flight as zeprobe::Error, prefixed
@@ -128,7 +126,8 @@ std::optional<std::string> zeclNextToThisLibrary() {
     return abs.lexically_normal().string();
 }
 
-void initLevelZero(bool configureLoader, const std::string& zeclPath) {
+// The loader's initialisation: untouched unless the caller asks the library to configure it.
+ze::InitOptions initOptions(bool configureLoader, const std::string& zeclPath) {
     ze::InitOptions options;
     if (configureLoader) {
         options.setAltDriversIfUnset = true;
@@ -139,14 +138,7 @@ void initLevelZero(bool configureLoader, const std::string& zeclPath) {
             options.zeclPath = zeclNextToThisLibrary();
         }
     }
-    ze::init(options);
-}
-
-bool isDeviceSpecSyntax(const std::string& spec) {
-    std::string s = spec;
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    if (s.empty() || s == "intel" || s == "zecl") return true;
-    return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+    return options;
 }
 
 DeviceInfo describe(const ze::DeviceInfo& d) {
@@ -200,7 +192,7 @@ Shape fromChainShape(const zp::oracle::ChainShape& c) {
 
 std::vector<DeviceInfo> listDevices(bool configureLoader) {
     try {
-        initLevelZero(configureLoader, {});
+        ze::init(initOptions(configureLoader, {}));
         std::vector<DeviceInfo> out;
         for (const auto& d : ze::listDevices()) out.push_back(describe(d));
         return out;
@@ -266,17 +258,17 @@ Device::Device(const DeviceOptions& options) {
     try {
         std::optional<zp::sched::KernelTuning> tuning;
         if (!options.kernelTuning.empty()) tuning = zp::sched::KernelTuning::parse(options.kernelTuning);
-        initLevelZero(options.configureLoader, options.zeclPath);
         auto s = std::make_shared<detail::DeviceState>();
-        ze::DeviceInfo device;
         try {
-            device = ze::selectDevice(options.device);
-        } catch (const ze::Error& e) {
-            if (e.code() != ZE_RESULT_ERROR_INVALID_ARGUMENT) throw;
-            throw Error(isDeviceSpecSyntax(options.device) ? ErrorCode::not_found : ErrorCode::invalid_argument,
-                        std::string("zeprobe::Device: ") + e.extra(), static_cast<std::int32_t>(e.code()));
+            s->setup = zp::sched::DeviceSetup::open({.device = options.device,
+                                                     .tuning = tuning,
+                                                     .init = initOptions(options.configureLoader, options.zeclPath)});
+        } catch (const zp::sched::NoSuchDevice& e) {
+            throw Error(e.wellFormed() ? ErrorCode::not_found : ErrorCode::invalid_argument,
+                        std::string("zeprobe::Device: ") + e.cause().extra(),
+                        static_cast<std::int32_t>(e.cause().code()));
         }
-        s->setup = std::make_unique<zp::sched::DeviceSetup>(device, tuning);
+        const ze::DeviceInfo& device = s->setup->device();
         s->info = describe(device);
         s->info.kernels = s->setup->kernelsText();
         state_ = std::move(s);

@@ -13,15 +13,36 @@
 
 #include "zp/oracle/chain.hpp"
 #include "zp/runtime/ze.hpp"
-#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_chain.hpp"
+#include "zp/scheduler/device_errors.hpp"
+#include "zp/scheduler/device_weights.hpp"
+#include "zp/scheduler/kernel_modules.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
 
 namespace zp::sched {
+
+// What a caller asks of DeviceSetup::open.
+struct DeviceRequest {
+    std::string device;                  // ze::selectDevice's spec: "" (the best), "intel", "zecl" or an index
+    std::optional<KernelTuning> tuning;  // none: KernelTuning::recommendedFor(the device)
+    // The loader's initialisation (ze::init: the first call's options win). The tools' choice by
+    // default: the loader is pointed at zecl when ZE_ENABLE_ALT_DRIVERS is unset.
+    ze::InitOptions init{.flags = 0, .setAltDriversIfUnset = true, .zeclPath = std::nullopt};
+};
+
+// ze::selectDevice, with a spec that names no device thrown as NoSuchDevice.
+ze::DeviceInfo selectDevice(const std::string& spec);
 
 // One device: its context and its kernel modules, for one tuning or several (chain-bench
 // compares tunings on the same weights, so they share a context). Must outlive every layer,
 // queue and chain made from it. Not thread-safe.
 class DeviceSetup {
 public:
+    // Initialises the loader, selects the device and makes its context and the modules of the
+    // tuning. Throws NoSuchDevice (the spec names no device), TuningNotBuildable (a tuning asked
+    // for that is not the packaged one and the device cannot build it), UnsupportedDevice (the
+    // device cannot run the kernel package) or ze::Error.
+    static std::unique_ptr<DeviceSetup> open(const DeviceRequest& request);
     // `tuning`: none = KernelTuning::recommendedFor(device). Throws UnsupportedDevice when the
     // device cannot run the kernel package, or the tuning is not the packaged one and the
     // device does not build the zecl source bundle.

@@ -1,5 +1,6 @@
-// Which module a device gets (zp::sched::chooseModules): the native binary for its IP version
-// or, without one, its PCI device id; else SPIR-V; and the card's line says which and why.
+// Which module a device gets (zp::sched::chooseModules, scheduler/kernel_modules.hpp): the native
+// binary for its IP version or, without one, its PCI device id; else SPIR-V; and the card's line
+// says which and why. The kernel files of each topk_ids width.
 // Devices are described by their properties alone (no driver needed), against a package on
 // disk with one native binary per target, as the build's manifest lays it out.
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 
 #include "zp/kernels/package.hpp"
 #include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/kernel_modules.hpp"
 
 namespace {
 
@@ -175,4 +177,14 @@ TEST(IdWidthBuilds,
     EXPECT_EQ(zp::sched::parseIdWidth("i64"), IdWidth::Int64);
     EXPECT_EQ(zp::sched::parseIdWidth("int32"), IdWidth::Int32);
     EXPECT_THROW(zp::sched::parseIdWidth("int16"), std::invalid_argument);
+}
+
+TEST(IdWidthBuilds, GivenEachWidth_WhenNamedAndMapped_ThenOnlyRouteReadersGetTheInt64File) {
+    using zp::sched::IdWidth;
+    EXPECT_EQ(zp::sched::idWidthName(IdWidth::Int32), "int32");
+    EXPECT_EQ(zp::sched::idWidthName(IdWidth::Int64), "int64");
+    EXPECT_EQ(zp::sched::parseIdWidth(zp::sched::idWidthName(IdWidth::Int64)), IdWidth::Int64);
+    EXPECT_EQ(zp::sched::kernelFileFor("route_compact", IdWidth::Int64), "route_compact_i64");
+    EXPECT_EQ(zp::sched::kernelFileFor("route_compact", IdWidth::Int32), "route_compact");
+    EXPECT_EQ(zp::sched::kernelFileFor("gemm1_mxfp4_m2", IdWidth::Int64), "gemm1_mxfp4_m2");
 }

@@ -1,0 +1,55 @@
+// The build-time knobs of the GEMM kernels: parsed from text, described, turned into build options.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "zp/runtime/ze.hpp"
+
+namespace zp::sched {
+
+// Build-time knobs of the GEMM kernels (kernels_cl/abi/zp_abi.h). The packaged
+// SPIR-V and native binaries are built with the defaults below; other values need the zecl
+// source bundle, which KernelModules then builds with the matching -D options (tuning
+// sweeps on zecl devices need no rebuild).
+struct KernelTuning {
+    int colsPerWorkGroup = 8;  // ZP_GEMM_COLS_PER_WG: output columns per work-group
+    int colsPerItem = 2;       // ZP_GEMM_COLS_PER_ITEM: columns one work-item walks (even, divides the above)
+    int rowsPerPass = 2;       // ZP_GEMM_ROWS_PER_PASS: activation rows per weight-tile pass (M2 tiling)
+    int e2m1Decode = 1;  // ZP_E2M1_DECODE: 0 = __constant table, 1 = bit arithmetic; stream tile: 2 = local table,
+                         // 3 = a shift into the subnormal range and one multiply, 4 = the table with a word's byte
+                         // offsets masked at once, 5 = half 4 and half 3 (kernels_cl/common/zp_gemv_stream.h)
+    int gemmTile =
+        0;  // ZP_GEMM_TILE: 0 = lane tile (work-item = §4 lane), 1 = block tile (work-item = block),
+            // 2 = stream tile (work-item = consecutive lanes of a few columns, kernels_cl/common/zp_gemv_stream.h)
+    int streamSplit = 8;   // ZP_STREAM_SPLIT: stream tile, work-items per column (divides 16)
+    int streamChunk = 64;  // ZP_STREAM_CHUNK: stream tile, activation blocks staged in local memory at a time
+    int ablation = 0;      // ZP_STREAM_ABLATION: stream tile, benchmarks only (results are wrong unless 0): 1 = no
+                           // lane sums, 2 = no fma either, 3 = loads only
+    // two_launch / one_launch kernel B (kernels_cl/common/zp_two_launch.h):
+    int bPerRow = 0;  // ZP_TL_B_PER_ROW: 1 = a work-group per (column tile, token row) instead of per column tile
+    // two_launch_b's own column tile (its module is built with these as ZP_GEMM_COLS_PER_WG /
+    // _PER_ITEM); 0 = cols_per_wg / cols_per_item. one_launch is one program: it keeps A's tile.
+    int bColsPerWorkGroup = 0;
+    int bColsPerItem = 0;
+
+    // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0,gemm_tile=1,b_per_row=1,b_cols_per_wg=8";
+    // keys left out keep the
+    // defaults; "packaged" (or "") is the defaults. Throws std::invalid_argument naming the key and the value.
+    // `ablation` (wrong results by design) is refused unless the caller is a benchmark that asks for it.
+    enum class Ablation { refused, allowed };
+    static KernelTuning parse(std::string_view text, Ablation ablation = Ablation::refused);
+    // The tiles this project measured fastest on the device, where they differ from the packaged
+    // ones and the device builds the zecl source bundle: NVIDIA GPUs get the stream tile
+    // (docs/perf.md, H200); every other device the packaged tiles.
+    static KernelTuning recommendedFor(const ze::DeviceInfo& device);
+    std::string describe() const;      // the same form
+    std::string buildOptions() const;  // "-DZP_GEMM_COLS_PER_WG=8 ..."
+    // The tiles kernel file `kernelFile` is built with: two_launch_b gets B's column tile, every
+    // other file these (b_cols_* then mean nothing to it and are cleared).
+    KernelTuning forKernelFile(std::string_view kernelFile) const;
+    bool isPackaged() const { return *this == KernelTuning{}; }
+    bool operator==(const KernelTuning&) const = default;
+};
+
+}  // namespace zp::sched

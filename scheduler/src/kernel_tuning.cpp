@@ -1,0 +1,154 @@
+#include "zp/scheduler/kernel_tuning.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+// Tile sizes and buffer layouts shared with the kernels (kernels_cl/abi, the one kernel header
+// host code includes).
+#include "zp_abi.h"
+
+namespace zp::sched {
+
+static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG &&
+                  KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
+                  KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE &&
+                  KernelTuning{}.gemmTile == ZP_GEMM_TILE && KernelTuning{}.bPerRow == ZP_TL_B_PER_ROW &&
+                  KernelTuning{}.streamSplit == ZP_STREAM_SPLIT && KernelTuning{}.streamChunk == ZP_STREAM_CHUNK,
+              "KernelTuning's defaults must be the packaged kernels' (kernels_cl/abi/zp_abi.h)");
+
+namespace {
+
+struct TuningKey {
+    const char* name;
+    int KernelTuning::*field;
+    const char* macro;  // nullptr: not a build option of its own (b_cols_*: see forKernelFile)
+    bool whenSet;       // described (and a -D) only where it differs from the packaged kernels' (kernel B's keys
+                        // and the stream tile's, so that the other tiles read as before in card JSON)
+};
+constexpr TuningKey kTuningKeys[] = {
+    {"cols_per_wg", &KernelTuning::colsPerWorkGroup, "ZP_GEMM_COLS_PER_WG", false},
+    {"cols_per_item", &KernelTuning::colsPerItem, "ZP_GEMM_COLS_PER_ITEM", false},
+    {"rows_per_pass", &KernelTuning::rowsPerPass, "ZP_GEMM_ROWS_PER_PASS", false},
+    {"e2m1_decode", &KernelTuning::e2m1Decode, "ZP_E2M1_DECODE", false},
+    {"gemm_tile", &KernelTuning::gemmTile, "ZP_GEMM_TILE", false},
+    {"stream_split", &KernelTuning::streamSplit, "ZP_STREAM_SPLIT", true},
+    {"stream_chunk", &KernelTuning::streamChunk, "ZP_STREAM_CHUNK", true},
+    {"ablation", &KernelTuning::ablation, "ZP_STREAM_ABLATION", true},
+    {"b_per_row", &KernelTuning::bPerRow, "ZP_TL_B_PER_ROW", true},
+    {"b_cols_per_wg", &KernelTuning::bColsPerWorkGroup, nullptr, true},
+    {"b_cols_per_item", &KernelTuning::bColsPerItem, nullptr, true},
+};
+constexpr const char* kTuningKeyList =
+    "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, stream_split, stream_chunk, ablation, "
+    "b_per_row, "
+    "b_cols_per_wg, b_cols_per_item";
+
+}  // namespace
+
+KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
+    KernelTuning t;
+    if (text == "packaged") return t;
+    while (!text.empty()) {
+        const std::size_t comma = text.find(',');
+        const std::string_view item = text.substr(0, comma);
+        text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+        if (item.empty()) continue;
+        const std::size_t eq = item.find('=');
+        const std::string key(item.substr(0, eq));
+        const std::string value(eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1));
+        const auto* k = std::find_if(std::begin(kTuningKeys), std::end(kTuningKeys),
+                                     [&](const TuningKey& tk) { return key == tk.name; });
+        if (k == std::end(kTuningKeys))
+            throw std::invalid_argument("kernel tuning: unknown key '" + key + "' (valid: " + kTuningKeyList + ")");
+        std::size_t used = 0;
+        int v = 0;
+        try {
+            v = std::stoi(value, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != value.size())
+            throw std::invalid_argument("kernel tuning: " + key + " = '" + value + "' is not an integer");
+        t.*(k->field) = v;
+    }
+    auto bad = [&](const std::string& why) {
+        throw std::invalid_argument("kernel tuning " + t.describe() + ": " + why);
+    };
+    if (t.colsPerItem < 2 || t.colsPerItem % 2) bad("cols_per_item must be even and at least 2");
+    if (t.colsPerWorkGroup < 1 || t.colsPerWorkGroup % t.colsPerItem) bad("cols_per_item must divide cols_per_wg");
+    if (t.rowsPerPass < 1) bad("rows_per_pass must be at least 1");
+    if (t.gemmTile < 0 || t.gemmTile > 2) bad("gemm_tile must be 0 (lanes), 1 (blocks) or 2 (stream)");
+    if (t.e2m1Decode < 0 || t.e2m1Decode > 5) bad("e2m1_decode must be 0 to 5");
+    if (t.e2m1Decode >= 2 && t.gemmTile != 2)
+        bad("e2m1_decode " + std::to_string(t.e2m1Decode) +
+            " (local table, multiply, byte table, hybrid) needs gemm_tile=2");
+    if (t.streamSplit < 1 || t.streamSplit > 16 || 16 % t.streamSplit)
+        bad("stream_split must divide 16 (1, 2, 4, 8 or 16)");
+    if (t.streamChunk < 16 || t.streamChunk > 1024 || t.streamChunk % 16)
+        bad("stream_chunk must be a multiple of 16 blocks from 16 to 1024");
+    if (t.ablation < 0 || t.ablation > 3) bad("ablation must be 0 (none) to 3 (loads only)");
+    if (t.ablation && ablation == Ablation::refused)
+        bad("ablation is for zp-chain-bench --ablation only (it removes work, so the results are wrong)");
+    if (t.ablation && t.gemmTile != 2) bad("ablation needs gemm_tile=2");
+    if (t.bPerRow != 0 && t.bPerRow != 1) bad("b_per_row must be 0 (a column tile for every row) or 1 (per row)");
+    if (t.bColsPerWorkGroup < 0 || t.bColsPerItem < 0) bad("b_cols_per_wg and b_cols_per_item must be >= 0");
+    const KernelTuning b = t.forKernelFile("two_launch_b");
+    if (b.colsPerItem < 2 || b.colsPerItem % 2) bad("B's cols_per_item (b_cols_per_item) must be even and at least 2");
+    if (b.colsPerWorkGroup % b.colsPerItem)
+        bad("B's cols_per_item (" + std::to_string(b.colsPerItem) + ") must divide B's cols_per_wg (" +
+            std::to_string(b.colsPerWorkGroup) + ")");
+    // The stream tile: a work-item walks stream_split * cols_per_item / 16 whole columns.
+    for (const auto& [who, tile] : {std::pair{"", t}, std::pair{"B's ", b}})
+        if (t.gemmTile == 2 && (tile.streamSplit * tile.colsPerItem) % 16)
+            bad("gemm_tile=2 needs stream_split * " + std::string(who) + "cols_per_item (" +
+                std::to_string(tile.streamSplit) + " * " + std::to_string(tile.colsPerItem) +
+                ") to be a multiple of 16");
+    return t;
+}
+
+KernelTuning KernelTuning::recommendedFor(const ze::DeviceInfo& device) {
+    constexpr std::uint32_t kNvidiaVendorId = 0x10de;
+    // docs/perf.md "The stream tile": on the H200 the stream tile (16 work-items of one lane per
+    // column, 4 columns each, the byte-offset table decode) beats the block tile on 17 of the 20
+    // (variant, pattern) cells of the sweep; kernel B of two_launch / one_launch split over the
+    // token rows.
+    if (device.isZecl() && device.isGpu() && device.props.vendorId == kNvidiaVendorId)
+        return parse(
+            "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=1,stream_split=16,stream_chunk=128,e2m1_decode=4,"
+            "b_per_row=1");
+    return {};
+}
+
+std::string KernelTuning::describe() const {
+    // Kernel B's keys only where they differ from the packaged kernels', so that the tiles of
+    // the GEMMs read as before (card JSON kernel_tuning).
+    const KernelTuning packaged;
+    std::string s;
+    for (const auto& k : kTuningKeys)
+        if (!k.whenSet || this->*(k.field) != packaged.*(k.field))
+            s += (s.empty() ? "" : ",") + std::string(k.name) + "=" + std::to_string(this->*(k.field));
+    return s;
+}
+
+std::string KernelTuning::buildOptions() const {
+    std::string s;
+    const KernelTuning packaged;
+    for (const auto& k : kTuningKeys)
+        if (k.macro && (!k.whenSet || this->*(k.field) != packaged.*(k.field)))
+            s += (s.empty() ? "-D" : " -D") + std::string(k.macro) + "=" + std::to_string(this->*(k.field));
+    return s;
+}
+KernelTuning KernelTuning::forKernelFile(std::string_view kernelFile) const {
+    KernelTuning t = *this;
+    if (kernelFile == "two_launch_b" || kernelFile == "two_launch_b_i64") {
+        if (bColsPerWorkGroup) t.colsPerWorkGroup = bColsPerWorkGroup;
+        if (bColsPerItem) t.colsPerItem = bColsPerItem;
+    }
+    t.bColsPerWorkGroup = t.bColsPerItem = 0;
+    return t;
+}
+}  // namespace zp::sched

@@ -1,0 +1,105 @@
+// planChain (scheduler/chain_plan.hpp): each variant's launches, their grids and tiles, without
+// a device.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reduced_shape.hpp"
+#include "zp/probe/variant.hpp"
+#include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
+
+namespace {
+
+using zp::probe::Variant;
+using zp::sched::test::reducedShape;
+
+TEST(ChainPlan, GivenEachVariant_WhenPlanned_ThenItLaunchesTheKernelsOfDesignMd) {
+    const auto s = reducedShape();
+    auto names = [&](Variant v) {
+        std::vector<std::string> n;
+        for (const auto& l : zp::sched::planChain(v, s, {}).launches) n.push_back(l.kernel);
+        return n;
+    };
+    using V = std::vector<std::string>;
+    EXPECT_EQ(names(Variant::Baseline), (V{"route_compact", "remap_rows_bf16", "gemm1_mxfp4_m2", "swiglu_bf16",
+                                           "gemm2_mxfp4_m2", "gather_bf16"}));
+    EXPECT_EQ(names(Variant::Gemm2LoaderFused),
+              (V{"route_compact", "remap_rows_bf16", "gemm1_mxfp4_m2", "gemm2_mxfp4_m2_loader_fused", "gather_bf16"}));
+    EXPECT_EQ(names(Variant::SourceDirect),
+              (V{"route_compact", "gemm1_mxfp4_m2_source_direct", "swiglu_bf16", "gemm2_mxfp4_m2", "gather_bf16"}));
+    EXPECT_EQ(names(Variant::PairedEpilogue),
+              (V{"route_compact", "remap_rows_bf16", "gemm1_mxfp4_m2_paired", "gemm2_mxfp4_m2", "gather_bf16"}));
+    EXPECT_EQ(names(Variant::PairedDirect),
+              (V{"route_compact", "gemm1_mxfp4_m2_paired_direct", "gemm2_mxfp4_m2", "gather_bf16"}));
+    EXPECT_EQ(names(Variant::M1Oracle), (V{"m1_gemm1", "m1_swiglu", "m1_gemm2", "m1_gather"}));
+    EXPECT_EQ(names(Variant::TwoLaunch), (V{"two_launch_a", "two_launch_b"}));
+    EXPECT_EQ(names(Variant::OneLaunch), (V{"one_launch"}));
+}
+
+TEST(ChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAskingForTheWiderOfItsTwoPhases) {
+    const auto s = reducedShape();
+    const auto plan = zp::sched::planChain(Variant::OneLaunch, s, {});
+    ASSERT_EQ(plan.launches.size(), 1u);
+    const auto& l = plan.launches[0];
+    EXPECT_TRUE(l.cooperative);
+    EXPECT_TRUE(zp::probe::cooperative(Variant::OneLaunch));
+    for (Variant v : zp::probe::kAllVariants)
+        if (v != Variant::OneLaunch) {
+            for (const auto& other : zp::sched::planChain(v, s, {}).launches) EXPECT_FALSE(other.cooperative);
+        }
+    // A: ceil(I / pairs) pair tiles x min(M*K, E/C) expert groups; B: ceil(H / cols) column tiles.
+    const zp::sched::KernelTuning t;
+    const std::uint32_t pairs = std::uint32_t(t.colsPerWorkGroup) / 2, cols = std::uint32_t(t.colsPerWorkGroup);
+    const std::uint32_t a =
+        (s.intermediate + pairs - 1) / pairs * std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
+    const std::uint32_t b = (s.hidden + cols - 1) / cols;
+    EXPECT_EQ(l.groups.x, std::max(a, b));
+    EXPECT_EQ(l.groups.y, 1u);
+    EXPECT_EQ(l.groups.z, 1u);
+}
+
+TEST(ChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTileAndOneRowOfGroupsPerTokenRow) {
+    using zp::sched::KernelTuning;
+    const auto s = reducedShape();
+    const auto t =
+        KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_per_row=1,b_cols_per_wg=8,b_cols_per_item=2");
+    const auto plan = zp::sched::planChain(Variant::TwoLaunch, s, {}, t);
+    ASSERT_EQ(plan.launches.size(), 2u);
+    const auto& a = plan.launches[0];
+    const auto& b = plan.launches[1];
+    EXPECT_EQ(a.group.y, 32u / 4);  // A keeps cols_per_wg / cols_per_item
+    EXPECT_EQ(a.groups.x, (s.intermediate + 15) / 16);
+    EXPECT_EQ(b.group.x, 16u);  // the 16 lanes of CONTRACT §4
+    EXPECT_EQ(b.group.y, 8u / 2);
+    EXPECT_EQ(b.groups.x, (s.hidden + 7) / 8);
+    EXPECT_EQ(b.groups.y, std::uint32_t(s.rows));  // b_per_row: a work-group per (column tile, token row)
+    // one_launch is one program (A's tile for B too): its grid asks for B's tiles x rows.
+    const auto one = zp::sched::planChain(Variant::OneLaunch, s, {}, KernelTuning::parse("b_per_row=1"));
+    const std::uint32_t cols = std::uint32_t(KernelTuning{}.colsPerWorkGroup);
+    const std::uint32_t unitsA =
+        (s.intermediate + cols / 2 - 1) / (cols / 2) * std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
+    EXPECT_EQ(one.launches[0].groups.x, std::max(unitsA, (s.hidden + cols - 1) / cols * s.rows));
+    // Without b_per_row: one work-group per column tile for every row, as before.
+    EXPECT_EQ(zp::sched::planChain(Variant::TwoLaunch, s, {}, {}).launches[1].groups.y, 1u);
+}
+
+TEST(ChainPlan, GivenThePairedEpilogue_WhenPlanned_ThenItKeepsTheBaselineGemm1WorkGroupCount) {
+    const auto s = reducedShape();
+    const auto base = zp::sched::planChain(Variant::Baseline, s, {}).launches[2];
+    const auto paired = zp::sched::planChain(Variant::PairedEpilogue, s, {}).launches[2];
+    EXPECT_EQ(base.groups.x * base.groups.y, paired.groups.x * paired.groups.y);
+    EXPECT_EQ(base.group.x * base.group.y, paired.group.x * paired.group.y);
+}
+
+TEST(ChainPlan, GivenATuning_WhenPlanned_ThenTheGemmsGetItsColumnTile) {
+    const auto t = zp::sched::KernelTuning::parse("cols_per_wg=16,cols_per_item=4,e2m1_decode=0");
+    const auto plan = zp::sched::planChain(Variant::Baseline, reducedShape(), {}, t);
+    EXPECT_EQ(plan.launches[2].group.y, 4u);  // 16 columns, 4 per work-item
+    EXPECT_EQ(plan.launches[2].groups.x, 2u * 544 / 16);
+}
+
+}  // namespace

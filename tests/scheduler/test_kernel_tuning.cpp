@@ -1,0 +1,92 @@
+// KernelTuning (scheduler/kernel_tuning.hpp): the tuning text parsed and checked, described
+// back, turned into each kernel file's build options, and the tiles recommended per device.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "zp/runtime/ze.hpp"
+#include "zp/scheduler/kernel_tuning.hpp"
+
+namespace {
+
+TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedDefaults) {
+    using zp::sched::KernelTuning;
+    const auto t = KernelTuning::parse("cols_per_wg=16,cols_per_item=4,e2m1_decode=0");
+    EXPECT_EQ(t.colsPerWorkGroup, 16);
+    EXPECT_EQ(t.colsPerItem, 4);
+    EXPECT_EQ(t.rowsPerPass, KernelTuning{}.rowsPerPass);
+    EXPECT_EQ(t.e2m1Decode, 0);
+    EXPECT_FALSE(t.isPackaged());
+    EXPECT_TRUE(KernelTuning::parse("").isPackaged());
+    EXPECT_EQ(KernelTuning::parse(t.describe()), t);
+    EXPECT_EQ(t.buildOptions(),
+              "-DZP_GEMM_COLS_PER_WG=16 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=0 "
+              "-DZP_GEMM_TILE=0");
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=1").gemmTile, 1);
+    EXPECT_TRUE(KernelTuning::parse("packaged").isPackaged());
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2").gemmTile, 2);  // stream_split 8 x cols_per_item 2
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=3"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_split=4"), std::invalid_argument);  // 4 x 2 < 16
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_split=3,cols_per_item=16"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_chunk=24"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,b_cols_per_item=2,cols_per_item=4,stream_split=4"),
+                 std::invalid_argument);                                        // kernel B's tile: 4 x 2
+    EXPECT_THROW(KernelTuning::parse("e2m1_decode=2"), std::invalid_argument);  // the local table: stream tile only
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,e2m1_decode=3").e2m1Decode, 3);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,ablation=1"), std::invalid_argument);  // benchmarks only
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=3", KernelTuning::Ablation::allowed).ablation, 3);
+    EXPECT_THROW(KernelTuning::parse("ablation=1", KernelTuning::Ablation::allowed), std::invalid_argument);
+    {
+        const auto stream = KernelTuning::parse("gemm_tile=2,cols_per_item=4,stream_split=4,stream_chunk=32");
+        EXPECT_EQ(
+            stream.describe(),
+            "cols_per_wg=8,cols_per_item=4,rows_per_pass=2,e2m1_decode=1,gemm_tile=2,stream_split=4,stream_chunk=32");
+        EXPECT_EQ(KernelTuning::parse(stream.describe()), stream);
+        EXPECT_NE(stream.buildOptions().find("-DZP_STREAM_SPLIT=4 -DZP_STREAM_CHUNK=32"), std::string::npos);
+    }
+    EXPECT_THROW(KernelTuning::parse("cols_per_item=3"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("cols_per_wg=6,cols_per_item=4"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("rows=2"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("rows_per_pass=two"), std::invalid_argument);
+}
+
+TEST(KernelTuning, GivenKernelBTiles_WhenAskedForEachFilesTiles_ThenTwoLaunchBGetsItsOwnColumnTile) {
+    using zp::sched::KernelTuning;
+    const auto t =
+        KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_per_row=1,b_cols_per_wg=8,b_cols_per_item=2");
+    // B's module is built with B's tile, every other file with the GEMM tile; b_cols_* are no -D.
+    EXPECT_EQ(t.forKernelFile("two_launch_b").buildOptions(),
+              "-DZP_GEMM_COLS_PER_WG=8 -DZP_GEMM_COLS_PER_ITEM=2 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
+              "-DZP_GEMM_TILE=1 -DZP_TL_B_PER_ROW=1");
+    EXPECT_EQ(t.forKernelFile("two_launch_a").buildOptions(),
+              "-DZP_GEMM_COLS_PER_WG=32 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
+              "-DZP_GEMM_TILE=1 -DZP_TL_B_PER_ROW=1");
+    EXPECT_EQ(KernelTuning::parse(t.describe()), t);
+    EXPECT_THROW(KernelTuning::parse("b_per_row=2"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("b_cols_per_wg=6,b_cols_per_item=4"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("b_cols_per_item=3"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("b_cols_per_wg=-8"), std::invalid_argument);
+}
+
+TEST(KernelTuning, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidiaGpusThroughZeclGetTheStreamTile) {
+    using zp::sched::KernelTuning;
+    ze::DeviceInfo d;
+    d.kind = ze::DriverKind::Zecl;
+    d.props.type = ZE_DEVICE_TYPE_GPU;
+    d.props.vendorId = 0x10de;
+    const auto nvidia = KernelTuning::recommendedFor(d);
+    EXPECT_EQ(nvidia.gemmTile, 2);
+    EXPECT_EQ(
+        nvidia.describe(),
+        "cols_per_wg=64,cols_per_item=4,rows_per_pass=1,e2m1_decode=4,gemm_tile=2,stream_split=16,stream_chunk=128,"
+        "b_per_row=1");
+    d.props.type = ZE_DEVICE_TYPE_CPU;  // PoCL
+    EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
+    d.props.type = ZE_DEVICE_TYPE_GPU;
+    d.props.vendorId = 0x8086;
+    d.kind = ze::DriverKind::Intel;  // native binaries or SPIR-V: the packaged tiles only
+    EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
+}
+
+}  // namespace
