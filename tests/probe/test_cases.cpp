@@ -69,9 +69,15 @@ TEST(Patterns, GivenDefaultShape_WhenEveryPatternDrawn_ThenItsShapeHolds) {
         for (const Want& w : wants) {
             SCOPED_TRACE(std::string(probe::patternName(w.pattern)) + " seed " + std::to_string(seed));
             const Counts c = countsOf(s, probe::makeRoutes(s, w.pattern, seed));
-            if (w.localRoutes) EXPECT_EQ(c.localRoutes, *w.localRoutes);
-            if (w.pairs) EXPECT_EQ(c.pairs, *w.pairs);
-            if (w.experts) EXPECT_EQ(c.experts, *w.experts);
+            if (w.localRoutes) {
+                EXPECT_EQ(c.localRoutes, *w.localRoutes);
+            }
+            if (w.pairs) {
+                EXPECT_EQ(c.pairs, *w.pairs);
+            }
+            if (w.experts) {
+                EXPECT_EQ(c.experts, *w.experts);
+            }
         }
     }
 }
