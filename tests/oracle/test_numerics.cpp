@@ -3,7 +3,10 @@
 
 #include <bit>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "zp/oracle/numerics.hpp"
 
@@ -95,35 +98,34 @@ TEST(E8M0, GivenEdgeScales_WhenDecoded_ThenPowersOfTwoSubnormalAndNaN) {
 }
 
 namespace {
-// One MXFP4 row where block b's partial is q[b] = x[32b] (code 1.0 at element 0, scale 1).
+// One MXFP4 row of `blocks` blocks where block b's partial is q[b] = x[32b] (code 1.0 at
+// element 0, scale 1): the given {b, q} pairs, every other block 0.
 struct Row {
     std::vector<bf16_t> a;
     std::vector<std::uint8_t> codes, scales;
-    explicit Row(int blocks) : a(32 * blocks, 0), codes(16 * blocks, 0), scales(blocks, 127) {}
-    void setPartial(int b, float q) {
-        a[32 * b] = bf16FromF32(q);
-        codes[16 * b] = 0x02;  // element 0: code 2 = 1.0
+    Row(int blocks, std::initializer_list<std::pair<int, float>> partials)
+        : a(32 * blocks, 0), codes(16 * blocks, 0), scales(blocks, 127) {
+        for (const auto& [b, q] : partials) {
+            a[32 * b] = bf16FromF32(q);
+            codes[16 * b] = 0x02;  // element 0: code 2 = 1.0
+        }
     }
+    // dotMxfp4 over the whole row (K = 32 per block).
+    float dot() const { return dotMxfp4(a.data(), codes.data(), scales.data(), int(a.size())); }
 };
 }  // namespace
 
 TEST(Dot, GivenBlocksOnLanes_WhenReduced_ThenFixedTreeNotSequentialSum) {
-    Row r(3);
-    r.setPartial(0, 0x1p25f);
-    r.setPartial(1, -0x1p25f);
-    r.setPartial(2, 1.0f);
+    const Row r(3, {{0, 0x1p25f}, {1, -0x1p25f}, {2, 1.0f}});
     // Tree: acc0 = q0 + q2 = 2^25 (the 1 is lost), then + q1 = 0. A sequential sum gives 1.
-    EXPECT_EQ(bits(dotMxfp4(r.a.data(), r.codes.data(), r.scales.data(), 96)), 0u);
+    EXPECT_EQ(bits(r.dot()), 0u);
 }
 
 TEST(Dot, GivenMoreThan16Blocks_WhenReduced_ThenBlocksDealtRoundRobin) {
-    Row r(32);
-    r.setPartial(0, 0x1p25f);
-    r.setPartial(1, -0x1p25f);
-    r.setPartial(16, 1.0f);
+    const Row r(32, {{0, 0x1p25f}, {1, -0x1p25f}, {16, 1.0f}});
     // Lane 0 gets blocks 0 and 16: 2^25 + 1 = 2^25; lane 1 gets -2^25: result +0.
     // Blocked lanes (0,1 on lane 0) or a sequential sum would give 1.
-    EXPECT_EQ(bits(dotMxfp4(r.a.data(), r.codes.data(), r.scales.data(), 1024)), 0u);
+    EXPECT_EQ(bits(r.dot()), 0u);
 }
 
 TEST(Dot, GivenOneBlock_WhenAccumulated_ThenSequentialInElementOrder) {

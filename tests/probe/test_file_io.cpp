@@ -1,4 +1,4 @@
-// file_io (issue 17): bounded reads that refuse what is not a regular file, output paths checked
+// file_io: bounded reads that refuse what is not a regular file, output paths checked
 // before work, atomic writes that leave no temporary file, the output lock. (The tools' strict
 // command-line numbers: tests/tools/test_option_values.cpp.)
 #include <gtest/gtest.h>

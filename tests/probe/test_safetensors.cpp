@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -279,6 +280,17 @@ Bytes withHeaderLength(std::uint64_t length) {
     return f;
 }
 
+// A file of one tensor entry (entry()'s fields) followed by `dataBytes` zero bytes of data.
+Bytes oneTensor(const std::string& name, const std::string& dtype, const std::string& shape, const std::string& offsets,
+                std::size_t dataBytes = 0) {
+    return fileWith("{" + entry(name, dtype, shape, offsets) + "}", Bytes(dataBytes));
+}
+
+// A file of two tensor entries (each {name, dtype, shape, data_offsets}) and `dataBytes` zero bytes.
+Bytes twoTensors(const std::array<std::string, 4>& a, const std::array<std::string, 4>& b, std::size_t dataBytes) {
+    return fileWith("{" + entry(a[0], a[1], a[2], a[3]) + "," + entry(b[0], b[1], b[2], b[3]) + "}", Bytes(dataBytes));
+}
+
 struct BadFile {
     const char* what;  // what is wrong with it
     Bytes file;
@@ -296,47 +308,39 @@ TEST(SafetensorsBad, GivenEachKindOfMalformedFile_WhenParsed_ThenInputErrorNames
         {"a header that is not JSON", fileWith("{\"a\": [0, 1"), "header is not valid JSON"},
         {"a header that is not an object", fileWith("[1, 2]"), "header must be a JSON object, got array"},
         {"invalid UTF-8 in a name", fileWith("{\"\xC3\x28\":{}}"), "header is not valid JSON"},
-        {"an unknown dtype", fileWith("{" + entry("w", "F8_E4M3", "[1]", "[0,1]") + "}", {0}),
+        {"an unknown dtype", oneTensor("w", "F8_E4M3", "[1]", "[0,1]", 1),
          "tensor 'w': unknown dtype \"F8_E4M3\" (known: U8, I8, U16"},
         {"a dtype that is not a string", fileWith(R"({"w":{"dtype":4,"shape":[1],"data_offsets":[0,1]}})", {0}),
          "tensor 'w': dtype 4 must be a string"},
-        {"shape times size different from the byte range",
-         fileWith("{" + entry("w", "F32", "[2,3]", "[0,20]") + "}", Bytes(20)),
+        {"shape times size different from the byte range", oneTensor("w", "F32", "[2,3]", "[0,20]", 20),
          "tensor 'w': F32 [2, 3] is 24 bytes but data_offsets [0,20] span 20"},
-        {"offsets outside the data", fileWith("{" + entry("w", "U8", "[8]", "[4,12]") + "}", Bytes(8)),
+        {"offsets outside the data", oneTensor("w", "U8", "[8]", "[4,12]", 8),
          "tensor 'w': data_offsets [4,12] run past the end of the data (8 bytes)"},
-        {"begin after end", fileWith("{" + entry("w", "U8", "[0]", "[4,2]") + "}", Bytes(8)),
-         "data_offsets [4,2]: begin is after end"},
-        {"overlapping offsets",
-         fileWith("{" + entry("a", "U8", "[4]", "[0,4]") + "," + entry("b", "U8", "[4]", "[2,6]") + "}", Bytes(6)),
+        {"begin after end", oneTensor("w", "U8", "[0]", "[4,2]", 8), "data_offsets [4,2]: begin is after end"},
+        {"overlapping offsets", twoTensors({"a", "U8", "[4]", "[0,4]"}, {"b", "U8", "[4]", "[2,6]"}, 6),
          "tensor 'b': data_offsets [2, 6] overlap tensor 'a' [0, 4]"},
-        {"two tensors on the same bytes",
-         fileWith("{" + entry("a", "U8", "[4]", "[0,4]") + "," + entry("b", "I32", "[1]", "[0,4]") + "}", Bytes(4)),
+        {"two tensors on the same bytes", twoTensors({"a", "U8", "[4]", "[0,4]"}, {"b", "I32", "[1]", "[0,4]"}, 4),
          "overlap tensor 'a' [0, 4]"},
-        {"a gap between tensors",
-         fileWith("{" + entry("a", "U8", "[2]", "[0,2]") + "," + entry("b", "U8", "[2]", "[4,6]") + "}", Bytes(6)),
+        {"a gap between tensors", twoTensors({"a", "U8", "[2]", "[0,2]"}, {"b", "U8", "[2]", "[4,6]"}, 6),
          "tensor 'b': data_offsets [4, 6] leave a gap of unused bytes [2, 4)"},
-        {"trailing bytes after the last tensor", fileWith("{" + entry("a", "U8", "[2]", "[0,2]") + "}", Bytes(5)),
+        {"trailing bytes after the last tensor", oneTensor("a", "U8", "[2]", "[0,2]", 5),
          "3 trailing bytes after the last tensor"},
-        {"a negative dimension", fileWith("{" + entry("w", "U8", "[-2,-4]", "[0,8]") + "}", Bytes(8)),
+        {"a negative dimension", oneTensor("w", "U8", "[-2,-4]", "[0,8]", 8),
          "tensor 'w': shape [-2,-4] has a negative dimension -2"},
-        {"a fractional dimension", fileWith("{" + entry("w", "U8", "[2.5]", "[0,2]") + "}", Bytes(2)),
-         "has a non-integer dimension 2.5"},
+        {"a fractional dimension", oneTensor("w", "U8", "[2.5]", "[0,2]", 2), "has a non-integer dimension 2.5"},
         {"a shape whose product overflows (2^32 x 2^32 wraps to 0 in u64: not an empty tensor)",
-         fileWith("{" + entry("w", "U8", "[4294967296,4294967296]", "[0,0]") + "}"),
-         "has more elements than any file can hold"},
-        {"a shape that is not an array", fileWith("{" + entry("w", "U8", "4", "[0,4]") + "}", Bytes(4)),
+         oneTensor("w", "U8", "[4294967296,4294967296]", "[0,0]"), "has more elements than any file can hold"},
+        {"a shape that is not an array", oneTensor("w", "U8", "4", "[0,4]", 4),
          "tensor 'w': shape 4 must be an array of non-negative integers"},
-        {"a fractional offset", fileWith("{" + entry("w", "U8", "[4]", "[0,4.0]") + "}", Bytes(4)),
+        {"a fractional offset", oneTensor("w", "U8", "[4]", "[0,4.0]", 4),
          "tensor 'w': data_offsets value 4.0 is not a non-negative integer"},
-        {"an offset that is a string", fileWith("{" + entry("w", "U8", "[4]", "[\"0\",4]") + "}", Bytes(4)),
+        {"an offset that is a string", oneTensor("w", "U8", "[4]", "[\"0\",4]", 4),
          "data_offsets value \"0\" is not a non-negative integer"},
-        {"a negative offset", fileWith("{" + entry("w", "U8", "[4]", "[-1,3]") + "}", Bytes(4)),
+        {"a negative offset", oneTensor("w", "U8", "[4]", "[-1,3]", 4),
          "data_offsets value -1 is not a non-negative integer"},
-        {"offsets that are not a pair", fileWith("{" + entry("w", "U8", "[4]", "[0,4,4]") + "}", Bytes(4)),
+        {"offsets that are not a pair", oneTensor("w", "U8", "[4]", "[0,4,4]", 4),
          "tensor 'w': data_offsets [0,4,4] must be [begin, end]"},
-        {"a duplicate tensor name",
-         fileWith("{" + entry("w", "U8", "[2]", "[0,2]") + "," + entry("w", "U8", "[2]", "[2,4]") + "}", Bytes(4)),
+        {"a duplicate tensor name", twoTensors({"w", "U8", "[2]", "[0,2]"}, {"w", "U8", "[2]", "[2,4]"}, 4),
          "header has the key 'w' twice"},
         {"a duplicate key inside an entry",
          fileWith(R"({"w":{"dtype":"U8","dtype":"I8","shape":[1],"data_offsets":[0,1]}})", Bytes(1)),

@@ -24,29 +24,16 @@
 #include "zp/oracle/chain.hpp"
 #include "zp/oracle/numerics.hpp"
 #include "zp/probe/cases.hpp"
+#include "zeprobe_test_support.hpp"
 
 namespace {
 
 const zeprobe::Shape kShape{.hidden = 128, .intermediate = 64, .experts = 48};
 constexpr std::uint64_t kSeed = 1;
 
-zp::oracle::ChainShape oracleShape() {
-    zp::oracle::ChainShape c;
-    c.hidden = kShape.hidden;
-    c.intermediate = kShape.intermediate;
-    c.experts = kShape.experts;
-    c.topK = kShape.topK;
-    c.rows = kShape.rows;
-    c.cards = kShape.cards;
-    c.card = kShape.card;
-    return c;
-}
+using zp::zeprobe_test::Step;
 
-struct Step {
-    std::vector<std::uint16_t> hidden;
-    std::vector<std::int32_t> ids;
-    std::vector<float> weights;
-};
+zp::oracle::ChainShape oracleShape() { return zp::zeprobe_test::oracleShape(kShape, kShape.rows); }
 
 // Half the routes on card 0's experts, so that every forward() has local work.
 Step makeStep(std::uint64_t seed) {

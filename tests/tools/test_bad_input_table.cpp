@@ -212,7 +212,7 @@ std::vector<Row> rows() {
          2,
          "gate_up_layout: \"diagonal\": must be split or interleaved"},
         {"SetNegativeSeed", {}, "--set seed=-1 --device host", 2, "seed: -1: out of range"},
-        // --- issue 17: values CLI11 or YAML would take loosely, contradictory flags
+        // --- values CLI11 or YAML would take loosely, contradictory flags
         {"SeedAboveU64",
          {},
          "--seed 18446744073709551616 --device host",
@@ -247,7 +247,7 @@ std::vector<Row> rows() {
          2,
          "one card's 4096 experts need"},
         {"SetRowsTooMany", {}, "--set rows=2000000 --device host", 2, "rows = 2000000: must be at most"},
-        // --- issue 17: files that are not regular, output paths that cannot be written
+        // --- files that are not regular, output paths that cannot be written
         {"ConfigDevZero",
          {},
          "--config /dev/zero --device host",
@@ -591,7 +591,7 @@ TEST_P(ZeProbeBadInputTable, GivenBadInput_WhenRun_ThenExitCodeTwoAndMessageName
 INSTANTIATE_TEST_SUITE_P(Table, ZeProbeBadInputTable, ::testing::ValuesIn(rows()),
                          [](const auto& info) { return std::string(info.param.name); });
 
-// Two writers of one sweep output (issue 17): the second is refused with exit 2 naming the holder,
+// Two writers of one sweep output: the second is refused with exit 2 naming the holder,
 // before any device is opened, and the first's files are untouched.
 TEST(ZeProbeSweepLock, GivenTheSweepOutputLocked_WhenASecondSweepStarts_ThenExitTwoNamingTheHolder) {
     const fs::path dir = fs::temp_directory_path() / ("zp-lock-" + std::to_string(::getpid()));

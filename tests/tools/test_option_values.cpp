@@ -1,4 +1,4 @@
-// tools/cli's strict option values (issue 17): a number out of range or malformed is an
+// tools/cli's strict option values: a number out of range or malformed is an
 // OptionError (exit 2), never saturated, wrapped or dropped.
 #include <gtest/gtest.h>
 

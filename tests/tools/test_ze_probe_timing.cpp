@@ -434,14 +434,27 @@ StoppedSweep stopSweepAfterFirstRow(const std::string& sweep, const std::string&
     return r;
 }
 
+// The tiny sweep with 150 pairs a point, written under `dir` and stopped by `sig` after its
+// first row (stopSweepAfterFirstRow), with its paths.
+struct TinySweep {
+    std::string sweep, out, log;
+    fs::path jsonl;
+    StoppedSweep stopped;
+};
+TinySweep stopTinySweep(const fs::path& dir, int sig) {
+    writeSweep(dir / "tiny.yaml", 150);
+    TinySweep t{
+        (dir / "tiny.yaml").string(), (dir / "out").string(), (dir / "first.log").string(), dir / "out/tiny.jsonl", {}};
+    t.stopped = stopSweepAfterFirstRow(t.sweep, t.out, t.log, sig);
+    return t;
+}
+
 }  // namespace
 
 TEST_F(ZeProbeTiming, GivenASweepKilledAfterItsFirstRow_WhenResumed_ThenEveryPointAppearsOnce) {
-    writeSweep(dir / "tiny.yaml", 150);
-    const std::string sweep = path("tiny.yaml"), out = path("out"), log = path("first.log");
-    const StoppedSweep stopped = stopSweepAfterFirstRow(sweep, out, log, SIGKILL);
+    const TinySweep tiny = stopTinySweep(dir, SIGKILL);
+    const auto& [sweep, out, log, jsonl, stopped] = tiny;
     ASSERT_TRUE(stopped.spawned);
-    const fs::path jsonl = dir / "out/tiny.jsonl";
     ASSERT_TRUE(stopped.sawRow) << slurp(log);
     ASSERT_TRUE(WIFSIGNALED(stopped.status)) << "finished before the kill; make the points slower\n" << slurp(log);
     const std::size_t before = lines(jsonl).size();
@@ -470,11 +483,9 @@ TEST_F(ZeProbeTiming, GivenASweepKilledAfterItsFirstRow_WhenResumed_ThenEveryPoi
 // Ctrl-C during a sweep: the run says how to continue (--resume), exits 130 (128 +
 // SIGINT), and keeps the rows already written, which --resume then completes.
 TEST_F(ZeProbeTiming, GivenASweepInterruptedAfterItsFirstRow_ThenItNamesResumeAndKeepsTheRows) {
-    writeSweep(dir / "tiny.yaml", 150);
-    const std::string sweep = path("tiny.yaml"), out = path("out"), log = path("first.log");
-    const StoppedSweep stopped = stopSweepAfterFirstRow(sweep, out, log, SIGINT);
+    const TinySweep tiny = stopTinySweep(dir, SIGINT);
+    const auto& [sweep, out, log, jsonl, stopped] = tiny;
     ASSERT_TRUE(stopped.spawned);
-    const fs::path jsonl = dir / "out/tiny.jsonl";
     const std::string text = slurp(log);
     ASSERT_TRUE(stopped.sawRow) << text;
     ASSERT_TRUE(WIFEXITED(stopped.status)) << "not ended by its handler\n" << text;

@@ -24,6 +24,7 @@
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/cases.hpp"
 #include "zp/probe/safetensors.hpp"
+#include "zeprobe_test_support.hpp"
 
 namespace {
 
@@ -31,23 +32,8 @@ namespace fs = std::filesystem;
 
 zeprobe::Shape smallShape() { return zeprobe::Shape{.hidden = 128, .intermediate = 64, .experts = 48}; }
 
-zp::oracle::ChainShape oracleShape(const zeprobe::Shape& s, int rows) {
-    zp::oracle::ChainShape c;
-    c.hidden = s.hidden;
-    c.intermediate = s.intermediate;
-    c.experts = s.experts;
-    c.topK = s.topK;
-    c.rows = rows;
-    c.cards = s.cards;
-    c.card = s.card;
-    return c;
-}
-
-struct Step {
-    std::vector<std::uint16_t> hidden;
-    std::vector<std::int32_t> ids;
-    std::vector<float> weights;
-};
+using zp::zeprobe_test::oracleShape;
+using zp::zeprobe_test::Step;
 
 Step randomStep(std::mt19937_64& rng, const zeprobe::Shape& s, int rows) {
     Step st;

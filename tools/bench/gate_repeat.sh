@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The gate's repeatability check (issue 13; the table in docs/perf.md): N independent runs of
+# The gate's repeatability check (the table in docs/perf.md): N independent runs of
 # the gate, each in a fresh process (ze-probe --gate-repeat), then per candidate the verdicts
 # of every run and per candidate and pattern the spread of the medians and how often one
 # run's median lies inside another run's 95% CI. The aim: no candidate PASS in one run and

@@ -1,4 +1,4 @@
-// The gate's repeatability (issue 13): the cards of N runs of the same gate in fresh
+// The gate's repeatability: the cards of N runs of the same gate in fresh
 // processes, summarised per candidate and pattern: the verdicts of every run, the spread of
 // the median savings, and how often one run's median lies inside another run's 95% CI
 // (over the ordered pairs of runs i != j). Two runs that call one candidate PASS and FAIL
