@@ -16,13 +16,15 @@ namespace zp::sched {
 static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG &&
                   KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
                   KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE &&
-                  KernelTuning{}.gemmTile == ZP_GEMM_TILE && KernelTuning{}.bPerRow == ZP_TL_B_PER_ROW &&
-                  KernelTuning{}.streamSplit == ZP_STREAM_SPLIT && KernelTuning{}.streamChunk == ZP_STREAM_CHUNK,
+                  KernelTuning{}.gemmTile == ZP_GEMM_TILE && KernelTuning{}.streamSplit == ZP_STREAM_SPLIT &&
+                  KernelTuning{}.streamChunk == ZP_STREAM_CHUNK,
               "KernelTuning's defaults must be the packaged kernels' (kernels_cl/abi/zp_abi.h)");
 
 namespace {
 
 using kernels::Format;
+
+constexpr std::uint32_t kNvidiaVendorId = 0x10de;
 
 // The UUID zecl devices report in nativeKernelSupported (driver/src/driver.cpp): their
 // ZE_MODULE_FORMAT_NATIVE is the source bundle.
@@ -82,14 +84,13 @@ constexpr TuningKey kTuningKeys[] = {
     {"stream_split", &KernelTuning::streamSplit, "ZP_STREAM_SPLIT", true},
     {"stream_chunk", &KernelTuning::streamChunk, "ZP_STREAM_CHUNK", true},
     {"ablation", &KernelTuning::ablation, "ZP_STREAM_ABLATION", true},
-    {"b_per_row", &KernelTuning::bPerRow, "ZP_TL_B_PER_ROW", true},
     {"b_cols_per_wg", &KernelTuning::bColsPerWorkGroup, nullptr, true},
     {"b_cols_per_item", &KernelTuning::bColsPerItem, nullptr, true},
+    {"max_registers", &KernelTuning::maxRegisters, nullptr, true},
 };
 constexpr const char* kTuningKeyList =
     "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, stream_split, stream_chunk, ablation, "
-    "b_per_row, "
-    "b_cols_per_wg, b_cols_per_item";
+    "b_cols_per_wg, b_cols_per_item, max_registers";
 
 }  // namespace
 
@@ -140,8 +141,9 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
     if (t.ablation && ablation == Ablation::refused)
         bad("ablation is for zp-chain-bench --ablation only (it removes work, so the results are wrong)");
     if (t.ablation && t.gemmTile != 2) bad("ablation needs gemm_tile=2");
-    if (t.bPerRow != 0 && t.bPerRow != 1) bad("b_per_row must be 0 (a column tile for every row) or 1 (per row)");
     if (t.bColsPerWorkGroup < 0 || t.bColsPerItem < 0) bad("b_cols_per_wg and b_cols_per_item must be >= 0");
+    if (t.maxRegisters != 0 && (t.maxRegisters < 16 || t.maxRegisters > 255))
+        bad("max_registers must be 0 (the compiler's choice) or 16 to 255");
     const KernelTuning b = t.forKernelFile("two_launch_b");
     if (b.colsPerItem < 2 || b.colsPerItem % 2) bad("B's cols_per_item (b_cols_per_item) must be even and at least 2");
     if (b.colsPerWorkGroup % b.colsPerItem)
@@ -157,15 +159,13 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
 }
 
 KernelTuning KernelTuning::recommendedFor(const ze::DeviceInfo& device) {
-    constexpr std::uint32_t kNvidiaVendorId = 0x10de;
     // docs/perf.md "The stream tile": on the H200 the stream tile (16 work-items of one lane per
     // column, 4 columns each, the byte-offset table decode) beats the block tile on 17 of the 20
-    // (variant, pattern) cells of the sweep; kernel B of two_launch / one_launch split over the
-    // token rows.
+    // (variant, pattern) cells of the sweep.
     if (device.isZecl() && device.isGpu() && device.props.vendorId == kNvidiaVendorId)
         return parse(
-            "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=1,stream_split=16,stream_chunk=128,e2m1_decode=4,"
-            "b_per_row=1");
+            "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=1,stream_split=16,stream_chunk=128,e2m1_decode="
+            "4");
     return {};
 }
 
@@ -250,6 +250,10 @@ KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& d
         throw UnsupportedDevice("kernel tuning " + tuning_.describe() + " needs the zecl source bundle, but device '" +
                                 device.name() + "' gets " + choice_.why + ", built with the packaged defaults (" +
                                 KernelTuning{}.describe() + ")");
+    if (tuning_.maxRegisters && !(device.isZecl() && device.isGpu() && device.props.vendorId == kNvidiaVendorId))
+        throw UnsupportedDevice("kernel tuning max_registers=" + std::to_string(tuning_.maxRegisters) +
+                                " is NVIDIA's OpenCL compiler option -cl-nv-maxrregcount; device '" + device.name() +
+                                "' is not an NVIDIA GPU under zecl");
 }
 
 const ze::Module& KernelModules::module(const std::string& kernelFile) {
@@ -267,7 +271,8 @@ const ze::Module& KernelModules::module(const std::string& kernelFile) {
     // they differ from the packaged ones (zecl appends them to the bundle's own options).
     // Never -cl-mad-enable / -cl-fast-relaxed-math (CONTRACT §2).
     const KernelTuning tiles = tuning_.forKernelFile(kernelFile);
-    const std::string flags = tiles.isPackaged() ? std::string() : tiles.buildOptions();
+    std::string flags = tiles.isPackaged() ? std::string() : tiles.buildOptions();
+    if (tiles.maxRegisters) flags += " -cl-nv-maxrregcount=" + std::to_string(tiles.maxRegisters);
     return modules_.emplace(kernelFile, ze::Module::create(*context_, device_, format, a->bytes, flags)).first->second;
 }
 
@@ -400,22 +405,22 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
                 {b.topkIds,     b.hidden,   b.w1Blocks, b.w1Scales, b.silu, b.act,  b.routeInfo,
                  b.compactRows, b.routeRow, b.groups,   m,          k,      e,      c,
                  card,          h,          i,          L,          beta,   layout, routeTable});
-            // B: its own column tile (KernelTuning::forKernelFile), split over the rows with b_per_row.
+            // B: its own column tile (KernelTuning::forKernelFile); a work-group per (column tile,
+            // expert group), the tile's last one writing out.
             const KernelTuning tb = t.forKernelFile("two_launch_b");
             const std::uint32_t colsB = tb.colsPerWorkGroup;
             add("two_launch_b", "two_launch_b", {ZP_LANES, colsB / std::uint32_t(tb.colsPerItem), 1},
-                {ceilDiv(H, colsB), t.bPerRow ? M : 1u, 1},
-                {b.topkIds, b.topkWeights, b.act, b.w2Blocks, b.w2Scales, b.out, m, k, e, c, card, h, i, routeTable,
-                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * colsB}});
+                {ceilDiv(H, colsB), groupSlots, 1},
+                {b.topkIds, b.topkWeights, b.act, b.w2Blocks, b.w2Scales, b.y, b.tileDone, b.out, m, k, e, c, card, h,
+                 i, routeTable});
             break;
         }
         case probe::Variant::OneLaunch: {
             // kernels_cl/one_launch.cl: two_launch's A and B in one cooperative kernel. The grid
-            // asked for is the wider of A's (pair tile, expert group) units and B's column
-            // tiles; DeviceChain caps it at the suggested cooperative count.
+            // asked for is the wider of A's (pair tile, expert group) units and B's (column tile,
+            // expert group) units; DeviceChain caps it at the suggested cooperative count.
             const ze::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
-            const std::uint32_t most =
-                std::max(ceilDiv(I, pairs) * groupSlots, ceilDiv(H, cols) * (t.bPerRow ? M : 1u));
+            const std::uint32_t most = std::max(ceilDiv(I, pairs), ceilDiv(H, cols)) * groupSlots;
             add("one_launch", "one_launch", gemm, {most, 1, 1},
                 {b.topkIds,
                  b.topkWeights,
@@ -426,6 +431,8 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
                  b.act,
                  b.w2Blocks,
                  b.w2Scales,
+                 b.y,
+                 b.tileDone,
                  b.out,
                  b.routeInfo,
                  b.compactRows,
@@ -442,8 +449,7 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
                  L,
                  beta,
                  layout,
-                 routeTable,
-                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * cols}});
+                 routeTable});
             p.launches.back().cooperative = true;
             break;
         }
@@ -498,6 +504,8 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     topkWeights_ = ze::DeviceBuffer<float>(context, device, routes);
     gridBarrier_ = ze::DeviceBuffer<std::uint32_t>(context, device, 2);
     gridBarrier_.fill(copies_, 0u);  // once: the barrier leaves its state reusable
+    tileDone_ = ze::DeviceBuffer<std::uint32_t>(context, device, H);
+    tileDone_.fill(copies_, 0u);  // once: kernel B's tiles leave their counts at zero
     silu_.upload(copies_, siluTable);
 
     ChainBuffers b;
@@ -519,6 +527,7 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     b.y = y_.data();
     b.out = out_.data();
     b.gridBarrier = gridBarrier_.data();
+    b.tileDone = tileDone_.data();
     plan_ = planChain(variant, shape, b, modules.tuning(), ids);
 
     for (const auto& l : plan_.launches) {

@@ -395,38 +395,47 @@ TEST(DeviceChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAsk
     EXPECT_EQ(l.groups.z, 1u);
 }
 
-TEST(DeviceChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTileAndOneRowOfGroupsPerTokenRow) {
+TEST(DeviceChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTileAndAGroupPerExpertGroup) {
     using zp::sched::KernelTuning;
     const auto s = reducedShape();
-    const auto t =
-        KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_per_row=1,b_cols_per_wg=8,b_cols_per_item=2");
+    const auto t = KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_cols_per_wg=8,b_cols_per_item=2");
     const auto plan = zp::sched::planChain(Variant::TwoLaunch, s, {}, t);
     ASSERT_EQ(plan.launches.size(), 2u);
     const auto& a = plan.launches[0];
     const auto& b = plan.launches[1];
+    const std::uint32_t groupSlots = std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
     EXPECT_EQ(a.group.y, 32u / 4);  // A keeps cols_per_wg / cols_per_item
     EXPECT_EQ(a.groups.x, (s.intermediate + 15) / 16);
     EXPECT_EQ(b.group.x, 16u);  // the 16 lanes of CONTRACT §4
     EXPECT_EQ(b.group.y, 8u / 2);
     EXPECT_EQ(b.groups.x, (s.hidden + 7) / 8);
-    EXPECT_EQ(b.groups.y, std::uint32_t(s.rows));  // b_per_row: a work-group per (column tile, token row)
+    EXPECT_EQ(b.groups.y, groupSlots);  // a work-group per (column tile, expert group), as gemm2
     // B's module is built with B's tile, every other file with the GEMM tile; b_cols_* are no -D.
     EXPECT_EQ(t.forKernelFile("two_launch_b").buildOptions(),
               "-DZP_GEMM_COLS_PER_WG=8 -DZP_GEMM_COLS_PER_ITEM=2 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
-              "-DZP_GEMM_TILE=1 -DZP_TL_B_PER_ROW=1");
+              "-DZP_GEMM_TILE=1");
     EXPECT_EQ(t.forKernelFile("two_launch_a").buildOptions(),
               "-DZP_GEMM_COLS_PER_WG=32 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
-              "-DZP_GEMM_TILE=1 -DZP_TL_B_PER_ROW=1");
+              "-DZP_GEMM_TILE=1");
     EXPECT_EQ(KernelTuning::parse(t.describe()), t);
-    // one_launch is one program (A's tile for B too): its grid asks for B's tiles x rows.
-    const auto one = zp::sched::planChain(Variant::OneLaunch, s, {}, KernelTuning::parse("b_per_row=1"));
+    // one_launch is one program (A's tile for B too): its grid asks for the wider of A's and B's units.
+    const auto one = zp::sched::planChain(Variant::OneLaunch, s, {}, {});
     const std::uint32_t cols = std::uint32_t(KernelTuning{}.colsPerWorkGroup);
-    const std::uint32_t unitsA =
-        (s.intermediate + cols / 2 - 1) / (cols / 2) * std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
-    EXPECT_EQ(one.launches[0].groups.x, std::max(unitsA, (s.hidden + cols - 1) / cols * s.rows));
-    // Without b_per_row: one work-group per column tile for every row, as before.
-    EXPECT_EQ(zp::sched::planChain(Variant::TwoLaunch, s, {}, {}).launches[1].groups.y, 1u);
-    EXPECT_THROW(KernelTuning::parse("b_per_row=2"), std::invalid_argument);
+    const std::uint32_t unitsA = (s.intermediate + cols / 2 - 1) / (cols / 2) * groupSlots;
+    EXPECT_EQ(one.launches[0].groups.x, std::max(unitsA, (s.hidden + cols - 1) / cols * groupSlots));
+    // Both read y and tile_done: the scratch and the per-tile counts of ChainBuffers.
+    zp::sched::ChainBuffers buffers;
+    int y = 0, counts = 0;
+    buffers.y = &y;
+    buffers.tileDone = &counts;
+    for (const auto& launch : {zp::sched::planChain(Variant::TwoLaunch, s, buffers, t).launches[1],
+                               zp::sched::planChain(Variant::OneLaunch, s, buffers, {}).launches[0]}) {
+        int seen = 0;
+        for (const auto& arg : launch.args)
+            if (const auto* p = std::get_if<const void*>(&arg)) seen += (*p == &y) + 2 * (*p == &counts);
+        EXPECT_EQ(seen, 3) << launch.kernel;
+    }
+    EXPECT_THROW(KernelTuning::parse("b_per_row=1"), std::invalid_argument);  // kernel B has one form
     EXPECT_THROW(KernelTuning::parse("b_cols_per_wg=6,b_cols_per_item=4"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("b_cols_per_item=3"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("b_cols_per_wg=-8"), std::invalid_argument);
@@ -494,8 +503,7 @@ TEST(DeviceChainPlan, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidi
     EXPECT_EQ(nvidia.gemmTile, 2);
     EXPECT_EQ(
         nvidia.describe(),
-        "cols_per_wg=64,cols_per_item=4,rows_per_pass=1,e2m1_decode=4,gemm_tile=2,stream_split=16,stream_chunk=128,"
-        "b_per_row=1");
+        "cols_per_wg=64,cols_per_item=4,rows_per_pass=1,e2m1_decode=4,gemm_tile=2,stream_split=16,stream_chunk=128");
     d.props.type = ZE_DEVICE_TYPE_CPU;  // PoCL
     EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
     d.props.type = ZE_DEVICE_TYPE_GPU;
@@ -702,18 +710,16 @@ const auto kShapes = ::testing::Values(
                    "rows_per_pass=3"},
     TwoLaunchShape{"m2_k6_c2_blocks_uneven", 2, 6, 2, zp::oracle::GateUpLayout::Split, true,
                    "gemm_tile=1,cols_per_wg=10,cols_per_item=2"},
-    // kernel B split over the token rows, with its own column tile
-    TwoLaunchShape{"m3_k5_c2_blocks_b_per_row", 3, 5, 2, zp::oracle::GateUpLayout::Split, false,
-                   "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_per_row=1,"
-                   "b_cols_per_wg=8"},
-    TwoLaunchShape{"m4_k8_c4_lanes_b_per_row", 4, 8, 4, zp::oracle::GateUpLayout::Interleaved, true,
-                   "b_per_row=1,b_cols_per_wg=4"},
+    // kernel B on a column tile of its own (two_launch; one_launch keeps A's)
+    TwoLaunchShape{"m3_k5_c2_blocks_b_tile", 3, 5, 2, zp::oracle::GateUpLayout::Split, false,
+                   "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_cols_per_wg=8"},
+    TwoLaunchShape{"m4_k8_c4_lanes_b_tile", 4, 8, 4, zp::oracle::GateUpLayout::Interleaved, true, "b_cols_per_wg=4"},
     TwoLaunchShape{"m1_k8_c2_blocks_b_uneven", 1, 8, 2, zp::oracle::GateUpLayout::Split, true,
-                   "gemm_tile=1,b_per_row=1,b_cols_per_wg=10,b_cols_per_item=2"},
-    // the stream tile, with kernel B per row on a column tile of its own
-    TwoLaunchShape{"m3_k5_c2_stream_b_per_row", 3, 5, 2, zp::oracle::GateUpLayout::Interleaved, true,
+                   "gemm_tile=1,b_cols_per_wg=10,b_cols_per_item=2"},
+    // the stream tile, kernel B on a column tile of its own
+    TwoLaunchShape{"m3_k5_c2_stream_b_tile", 3, 5, 2, zp::oracle::GateUpLayout::Interleaved, true,
                    "gemm_tile=2,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,stream_split=8,e2m1_decode=3,"
-                   "b_per_row=1,b_cols_per_wg=8"},
+                   "b_cols_per_wg=8"},
     TwoLaunchShape{"m4_k8_c4_stream_two_rows", 4, 8, 4, zp::oracle::GateUpLayout::Split, false,
                    "gemm_tile=2,cols_per_wg=16,cols_per_item=4,stream_split=8,stream_chunk=16"});
 
