@@ -164,9 +164,8 @@ struct Driver {
 
     // Cooperative launches of this driver run one at a time: two spinning grids sharing one
     // device (or PoCL's one thread pool behind several devices) could each wait for groups
-    // the other holds. The latest cooperative launch's event; the next one waits for it.
+    // the other holds. The queue of the latest cooperative launch; the next one waits for it.
     std::mutex cooperativeMutex;
-    cl_event lastCooperative = nullptr;
     cl_context lastCooperativeContext = nullptr;
     cl_command_queue lastCooperativeQueue = nullptr;  // retained; its own launches need no wait
 };
