@@ -1,22 +1,22 @@
-/* one_launch (issue 12): two_launch's A and B (common/zp_two_launch.h, the very same bodies) in
- * one persistent kernel with one device-wide barrier between them, for a cooperative launch
+/* one_launch: two_launch's A and B (common/zp_two_launch.h, the very same bodies) in one
+ * persistent kernel with one device-wide barrier between them, for a cooperative launch
  * (zeCommandListAppendLaunchCooperativeKernel) of at most zeKernelSuggestMaxCooperativeGroupCount
  * work-groups. The grid is whatever that count allows, not A's or B's grid, so every work-group
  * loops over the units of work: A's (pair tile, expert group) units u = wg, wg + n, ... < tiles
- * * G, then the barrier, then B's column tiles (with ZP_TL_B_PER_ROW: B's (column tile, token
- * row) units) the same way. Any grid of at least one group gives
- * the same bits (a unit's result does not depend on which group computes it).
+ * * G, then the barrier, then B's (column tile, expert group) units the same way (B's tiles
+ * complete themselves through tile_done, no second barrier). Any grid of at least one group
+ * gives the same bits (a unit's result does not depend on which group computes it).
  *
- * Every work-group derives the route table itself; group 0 stores it for the host.
+ * Every work-group derives the route table itself, once; group 0 stores it for the host.
  * Data crossing the barrier: only act (written by A units, read by B units). No group reads act
  * before the barrier, and a launch starts with no cached line of it, so no cache can hold a
  * stale copy; the barrier's fences order A's stores before the release and B's loads after
  * the acquire (zp_grid_barrier.h).
  *
- * grid_state: 2 uints, zeroed once when allocated (the barrier leaves them reusable).
- * Grid: (n, 1, 1) with 1 <= n <= the suggested count; n beyond max(tiles_a * min(M*K, E/C),
- * tiles_b (x M with ZP_TL_B_PER_ROW)) only idles. routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)];
- * y_tile: local ushort[M*K * ZP_GEMM_COLS_PER_WG]. */
+ * grid_state: 2 uints and tile_done: ceil(H / ZP_GEMM_COLS_PER_WG) uints, zeroed once when
+ * allocated (the kernel leaves them so). y: [M*K, H] scratch. Grid: (n, 1, 1) with 1 <= n <= the
+ * suggested count; n beyond max(tiles_a * min(M*K, E/C), tiles_b * max(1, min(M*K, E/C))) only
+ * idles. routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)]. */
 #include "common/zp_two_launch.h"
 #include "common/zp_grid_barrier.h"
 
@@ -36,13 +36,14 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
                                      global const ushort* hidden_x,                                         /* [M, H] */
                                      global const uchar* w1_blocks, global const uchar* w1_scales,
                                      global const ushort* silu, global ushort* act, /* [M*K, I] */
-                                     global const uchar* w2_blocks, global const uchar* w2_scales,
-                                     global ushort* out, /* [M, H] */
+                                     global const uchar* w2_blocks, global const uchar* w2_scales, global ushort* y,
+                                     volatile global uint* tile_done, global ushort* out, /* [M, H] */
                                      global int* route_info, global int* compact_rows, global int* route_row,
                                      global int* groups, volatile global uint* grid_state, int rows, int top_k,
                                      int experts, int cards, int card, int hidden, int intermediate, float limit,
-                                     float up_bias, int layout, local int* routes, local ushort* y_tile) {
+                                     float up_bias, int layout, local int* routes) {
     local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
+    local int last;
     const int wg = (int)get_group_id(0), n = (int)get_num_groups(0);
     const int mk = rows * top_k;
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
@@ -62,19 +63,14 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
 
     zp_grid_barrier(grid_state);
 
+    /* B's units u = g * tiles_b + tile, (tile, g) stepped as A's */
     const int tiles_b = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
-#if ZP_TL_B_PER_ROW
-    /* B's units u = m * tiles_b + tile, (tile, m) stepped as A's */
-    int m = wg / tiles_b, tile_b = wg - m * tiles_b;
-    const int step_m = n / tiles_b, step_tile_b = n - step_m * tiles_b;
-    for (int u = wg; u < tiles_b * rows; u += n) {
-        zp_tl_gemm2_gather_tile(routes, rows, top_k, tile_b, 1, m, act, w2_blocks, w2_scales, topk_weights, out, hidden,
-                                intermediate, y_tile, red);
-        zp_unit_step(&m, &tile_b, step_m, step_tile_b, tiles_b);
+    const int units_b = tiles_b * max(ZP_RT_COUNT_G(routes, mk), 1);
+    int g_b = wg / tiles_b, tile_b = wg - g_b * tiles_b;
+    const int step_g_b = n / tiles_b, step_tile_b = n - step_g_b * tiles_b;
+    for (int u = wg; u < units_b; u += n) {
+        zp_tl_gemm2_unit(routes, rows, top_k, tile_b, g_b, act, w2_blocks, w2_scales, y, tile_done, topk_weights, out,
+                         hidden, intermediate, &last, red);
+        zp_unit_step(&g_b, &tile_b, step_g_b, step_tile_b, tiles_b);
     }
-#else
-    for (int u = wg; u < tiles_b; u += n)
-        zp_tl_gemm2_gather_tile(routes, rows, top_k, u, 0, 0, act, w2_blocks, w2_scales, topk_weights, out, hidden,
-                                intermediate, y_tile, red);
-#endif
 }

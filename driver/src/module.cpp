@@ -1,6 +1,7 @@
 // Modules (source bundles or SPIR-V built by OpenCL) and kernels.
 #include "api.hpp"
 #include "objects.hpp"
+#include "ptxas_log.hpp"
 #include "spirv_args.hpp"
 
 #include <zecl/source_bundle.h>
@@ -267,13 +268,21 @@ ze_result_t cooperativeGroupLimit(const Kernel& k, uint32_t& groups) {
         case Device::Residency::ThreadPerGroup: groups = d.computeUnits; break;
         case Device::Residency::GpuCu: groups = d.computeUnits; break;
         case Device::Residency::NvidiaSm: {
-            // CL_KERNEL_WORK_GROUP_SIZE is what one SM's registers hold of this kernel, so
-            // that many threads, cut into groups of whole warps, fit an SM together. Local
-            // memory: CL_DEVICE_LOCAL_MEM_SIZE (the per-group 48 KiB) stands for the SM's
-            // larger pool. Both under-count (2048 threads, 228 KiB per SM on Hopper).
+            // Registers: with ptxas' count and the SM's register file, the warps whose
+            // registers (per thread rounded up to 8, per warp to 256) fit the file, in whole
+            // groups, and at most 1024 threads (the fewest per SM of NVIDIA GPUs since Turing);
+            // else CL_KERNEL_WORK_GROUP_SIZE, what the driver says one SM holds of this kernel
+            // (it may be the kernel's required size). Local memory: CL_DEVICE_LOCAL_MEM_SIZE
+            // (the per-group 48 KiB) stands for the SM's larger pool. All under-count (2048
+            // threads, 228 KiB per SM on Hopper), never over.
             const uint64_t warp = std::max<uint32_t>(1, d.simdWidth);
             const uint64_t warps = (size + warp - 1) / warp * warp;
             uint64_t perSm = std::max<uint64_t>(1, k.maxGroupSize / warps);
+            if (k.registers > 0 && d.registersPerSm > 0) {
+                const uint64_t perWarp = (uint64_t(k.registers + 7) / 8 * 8 * warp + 255) / 256 * 256;
+                const uint64_t byRegisters = d.registersPerSm / perWarp / (warps / warp);
+                perSm = std::max<uint64_t>(1, std::min<uint64_t>(byRegisters, 1024 / warps));
+            }
             if (local > 0) perSm = std::min<uint64_t>(perSm, d.localMemSize / local);
             perSm = std::clamp<uint64_t>(perSm, 1, 16);  // 16: the fewest resident blocks per SM of any CUDA GPU
             groups = uint32_t(std::min<uint64_t>(UINT32_MAX, perSm * d.computeUnits));
@@ -419,7 +428,10 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
             return dev->clVersion < 220 ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE : ZE_RESULT_ERROR_INVALID_ARGUMENT;
         }
     }
-    const std::string buildOptions = options + flags + " -cl-kernel-arg-info";
+    // On NVIDIA, ptxas' register counts for zeKernelSuggestMaxCooperativeGroupCount.
+    const bool ptxasLog =
+        dev->residency == Device::Residency::NvidiaSm && (options + flags).find("-cl-nv-verbose") == std::string::npos;
+    const std::string buildOptions = options + flags + " -cl-kernel-arg-info" + (ptxasLog ? " -cl-nv-verbose" : "");
 
     if (faultNow(Fault::Module)) {
         clReleaseProgram(program);
@@ -445,6 +457,12 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
         return e == CL_BUILD_PROGRAM_FAILURE || e == CL_INVALID_BUILD_OPTIONS ? ZE_RESULT_ERROR_MODULE_BUILD_FAILURE
                                                                               : fromCl(e);
     }
+    std::map<std::string, uint32_t> registers;
+    if (ptxasLog) {
+        std::string rest;
+        registers = ptxasRegisters(log, rest);
+        log = std::move(rest);
+    }
     log = diagnosticsOf(log);
     if (!ignoredIds.empty())
         log = "zecl: specialization constants ignored, the module declares no SpecId" + ignoredIds + "\n" + log;
@@ -466,6 +484,7 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
         m->native = makeIlContainer(options + flags, il, constants);
     }
     m->kernelNames = kernelNamesOf(program);
+    m->registers = std::move(registers);
     if (withAddresses) {
         m->globalAddressKernel = true;
         std::erase(m->kernelNames, std::string(kGlobalAddressKernel));
@@ -641,6 +660,7 @@ ze_result_t KernelCreate(ze_module_handle_t hModule, const ze_kernel_desc_t* des
         std::max<size_t>(1, kernelWgInfo<size_t>(k, dev, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE));
     kernel->localMemSize = kernelWgInfo<cl_ulong>(k, dev, CL_KERNEL_LOCAL_MEM_SIZE);
     kernel->privateMemSize = kernelWgInfo<cl_ulong>(k, dev, CL_KERNEL_PRIVATE_MEM_SIZE);
+    if (auto r = m->registers.find(kernel->name); r != m->registers.end()) kernel->registers = r->second;
     size_t n = 0;
     if (clGetKernelInfo(k, CL_KERNEL_ATTRIBUTES, 0, nullptr, &n) == CL_SUCCESS && n > 1) {
         kernel->attributes.assign(n, '\0');

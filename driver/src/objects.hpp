@@ -124,6 +124,7 @@ struct Device {
     std::once_flag subGroupProbeOnce;
     uint32_t memoryBusWidth = 0;  // bits; 0 when nothing on the system says (see driver.cpp)
     uint32_t simdWidth = 1;
+    uint32_t registersPerSm = 0;  // NVIDIA (CL_DEVICE_REGISTERS_PER_BLOCK_NV): the SM's register file; 0 = unknown
     uint64_t timerResolutionNs = 1;
     bool hostUnifiedMemory = false;
     bool ecc = false;
@@ -136,8 +137,9 @@ struct Device {
     // zeKernelSuggestMaxCooperativeGroupCount (module.cpp, cooperativeGroupLimit):
     //   ThreadPerGroup: PoCL's pthread/cpu device: one worker thread per compute unit, and a
     //                   grid of at most that many groups gets one OS thread per group;
-    //   NvidiaSm:       NVIDIA GPU: groups per SM bounded by the kernel's work-group limit
-    //                   (its registers) and local memory, times the SMs;
+    //   NvidiaSm:       NVIDIA GPU: groups per SM bounded by the kernel's registers (ptxas'
+    //                   count where the build log has it, else its work-group limit), 1024
+    //                   threads and local memory, times the SMs;
     //   GpuCu:          another GPU: one group per compute unit;
     //   Single:         no promise beyond one group (Intel's CPU runtime runs groups as TBB
     //                   tasks, which TBB runs concurrently only as threads happen to be free).
@@ -162,9 +164,8 @@ struct Driver {
 
     // Cooperative launches of this driver run one at a time: two spinning grids sharing one
     // device (or PoCL's one thread pool behind several devices) could each wait for groups
-    // the other holds. The latest cooperative launch's event; the next one waits for it.
+    // the other holds. The queue of the latest cooperative launch; the next one waits for it.
     std::mutex cooperativeMutex;
-    cl_event lastCooperative = nullptr;
     cl_context lastCooperativeContext = nullptr;
     cl_command_queue lastCooperativeQueue = nullptr;  // retained; its own launches need no wait
 };
@@ -219,6 +220,7 @@ struct Module : OnDevice<Kind::Module> {
     std::vector<uint8_t> il;      // the SPIR-V the program was built from (IL or IL container), else empty
     std::vector<uint8_t> native;  // what zeModuleGetNativeBinary hands back (see module.cpp)
     std::vector<std::string> kernelNames;
+    std::map<std::string, uint32_t> registers;  // per kernel, from ptxas' build log (NVIDIA); absent = unknown
     // Program-scope globals found by the address kernel (spirv_args.hpp), where the device
     // has no cl_intel_global_variable_pointers; their addresses are read on first use.
     bool globalAddressKernel = false;
@@ -268,6 +270,7 @@ struct Kernel {
     size_t preferredMultiple = 1;
     cl_ulong localMemSize = 0;
     cl_ulong privateMemSize = 0;
+    uint32_t registers = 0;  // per work-item, from the module's build log; 0 = unknown
     std::string attributes;
     ze_kernel_indirect_access_flags_t indirect = 0;
 

@@ -60,14 +60,6 @@
 #define ZP_E2M1_DECODE 1
 #endif
 
-/* two_launch / one_launch kernel B (common/zp_two_launch.h): 0 = one work-group per column
- * tile for every token row, 1 = one per (column tile, token row m), walking only row m's
- * compact rows (M times the work-groups; a compact row shared by several token rows is
- * computed by each). Same bits either way. */
-#ifndef ZP_TL_B_PER_ROW
-#define ZP_TL_B_PER_ROW 0
-#endif
-
 /* Running sums per work-item: one per (column, row of the pass). */
 #define ZP_GEMM_ACC (ZP_GEMM_COLS_PER_ITEM * ZP_GEMM_ROWS_PER_PASS)
 /* paired_epilogue: gate/up column pairs per work-group (2 columns each). */

@@ -1,18 +1,18 @@
-/* two_launch's kernel bodies (issue 12): the whole chain in two launches, A then B, with no
- * route_compact, remap, swiglu or gather launch and no gate_up, a or y buffer. The bodies are
- * ZP_FN functions so that a persistent kernel (one_launch: A, a device-wide barrier, B) calls
- * the very same code; two_launch_a.cl / two_launch_b.cl are the two-launch wrappers.
+/* two_launch's kernel bodies: the whole chain in two launches, A then B, with no route_compact,
+ * remap, swiglu or gather launch and no gate_up or a buffer. The bodies are ZP_FN functions so
+ * that a persistent kernel (one_launch: A, a device-wide barrier, B) calls the very same code;
+ * two_launch_a.cl / two_launch_b.cl are the two-launch wrappers.
  *
  * Shapes as by-value arguments, as every kernel (README "Argument conventions"); MK = M * K.
  * Work-group: ZP_LANES x ZP_GEMM_ITEMS_Y work-items (ZP_GEMM_ATTRS), items =
  * ZP_LANES * ZP_GEMM_ITEMS_Y, lid = get_local_id(1) * ZP_LANES + get_local_id(0). Every body
  * must be called by every work-item of the work-group (barriers), with work-group-uniform
- * arguments. Tiles: ZP_GEMM_TILE 0 (lane tile) and 1 (block tile) both, every tuning knob.
+ * arguments. Every tile (ZP_GEMM_TILE 0, 1, 2) and tuning knob.
  *
  * Local memory a work-group needs (the caller owns it; several bodies in a row may reuse it):
  *   routes  local int[ZP_ROUTE_SCRATCH_INTS(MK)]       the route table (zp_routes.h)
  *   red     local float[ZP_GEMM_RED_FLOATS]            the GEMM tile's (static in the wrappers)
- *   y_tile  local ushort[MK * ZP_GEMM_COLS_PER_WG]     B only: y of one column tile, every row
+ *   last    local int                                  B only: "this unit completed its tile"
  *
  * 1. zp_derive_routes(topk_ids, M, K, E, C, card, routes, lid, items) (zp_routes.h): EVERY
  *    work-group derives §5.1-5.2 itself into `routes` before A or B (it costs O(MK^2 / items)
@@ -28,29 +28,18 @@
  *    zp_gemm_paired.h), reading the rows' source rows of `hidden` directly (no remap). Returns
  *    at once when g >= G. act is [MK, I] in compact-row order; rows >= R are never written.
  *    two_launch's grid: (ceil(I / PAIRS), min(MK, E/C)), one unit per work-group.
- * 4. zp_tl_gemm2_gather_tile(routes, tile, per_row, m, ...), kernel B's unit of work. per_row a
- *    literal at every call (the unused path folds away):
- *    0: column tile `tile` (< ceil(H / ZP_GEMM_COLS_PER_WG)) of y for EVERY compact row (§5.6,
- *    all G groups in turn, into y_tile, never to global memory), then out[m][h] for every row
- *    m < M and the tile's columns h in §5.7's route order (rows without a local route get
- *    +0.0); m is unused. two_launch's grid: (ceil(H / COLS), 1).
- *    1 (build option ZP_TL_B_PER_ROW): the same for token row m only: y of row m's compact rows
- *    (its routes k in order, a within-row duplicate's row once, each a 1-row pass), then out
- *    row m. A compact row of an expert several token rows use is computed by each of their
- *    work-groups (its weight tile read once per row, as a rows_per_pass=1 build does anyway),
- *    so no y crosses work-groups; the bits are per_row 0's. two_launch's grid:
- *    (ceil(H / COLS), M): M times the work-groups, each walking K rows instead of all R (B is
- *    latency-bound on the H200: docs/perf.md "two_launch").
- *    Reads act, which every A unit must have finished (two_launch: the launch boundary;
- *    one_launch: the device-wide barrier, with act read past any stale cache).
+ * 4. zp_tl_gemm2_unit(routes, tile, g, ...), kernel B's unit of work: column tile `tile` of y
+ *    for expert group g's compact rows (the same units as gemm2's, so B has gemm2's
+ *    parallelism), to y [MK, H] in global memory; the tile's last unit to finish (a per-tile
+ *    count that resets itself) writes the tile's columns of out for every token row in §5.7's
+ *    route order. two_launch's grid: (ceil(H / COLS), max(1, min(MK, E/C))). Reads act, which
+ *    every A unit must have finished (two_launch: the launch boundary; one_launch: the
+ *    device-wide barrier; no group reads act before it, so no cache holds a stale line).
  *
  * Compact M2 at run time: an expert group with one compact row runs a 1-row specialisation of
  * the tile (nrows a literal 1: the dead rows' loads, fmas, lane sums and tree fold away), one
  * with more rows runs passes of up to ZP_GEMM_ROWS_PER_PASS rows, each weight block read once
- * per pass. The build knob rows_per_pass still sets the widest pass, and with it the kernel's
- * register allocation (one per kernel, the widest path's): on the H200's block tile a
- * rows_per_pass=2 build runs 1-row experts at the speed of a 2-row build, not of a 1-row one
- * (docs/perf.md, "two_launch"). */
+ * per pass. The build knob rows_per_pass sets the widest pass. */
 #ifndef ZP_TWO_LAUNCH_H
 #define ZP_TWO_LAUNCH_H
 
@@ -58,6 +47,7 @@
 #include "zp_routes.h"
 #include "zp_gemm.h"
 #include "zp_gemm_paired.h"
+#include "zp_grid_barrier.h"
 
 ZP_FN int zp_tl_lid(void) { return (int)(get_local_id(1) * ZP_LANES + get_local_id(0)); }
 #define ZP_TL_ITEMS (ZP_LANES * ZP_GEMM_ITEMS_Y)
@@ -87,63 +77,66 @@ ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int ti
                               count, silu, limit, up_bias, act, red);
 }
 
-/* out[m][h] for rows m0 <= m < m1 and the columns h of column tile `tile`, in §5.7's route
- * order, from y_tile (y of the tile's columns for every compact row r the routes of those rows
- * use, at y_tile[r * COLS + h - h0]); rows without a local route get +0.0. */
-ZP_FN void zp_tl_gather_rows(local const int* routes, int rows, int top_k, int m0, int m1, int tile,
-                             global const float* topk_weights, global ushort* out, int hidden,
-                             local const ushort* y_tile) {
-    local const int* cr_of = ZP_RT_CR(routes, rows * top_k);
+/* kernel B's unit of work: column tile `tile` (< ceil(H / ZP_GEMM_COLS_PER_WG)) of y (§5.6) for
+ * the compact rows of expert group g (< G), written to y [MK, H] like gemm2 (a group of one row
+ * by the 1-row body, wider groups by passes of ZP_GEMM_ROWS_PER_PASS rows: the weight tile read
+ * once per pass). tile_done[tile] counts the tile's finished units; the unit that finishes it
+ * last resets the count to 0 (the words are zeroed once when allocated and left so by every
+ * launch) and writes out[m][h] for every row m and the tile's columns h in §5.7's route order
+ * (rows without a local route get +0.0), reading the other units' y through ZP_GRID_SHARED (past
+ * any cache that is not coherent across compute units). With no local group (G == 0) unit
+ * (tile, 0) writes the tile's zeros at once; units g >= max(G, 1) return at once.
+ * last: a local int of the kernel's. Every work-item of the work-group calls it. */
+ZP_FN void zp_tl_gemm2_unit(local const int* routes, int rows, int top_k, int tile, int g,
+                            global const ushort* act, /* [MK, I] */
+                            global const uchar* w2_blocks, global const uchar* w2_scales,
+                            global ushort* y,                                                  /* [MK, H] */
+                            volatile global uint* tile_done, global const float* topk_weights, /* [M, K] */
+                            global ushort* out,                                                /* [M, H] */
+                            int hidden, int intermediate, local int* last, local float* red) {
+    const int mk = rows * top_k;
+    const int groups = ZP_RT_COUNT_G(routes, mk);
+    if (g >= max(groups, 1)) return;
+    int gather = 1; /* work-group-uniform */
+    if (groups > 0) {
+        local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g;
+        const int le = grp[0], first = grp[1], count = grp[2];
+        if (count == 1)
+            zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, 1, y, 0, 0, first, red);
+        else
+            zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, count, y, 0, 0, first,
+                          red);
+        /* The work-group's y stores, then its arrival (the fences as zp_grid_barrier's). */
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        if (zp_tl_lid() == 0) {
+            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            const int done = atomic_inc(&tile_done[tile]) + 1u == (uint)groups;
+            if (done) atomic_xchg(&tile_done[tile], 0u); /* nobody arrives at this tile again in this launch */
+            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            *last = done;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        gather = *last;
+        barrier(CLK_LOCAL_MEM_FENCE); /* every work-item has read it before a next unit writes it */
+    }
+    /* The gather as one loop whose trip count is 0 unless this unit gathers: written as
+     * `if (gather) for ...`, PoCL 3.1's build of one_launch overwrote host memory (heap
+     * corruption after the launch; no index out of range, and not with a printf in the loop). */
+    local const int* cr_of = ZP_RT_CR(routes, mk);
+    ZP_GRID_SHARED const ushort* ys = y;
     const int h0 = tile * ZP_GEMM_COLS_PER_WG;
-    for (int e = zp_tl_lid(); e < (m1 - m0) * ZP_GEMM_COLS_PER_WG; e += ZP_TL_ITEMS) {
-        const int dm = e / ZP_GEMM_COLS_PER_WG, j = e - dm * ZP_GEMM_COLS_PER_WG;
-        const int m = m0 + dm;
-        if (h0 + j >= hidden) continue;
+    const int gathered = gather ? rows * ZP_GEMM_COLS_PER_WG : 0;
+    for (int e = zp_tl_lid(); e < gathered; e += ZP_TL_ITEMS) {
+        const int m = e / ZP_GEMM_COLS_PER_WG, h = h0 + e - m * ZP_GEMM_COLS_PER_WG;
+        if (h >= hidden) continue;
         float acc = 0.0f;
         for (int k = 0; k < top_k; ++k) {
             const int r = cr_of[m * top_k + k];
             if (r < 0) continue;
-            acc = fma(topk_weights[m * top_k + k], zp_bf16_to_f32(y_tile[r * ZP_GEMM_COLS_PER_WG + j]), acc);
+            acc = fma(topk_weights[m * top_k + k], zp_bf16_to_f32(ys[(size_t)r * hidden + h]), acc);
         }
-        out[(size_t)m * hidden + h0 + j] = zp_f32_to_bf16(acc);
+        out[(size_t)m * hidden + h] = zp_f32_to_bf16(acc);
     }
-}
-
-ZP_FN void zp_tl_gemm2_gather_tile(local const int* routes, int rows, int top_k, int tile, int per_row, int m,
-                                   global const ushort* act, /* [MK, I] */
-                                   global const uchar* w2_blocks, global const uchar* w2_scales,
-                                   global const float* topk_weights, /* [M, K] */
-                                   global ushort* out,               /* [M, H] */
-                                   int hidden, int intermediate, local ushort* y_tile, local float* red) {
-    const int mk = rows * top_k;
-    if (per_row) {
-        /* row m's compact rows, one 1-row pass each, in k order */
-        local const int* rep = ZP_RT_REP(routes, mk);
-        local const int* crow = ZP_RT_ROWS(routes, mk);
-        for (int k = 0; k < top_k; ++k) {
-            const int i = m * top_k + k;
-            if (!rep[i]) continue; /* not local, or a duplicate of an earlier k of this row */
-            const int r = ZP_RT_CR(routes, mk)[i];
-            zp_gemm_group(w2_blocks, w2_scales, crow[ZP_ROW_WORDS * r], hidden, intermediate, tile, act, 0, r, 1, 0,
-                          y_tile, 1, r, red);
-        }
-    } else {
-        const int groups = ZP_RT_COUNT_G(routes, mk);
-        for (int g = 0; g < groups; ++g) {
-            local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g;
-            const int le = grp[0], first = grp[1], count = grp[2];
-            if (count == 1)
-                zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, 1, 0, y_tile, 1,
-                              first, red);
-            else
-                zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, count, 0, y_tile, 1,
-                              first, red);
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE); /* y_tile complete */
-    zp_tl_gather_rows(routes, rows, top_k, per_row ? m : 0, per_row ? m + 1 : rows, tile, topk_weights, out, hidden,
-                      y_tile);
-    barrier(CLK_LOCAL_MEM_FENCE); /* y_tile may be rewritten by the caller's next unit */
 }
 
 #endif

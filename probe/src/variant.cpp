@@ -25,8 +25,8 @@ Materialised materialised(Variant v) {
         case Variant::PairedEpilogue:
         case Variant::PairedDirect: return {false, true, true};
         case Variant::M1Oracle: return {false, false, false};
-        case Variant::TwoLaunch: return {false, true, false};
-        case Variant::OneLaunch: return {false, true, false};
+        case Variant::TwoLaunch:
+        case Variant::OneLaunch: return {false, true, true};
     }
     return {};
 }

@@ -101,22 +101,22 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
                 {b.topkIds,     b.hidden,   b.w1Blocks, b.w1Scales, b.silu, b.act,  b.routeInfo,
                  b.compactRows, b.routeRow, b.groups,   m,          k,      e,      c,
                  card,          h,          i,          L,          beta,   layout, routeTable});
-            // B: its own column tile (KernelTuning::forKernelFile), split over the rows with b_per_row.
+            // B: its own column tile (KernelTuning::forKernelFile); a work-group per (column tile,
+            // expert group), the tile's last one writing out.
             const KernelTuning tb = t.forKernelFile("two_launch_b");
             const std::uint32_t colsB = tb.colsPerWorkGroup;
             add("two_launch_b", "two_launch_b", {ZP_LANES, colsB / std::uint32_t(tb.colsPerItem), 1},
-                {ceilDiv(H, colsB), t.bPerRow ? M : 1u, 1},
-                {b.topkIds, b.topkWeights, b.act, b.w2Blocks, b.w2Scales, b.out, m, k, e, c, card, h, i, routeTable,
-                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * colsB}});
+                {ceilDiv(H, colsB), groupSlots, 1},
+                {b.topkIds, b.topkWeights, b.act, b.w2Blocks, b.w2Scales, b.y, b.tileDone, b.out, m, k, e, c, card, h,
+                 i, routeTable});
             break;
         }
         case probe::Variant::OneLaunch: {
             // kernels_cl/one_launch.cl: two_launch's A and B in one cooperative kernel. The grid
-            // asked for is the wider of A's (pair tile, expert group) units and B's column
-            // tiles; DeviceChain caps it at the suggested cooperative count.
+            // asked for is the wider of A's (pair tile, expert group) units and B's (column tile,
+            // expert group) units; DeviceChain caps it at the suggested cooperative count.
             const ze::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
-            const std::uint32_t most =
-                std::max(ceilDiv(I, pairs) * groupSlots, ceilDiv(H, cols) * (t.bPerRow ? M : 1u));
+            const std::uint32_t most = std::max(ceilDiv(I, pairs), ceilDiv(H, cols)) * groupSlots;
             add("one_launch", "one_launch", gemm, {most, 1, 1},
                 {b.topkIds,
                  b.topkWeights,
@@ -127,6 +127,8 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
                  b.act,
                  b.w2Blocks,
                  b.w2Scales,
+                 b.y,
+                 b.tileDone,
                  b.out,
                  b.routeInfo,
                  b.compactRows,
@@ -143,8 +145,7 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
                  L,
                  beta,
                  layout,
-                 routeTable,
-                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(routes) * cols}});
+                 routeTable});
             p.launches.back().cooperative = true;
             break;
         }

@@ -45,6 +45,8 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     topkWeights_ = ze::DeviceBuffer<float>(context, device, routes);
     gridBarrier_ = ze::DeviceBuffer<std::uint32_t>(context, device, 2);
     gridBarrier_.fill(copies_, 0u);  // once: the barrier leaves its state reusable
+    tileDone_ = ze::DeviceBuffer<std::uint32_t>(context, device, H);
+    tileDone_.fill(copies_, 0u);  // once: kernel B's tiles leave their counts at zero
     silu_.upload(copies_, siluTable);
 
     ChainBuffers b;
@@ -66,6 +68,7 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     b.y = y_.data();
     b.out = out_.data();
     b.gridBarrier = gridBarrier_.data();
+    b.tileDone = tileDone_.data();
     plan_ = planChain(variant, shape, b, modules.tuning(), ids);
 
     for (const auto& l : plan_.launches) {

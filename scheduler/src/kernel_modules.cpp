@@ -100,6 +100,11 @@ KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& d
         throw UnsupportedDevice("kernel tuning " + tuning_.describe() + " needs the zecl source bundle, but device '" +
                                 device.name() + "' gets " + choice_.why + ", built with the packaged defaults (" +
                                 KernelTuning{}.describe() + ")");
+    constexpr std::uint32_t kNvidiaVendorId = 0x10de;
+    if (tuning_.maxRegisters && !(device.isZecl() && device.isGpu() && device.props.vendorId == kNvidiaVendorId))
+        throw UnsupportedDevice("kernel tuning max_registers=" + std::to_string(tuning_.maxRegisters) +
+                                " is NVIDIA's OpenCL compiler option -cl-nv-maxrregcount; device '" + device.name() +
+                                "' is not an NVIDIA GPU under zecl");
 }
 
 const ze::Module& KernelModules::module(const std::string& kernelFile) {
@@ -117,7 +122,8 @@ const ze::Module& KernelModules::module(const std::string& kernelFile) {
     // they differ from the packaged ones (zecl appends them to the bundle's own options).
     // Never -cl-mad-enable / -cl-fast-relaxed-math (CONTRACT §2).
     const KernelTuning tiles = tuning_.forKernelFile(kernelFile);
-    const std::string flags = tiles.isPackaged() ? std::string() : tiles.buildOptions();
+    std::string flags = tiles.isPackaged() ? std::string() : tiles.buildOptions();
+    if (tiles.maxRegisters) flags += " -cl-nv-maxrregcount=" + std::to_string(tiles.maxRegisters);
     return modules_.emplace(kernelFile, ze::Module::create(*context_, device_, format, a->bytes, flags)).first->second;
 }
 

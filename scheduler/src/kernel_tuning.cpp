@@ -16,8 +16,8 @@ namespace zp::sched {
 static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG &&
                   KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
                   KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE &&
-                  KernelTuning{}.gemmTile == ZP_GEMM_TILE && KernelTuning{}.bPerRow == ZP_TL_B_PER_ROW &&
-                  KernelTuning{}.streamSplit == ZP_STREAM_SPLIT && KernelTuning{}.streamChunk == ZP_STREAM_CHUNK,
+                  KernelTuning{}.gemmTile == ZP_GEMM_TILE && KernelTuning{}.streamSplit == ZP_STREAM_SPLIT &&
+                  KernelTuning{}.streamChunk == ZP_STREAM_CHUNK,
               "KernelTuning's defaults must be the packaged kernels' (kernels_cl/abi/zp_abi.h)");
 
 namespace {
@@ -38,14 +38,13 @@ constexpr TuningKey kTuningKeys[] = {
     {"stream_split", &KernelTuning::streamSplit, "ZP_STREAM_SPLIT", true},
     {"stream_chunk", &KernelTuning::streamChunk, "ZP_STREAM_CHUNK", true},
     {"ablation", &KernelTuning::ablation, "ZP_STREAM_ABLATION", true},
-    {"b_per_row", &KernelTuning::bPerRow, "ZP_TL_B_PER_ROW", true},
     {"b_cols_per_wg", &KernelTuning::bColsPerWorkGroup, nullptr, true},
     {"b_cols_per_item", &KernelTuning::bColsPerItem, nullptr, true},
+    {"max_registers", &KernelTuning::maxRegisters, nullptr, true},
 };
 constexpr const char* kTuningKeyList =
     "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, stream_split, stream_chunk, ablation, "
-    "b_per_row, "
-    "b_cols_per_wg, b_cols_per_item";
+    "b_cols_per_wg, b_cols_per_item, max_registers";
 
 }  // namespace
 
@@ -94,8 +93,9 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
     if (t.ablation && ablation == Ablation::refused)
         bad("ablation is for zp-chain-bench --ablation only (it removes work, so the results are wrong)");
     if (t.ablation && t.gemmTile != 2) bad("ablation needs gemm_tile=2");
-    if (t.bPerRow != 0 && t.bPerRow != 1) bad("b_per_row must be 0 (a column tile for every row) or 1 (per row)");
     if (t.bColsPerWorkGroup < 0 || t.bColsPerItem < 0) bad("b_cols_per_wg and b_cols_per_item must be >= 0");
+    if (t.maxRegisters != 0 && (t.maxRegisters < 16 || t.maxRegisters > 255))
+        bad("max_registers must be 0 (the compiler's choice) or 16 to 255");
     const KernelTuning b = t.forKernelFile("two_launch_b");
     if (b.colsPerItem < 2 || b.colsPerItem % 2) bad("B's cols_per_item (b_cols_per_item) must be even and at least 2");
     if (b.colsPerWorkGroup % b.colsPerItem)
@@ -114,12 +114,11 @@ KernelTuning KernelTuning::recommendedFor(const ze::DeviceInfo& device) {
     constexpr std::uint32_t kNvidiaVendorId = 0x10de;
     // docs/perf.md "The stream tile": on the H200 the stream tile (16 work-items of one lane per
     // column, 4 columns each, the byte-offset table decode) beats the block tile on 17 of the 20
-    // (variant, pattern) cells of the sweep; kernel B of two_launch / one_launch split over the
-    // token rows.
+    // (variant, pattern) cells of the sweep.
     if (device.isZecl() && device.isGpu() && device.props.vendorId == kNvidiaVendorId)
         return parse(
-            "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=1,stream_split=16,stream_chunk=128,e2m1_decode=4,"
-            "b_per_row=1");
+            "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=1,stream_split=16,stream_chunk=128,e2m1_decode="
+            "4");
     return {};
 }
 

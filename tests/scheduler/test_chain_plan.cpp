@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "reduced_shape.hpp"
@@ -62,29 +63,38 @@ TEST(ChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAskingFor
     EXPECT_EQ(l.groups.z, 1u);
 }
 
-TEST(ChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTileAndOneRowOfGroupsPerTokenRow) {
+TEST(ChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTileAndAGroupPerExpertGroup) {
     using zp::sched::KernelTuning;
     const auto s = reducedShape();
-    const auto t =
-        KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_per_row=1,b_cols_per_wg=8,b_cols_per_item=2");
+    const auto t = KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_cols_per_wg=8,b_cols_per_item=2");
     const auto plan = zp::sched::planChain(Variant::TwoLaunch, s, {}, t);
     ASSERT_EQ(plan.launches.size(), 2u);
     const auto& a = plan.launches[0];
     const auto& b = plan.launches[1];
+    const std::uint32_t groupSlots = std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
     EXPECT_EQ(a.group.y, 32u / 4);  // A keeps cols_per_wg / cols_per_item
     EXPECT_EQ(a.groups.x, (s.intermediate + 15) / 16);
     EXPECT_EQ(b.group.x, 16u);  // the 16 lanes of CONTRACT §4
     EXPECT_EQ(b.group.y, 8u / 2);
     EXPECT_EQ(b.groups.x, (s.hidden + 7) / 8);
-    EXPECT_EQ(b.groups.y, std::uint32_t(s.rows));  // b_per_row: a work-group per (column tile, token row)
-    // one_launch is one program (A's tile for B too): its grid asks for B's tiles x rows.
-    const auto one = zp::sched::planChain(Variant::OneLaunch, s, {}, KernelTuning::parse("b_per_row=1"));
+    EXPECT_EQ(b.groups.y, groupSlots);  // a work-group per (column tile, expert group), as gemm2
+    // one_launch is one program (A's tile for B too): its grid asks for the wider of A's and B's units.
+    const auto one = zp::sched::planChain(Variant::OneLaunch, s, {}, {});
     const std::uint32_t cols = std::uint32_t(KernelTuning{}.colsPerWorkGroup);
-    const std::uint32_t unitsA =
-        (s.intermediate + cols / 2 - 1) / (cols / 2) * std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
-    EXPECT_EQ(one.launches[0].groups.x, std::max(unitsA, (s.hidden + cols - 1) / cols * s.rows));
-    // Without b_per_row: one work-group per column tile for every row, as before.
-    EXPECT_EQ(zp::sched::planChain(Variant::TwoLaunch, s, {}, {}).launches[1].groups.y, 1u);
+    const std::uint32_t unitsA = (s.intermediate + cols / 2 - 1) / (cols / 2) * groupSlots;
+    EXPECT_EQ(one.launches[0].groups.x, std::max(unitsA, (s.hidden + cols - 1) / cols * groupSlots));
+    // Both read y and tile_done: the scratch and the per-tile counts of ChainBuffers.
+    zp::sched::ChainBuffers buffers;
+    int y = 0, counts = 0;
+    buffers.y = &y;
+    buffers.tileDone = &counts;
+    for (const auto& launch : {zp::sched::planChain(Variant::TwoLaunch, s, buffers, t).launches[1],
+                               zp::sched::planChain(Variant::OneLaunch, s, buffers, {}).launches[0]}) {
+        int seen = 0;
+        for (const auto& arg : launch.args)
+            if (const auto* p = std::get_if<const void*>(&arg)) seen += (*p == &y) + 2 * (*p == &counts);
+        EXPECT_EQ(seen, 3) << launch.kernel;
+    }
 }
 
 TEST(ChainPlan, GivenThePairedEpilogue_WhenPlanned_ThenItKeepsTheBaselineGemm1WorkGroupCount) {

@@ -537,18 +537,16 @@ const auto kShapes = ::testing::Values(
                    "rows_per_pass=3"},
     TwoLaunchShape{"m2_k6_c2_blocks_uneven", 2, 6, 2, zp::oracle::GateUpLayout::Split, true,
                    "gemm_tile=1,cols_per_wg=10,cols_per_item=2"},
-    // kernel B split over the token rows, with its own column tile
-    TwoLaunchShape{"m3_k5_c2_blocks_b_per_row", 3, 5, 2, zp::oracle::GateUpLayout::Split, false,
-                   "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_per_row=1,"
-                   "b_cols_per_wg=8"},
-    TwoLaunchShape{"m4_k8_c4_lanes_b_per_row", 4, 8, 4, zp::oracle::GateUpLayout::Interleaved, true,
-                   "b_per_row=1,b_cols_per_wg=4"},
+    // kernel B on a column tile of its own (two_launch; one_launch keeps A's)
+    TwoLaunchShape{"m3_k5_c2_blocks_b_tile", 3, 5, 2, zp::oracle::GateUpLayout::Split, false,
+                   "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_cols_per_wg=8"},
+    TwoLaunchShape{"m4_k8_c4_lanes_b_tile", 4, 8, 4, zp::oracle::GateUpLayout::Interleaved, true, "b_cols_per_wg=4"},
     TwoLaunchShape{"m1_k8_c2_blocks_b_uneven", 1, 8, 2, zp::oracle::GateUpLayout::Split, true,
-                   "gemm_tile=1,b_per_row=1,b_cols_per_wg=10,b_cols_per_item=2"},
-    // the stream tile, with kernel B per row on a column tile of its own
-    TwoLaunchShape{"m3_k5_c2_stream_b_per_row", 3, 5, 2, zp::oracle::GateUpLayout::Interleaved, true,
+                   "gemm_tile=1,b_cols_per_wg=10,b_cols_per_item=2"},
+    // the stream tile, kernel B on a column tile of its own
+    TwoLaunchShape{"m3_k5_c2_stream_b_tile", 3, 5, 2, zp::oracle::GateUpLayout::Interleaved, true,
                    "gemm_tile=2,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,stream_split=8,e2m1_decode=3,"
-                   "b_per_row=1,b_cols_per_wg=8"},
+                   "b_cols_per_wg=8"},
     TwoLaunchShape{"m4_k8_c4_stream_two_rows", 4, 8, 4, zp::oracle::GateUpLayout::Split, false,
                    "gemm_tile=2,cols_per_wg=16,cols_per_item=4,stream_split=8,stream_chunk=16"});
 

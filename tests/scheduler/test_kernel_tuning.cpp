@@ -53,17 +53,20 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
 
 TEST(KernelTuning, GivenKernelBTiles_WhenAskedForEachFilesTiles_ThenTwoLaunchBGetsItsOwnColumnTile) {
     using zp::sched::KernelTuning;
-    const auto t =
-        KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_per_row=1,b_cols_per_wg=8,b_cols_per_item=2");
+    const auto t = KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_cols_per_wg=8,b_cols_per_item=2");
     // B's module is built with B's tile, every other file with the GEMM tile; b_cols_* are no -D.
     EXPECT_EQ(t.forKernelFile("two_launch_b").buildOptions(),
               "-DZP_GEMM_COLS_PER_WG=8 -DZP_GEMM_COLS_PER_ITEM=2 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
-              "-DZP_GEMM_TILE=1 -DZP_TL_B_PER_ROW=1");
+              "-DZP_GEMM_TILE=1");
     EXPECT_EQ(t.forKernelFile("two_launch_a").buildOptions(),
               "-DZP_GEMM_COLS_PER_WG=32 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
-              "-DZP_GEMM_TILE=1 -DZP_TL_B_PER_ROW=1");
+              "-DZP_GEMM_TILE=1");
     EXPECT_EQ(KernelTuning::parse(t.describe()), t);
-    EXPECT_THROW(KernelTuning::parse("b_per_row=2"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("b_per_row=1"), std::invalid_argument);  // kernel B has one form
+    EXPECT_EQ(KernelTuning::parse("max_registers=128").maxRegisters, 128);    // no -D: a compiler option
+    EXPECT_EQ(KernelTuning::parse("max_registers=128").buildOptions(), KernelTuning{}.buildOptions());
+    EXPECT_THROW(KernelTuning::parse("max_registers=8"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("max_registers=256"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("b_cols_per_wg=6,b_cols_per_item=4"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("b_cols_per_item=3"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("b_cols_per_wg=-8"), std::invalid_argument);
@@ -79,8 +82,7 @@ TEST(KernelTuning, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidiaGp
     EXPECT_EQ(nvidia.gemmTile, 2);
     EXPECT_EQ(
         nvidia.describe(),
-        "cols_per_wg=64,cols_per_item=4,rows_per_pass=1,e2m1_decode=4,gemm_tile=2,stream_split=16,stream_chunk=128,"
-        "b_per_row=1");
+        "cols_per_wg=64,cols_per_item=4,rows_per_pass=1,e2m1_decode=4,gemm_tile=2,stream_split=16,stream_chunk=128");
     d.props.type = ZE_DEVICE_TYPE_CPU;  // PoCL
     EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
     d.props.type = ZE_DEVICE_TYPE_GPU;

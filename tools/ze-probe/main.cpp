@@ -1199,7 +1199,7 @@ int main(int argc, char** argv) {
     app.add_option("--kernel-tuning", o.kernelTuning,
                    "GEMM tiles, built from the zecl source bundle, e.g. gemm_tile=1,cols_per_wg=32,cols_per_item=4 "
                    "(docs/perf.md; keys: cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, and for "
-                   "two_launch / one_launch's kernel B b_per_row, b_cols_per_wg, b_cols_per_item); "
+                   "two_launch's kernel B b_cols_per_wg, b_cols_per_item); "
                    "\"packaged\" = the packaged kernels (default: the device's recommended tiles, the packaged "
                    "ones except on NVIDIA GPUs)");
     app.add_option("--route-pattern", o.routePattern, "route pattern of CONTRACT §6, or all");

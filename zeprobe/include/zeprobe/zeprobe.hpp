@@ -134,7 +134,7 @@ struct DeviceOptions {
     std::string zeclPath{};
     // Kernel build knobs, "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1" (keys:
     // cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile; two_launch / one_launch's
-    // kernel B: b_per_row, b_cols_per_wg, b_cols_per_item); "packaged" = the packaged
+    // kernel B: b_cols_per_wg, b_cols_per_item); "packaged" = the packaged
     // kernels; empty = the tiles recommended for the device (the packaged ones except on NVIDIA
     // GPUs through zecl). Non-packaged values need a zecl device (source bundle).
     std::string kernelTuning{};

@@ -59,6 +59,7 @@ struct ChainBuffers {
     void* y = nullptr;            // bf16 [M*K, H]
     void* out = nullptr;          // bf16 [M, H]
     void* gridBarrier = nullptr;  // u32 [2], zeroed once: a cooperative kernel's device-wide barrier
+    void* tileDone = nullptr;     // u32 [H], zeroed once: kernel B's finished units per column tile
 };
 
 // The launches of `variant` (DESIGN.md "Chain variants") for kernels built with `tuning`,

@@ -101,6 +101,7 @@ private:
     ze::DeviceBuffer<std::int64_t> topkIds64_;                                              // Int64
     ze::DeviceBuffer<float> topkWeights_;
     ze::DeviceBuffer<std::uint32_t> gridBarrier_;
+    ze::DeviceBuffer<std::uint32_t> tileDone_;
     ChainPlan plan_;
     std::vector<ze::Kernel> kernels_;    // one per launch
     std::vector<ze::GroupCount> grids_;  // one per launch

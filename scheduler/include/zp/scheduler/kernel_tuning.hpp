@@ -26,14 +26,15 @@ struct KernelTuning {
     int streamChunk = 64;  // ZP_STREAM_CHUNK: stream tile, activation blocks staged in local memory at a time
     int ablation = 0;      // ZP_STREAM_ABLATION: stream tile, benchmarks only (results are wrong unless 0): 1 = no
                            // lane sums, 2 = no fma either, 3 = loads only
-    // two_launch / one_launch kernel B (kernels_cl/common/zp_two_launch.h):
-    int bPerRow = 0;  // ZP_TL_B_PER_ROW: 1 = a work-group per (column tile, token row) instead of per column tile
     // two_launch_b's own column tile (its module is built with these as ZP_GEMM_COLS_PER_WG /
     // _PER_ITEM); 0 = cols_per_wg / cols_per_item. one_launch is one program: it keeps A's tile.
     int bColsPerWorkGroup = 0;
     int bColsPerItem = 0;
+    // NVIDIA GPUs under zecl only: the most registers per work-item the OpenCL compiler may use
+    // (-cl-nv-maxrregcount); 0 = its choice.
+    int maxRegisters = 0;
 
-    // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0,gemm_tile=1,b_per_row=1,b_cols_per_wg=8";
+    // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0,gemm_tile=1,b_cols_per_wg=8";
     // keys left out keep the
     // defaults; "packaged" (or "") is the defaults. Throws std::invalid_argument naming the key and the value.
     // `ablation` (wrong results by design) is refused unless the caller is a benchmark that asks for it.
