@@ -100,8 +100,7 @@ KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& d
         throw UnsupportedDevice("kernel tuning " + tuning_.describe() + " needs the zecl source bundle, but device '" +
                                 device.name() + "' gets " + choice_.why + ", built with the packaged defaults (" +
                                 KernelTuning{}.describe() + ")");
-    constexpr std::uint32_t kNvidiaVendorId = 0x10de;
-    if (tuning_.maxRegisters && !(device.isZecl() && device.isGpu() && device.props.vendorId == kNvidiaVendorId))
+    if (tuning_.maxRegisters && !(device.isZecl() && device.isNvidiaGpu()))
         throw UnsupportedDevice("kernel tuning max_registers=" + std::to_string(tuning_.maxRegisters) +
                                 " is NVIDIA's OpenCL compiler option -cl-nv-maxrregcount; device '" + device.name() +
                                 "' is not an NVIDIA GPU under zecl");

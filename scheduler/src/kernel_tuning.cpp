@@ -111,11 +111,10 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
 }
 
 KernelTuning KernelTuning::recommendedFor(const ze::DeviceInfo& device) {
-    constexpr std::uint32_t kNvidiaVendorId = 0x10de;
     // docs/perf.md "The stream tile": on the H200 the stream tile (16 work-items of one lane per
     // column, 4 columns each, the byte-offset table decode) beats the block tile on 17 of the 20
     // (variant, pattern) cells of the sweep.
-    if (device.isZecl() && device.isGpu() && device.props.vendorId == kNvidiaVendorId)
+    if (device.isZecl() && device.isNvidiaGpu())
         return parse(
             "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=1,stream_split=16,stream_chunk=128,e2m1_decode="
             "4");

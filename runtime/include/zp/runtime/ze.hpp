@@ -180,6 +180,7 @@ struct DeviceInfo {
     bool isIntel() const noexcept { return kind == DriverKind::Intel; }
     bool isZecl() const noexcept { return kind == DriverKind::Zecl; }
     bool isGpu() const noexcept { return props.type == ZE_DEVICE_TYPE_GPU; }
+    bool isNvidiaGpu() const noexcept { return isGpu() && props.vendorId == 0x10de; }  // PCI vendor id
     uint32_t computeUnits() const noexcept;  // slices * subslices * EUs (zecl: CL compute units)
     uint64_t totalMemory() const noexcept;   // sum of memory[].totalSize
     bool supportsFp32Denorm() const noexcept { return (module.fp32flags & ZE_DEVICE_FP_FLAG_DENORM) != 0; }
