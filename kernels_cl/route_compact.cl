@@ -10,9 +10,11 @@
  * R / G are left as they were: consumers never read them. */
 #include "common/zp_routes.h"
 
-kernel __attribute__((reqd_work_group_size(ZP_ROUTE_COMPACT_WG, 1, 1))) void route_compact(
-    global const zp_topk_id_t* topk_ids, int rows, int top_k, int experts, int cards, int card, local int* scratch,
-    global int* route_info, global int* compact_rows, global int* route_row, global int* groups) {
+#define ZP_ROUTE_COMPACT_ATTRS ZP_REQD_GROUP_SIZE(ZP_ROUTE_COMPACT_WG, 1)
+
+kernel ZP_ROUTE_COMPACT_ATTRS void route_compact(global const zp_topk_id_t* topk_ids, int rows, int top_k, int experts,
+                                                 int cards, int card, local int* scratch, global int* route_info,
+                                                 global int* compact_rows, global int* route_row, global int* groups) {
     const int lid = get_local_id(0);
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, scratch, lid, ZP_ROUTE_COMPACT_WG);
     zp_store_routes(scratch, topk_ids, rows * top_k, experts, lid, ZP_ROUTE_COMPACT_WG, route_info, compact_rows,

@@ -375,6 +375,13 @@ Discovery& discovery() {
 
 void discover(ze_init_flags_t flags) {
     Discovery& disc = discovery();
+    // NVIDIA's OpenCL keeps compiled kernels in its JIT cache (~/.nv/ComputeCache); a build it
+    // serves from there runs no ptxas, so the build log has no register counts and
+    // zeKernelSuggestMaxCooperativeGroupCount falls back to CL_KERNEL_WORK_GROUP_SIZE, which a
+    // kernel's reqd_work_group_size pins (one_launch: 132 groups where ptxas' count gives 264).
+    // The cache is off for this process unless the application set CUDA_CACHE_DISABLE itself;
+    // read when NVIDIA's platform starts, so before the first OpenCL call.
+    setenv("CUDA_CACHE_DISABLE", "1", 0);
     cl_uint np = 0;
     if (clGetPlatformIDs(0, nullptr, &np) != CL_SUCCESS || np == 0) return;
     std::vector<cl_platform_id> platforms(np);

@@ -25,7 +25,16 @@
 #error "ZP_GEMM_COLS_PER_ITEM must be even and divide ZP_GEMM_COLS_PER_WG"
 #endif
 
-#define ZP_GEMM_ATTRS ZP_SG16 __attribute__((reqd_work_group_size(ZP_LANES, ZP_GEMM_ITEMS_Y, 1)))
-#define ZP_ELEMWISE_ATTRS __attribute__((reqd_work_group_size(ZP_ELEMWISE_WG, 1, 1)))
+/* The group size each kernel is launched with (the scheduler's plan); a launch with another
+ * fails. ZP_NO_REQD_GROUP_SIZE leaves the attribute out: NVIDIA's ptxas ignores a register cap
+ * (-cl-nv-maxrregcount, the max_registers tuning) on a kernel with a required size. */
+#ifdef ZP_NO_REQD_GROUP_SIZE
+#define ZP_REQD_GROUP_SIZE(x, y)
+#else
+#define ZP_REQD_GROUP_SIZE(x, y) __attribute__((reqd_work_group_size(x, y, 1)))
+#endif
+
+#define ZP_GEMM_ATTRS ZP_SG16 ZP_REQD_GROUP_SIZE(ZP_LANES, ZP_GEMM_ITEMS_Y)
+#define ZP_ELEMWISE_ATTRS ZP_REQD_GROUP_SIZE(ZP_ELEMWISE_WG, 1)
 
 #endif

@@ -122,7 +122,7 @@ const ze::Module& KernelModules::module(const std::string& kernelFile) {
     // Never -cl-mad-enable / -cl-fast-relaxed-math (CONTRACT §2).
     const KernelTuning tiles = tuning_.forKernelFile(kernelFile);
     std::string flags = tiles.isPackaged() ? std::string() : tiles.buildOptions();
-    if (tiles.maxRegisters) flags += " -cl-nv-maxrregcount=" + std::to_string(tiles.maxRegisters);
+    flags += tiles.nvidiaRegisterOptions();
     return modules_.emplace(kernelFile, ze::Module::create(*context_, device_, format, a->bytes, flags)).first->second;
 }
 

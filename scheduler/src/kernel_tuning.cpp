@@ -140,6 +140,11 @@ std::string KernelTuning::buildOptions() const {
             s += (s.empty() ? "-D" : " -D") + std::string(k.macro) + "=" + std::to_string(this->*(k.field));
     return s;
 }
+std::string KernelTuning::nvidiaRegisterOptions() const {
+    if (!maxRegisters) return {};
+    return " -cl-nv-maxrregcount=" + std::to_string(maxRegisters) + " -DZP_NO_REQD_GROUP_SIZE=1";
+}
+
 KernelTuning KernelTuning::forKernelFile(std::string_view kernelFile) const {
     KernelTuning t = *this;
     if (kernelFile == "two_launch_b" || kernelFile == "two_launch_b_i64") {

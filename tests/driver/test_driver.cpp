@@ -25,6 +25,14 @@ TEST_F(ZeclTest, GivenZecl_WhenDriverQueried_ThenApiVersionUuidAndVersionAreRepo
     EXPECT_EQ(ext.version, uint32_t(ZE_GLOBAL_OFFSET_EXP_VERSION_CURRENT));
 }
 
+// NVIDIA's JIT cache would serve builds without ptxas' register counts (the cooperative count):
+// zecl turns it off for its process before its first OpenCL call (unless already set).
+TEST_F(ZeclTest, GivenZeclInitialised_ThenNvidiasJitCacheIsOff) {
+    const char* v = std::getenv("CUDA_CACHE_DISABLE");
+    ASSERT_NE(v, nullptr) << "zecl did not set CUDA_CACHE_DISABLE";
+    EXPECT_STREQ(v, "1");  // ctest's environment does not set it
+}
+
 TEST_F(ZeclTest, GivenPoclDevices_WhenEnumerated_ThenOneZeDevicePerOpenClDevice) {
     auto cl = clDevices();
     EXPECT_EQ(z->devices.size(), cl.size());

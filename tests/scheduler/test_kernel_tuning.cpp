@@ -65,6 +65,11 @@ TEST(KernelTuning, GivenKernelBTiles_WhenAskedForEachFilesTiles_ThenTwoLaunchBGe
     EXPECT_THROW(KernelTuning::parse("b_per_row=1"), std::invalid_argument);  // kernel B has one form
     EXPECT_EQ(KernelTuning::parse("max_registers=128").maxRegisters, 128);    // no -D: a compiler option
     EXPECT_EQ(KernelTuning::parse("max_registers=128").buildOptions(), KernelTuning{}.buildOptions());
+    // NVIDIA's compiler option, with the required group size left out (ptxas ignores the cap on
+    // a kernel that has one); nothing without a cap.
+    EXPECT_EQ(KernelTuning::parse("max_registers=128").nvidiaRegisterOptions(),
+              " -cl-nv-maxrregcount=128 -DZP_NO_REQD_GROUP_SIZE=1");
+    EXPECT_EQ(KernelTuning{}.nvidiaRegisterOptions(), "");
     EXPECT_THROW(KernelTuning::parse("max_registers=8"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("max_registers=256"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("b_cols_per_wg=6,b_cols_per_item=4"), std::invalid_argument);

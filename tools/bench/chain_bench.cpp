@@ -90,6 +90,8 @@ struct Measured {
     std::string baseTuning;  // the tuning without its ablation stage
     bool correct = false;
     double chainUs = 0;
+    // --batch B: (B, median device us per chain replayed B times, median host wall us per chain)
+    std::vector<std::tuple<int, double, double>> replayedUs;
     std::vector<std::pair<std::string, double>> kernelUs;  // plan order, medians
 };
 
@@ -140,6 +142,7 @@ struct BenchOptions {
     std::vector<std::string> tunings, patterns = {"six_local", "same_typical", "disjoint_typical", "all_remote"},
                                       variants;
     int replays = 20, chainReps = 500, copyMib = 1024;
+    std::vector<int> batches;  // --batch: also time each chain replayed back to back B times
     ChainShape shape;
     bool quiet = false, ablation = false;
 };
@@ -282,6 +285,11 @@ private:
                    m.ablation  ? "ablation: not checked"
                    : m.correct ? "out bit-exact"
                                : "WRONG");
+        for (const auto& [B, us, hostUs] : m.replayedUs)
+            fmt::print(
+                "    replayed x{:<4} {:8.1f} us per chain (first start -> last end / B, as the gate times), host "
+                "{:.1f} us\n",
+                B, us, hostUs);
         for (std::size_t k = 0; k < chain.plan().launches.size(); ++k)
             if (chain.plan().launches[k].cooperative)
                 fmt::print(
@@ -315,6 +323,18 @@ private:
         m.chainUs = median(chainUs);
         for (std::size_t k = 0; k < perKernel.size(); ++k)
             m.kernelUs.push_back({chain.plan().launches[k].kernel, median(perKernel[k])});
+        // The gate's form: B executions in one list, back to back (DeviceChain::executeBatch).
+        for (int B : o_.batches) {
+            std::vector<double> us, hostUs;
+            chain.executeBatch(queue_, B);  // records the list
+            for (int r = 0; r < o_.replays; ++r) {
+                const auto t0 = std::chrono::steady_clock::now();
+                us.push_back(chain.executeBatch(queue_, B) / 1e3 / B);
+                hostUs.push_back(
+                    std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / B);
+            }
+            m.replayedUs.push_back({B, median(us), median(hostUs)});
+        }
     }
 
     // 3. launch cost: each tuning's recorded baseline chain appended --chain-reps times into one
@@ -420,6 +440,10 @@ int main(int argc, char** argv) {
     app.add_option("-n,--replays", o.replays, "timed replays per chain")->check(CLI::Range(1, 100000));
     app.add_option("--chain-reps", o.chainReps, "all_remote: chain copies in the launch-cost list")
         ->check(CLI::Range(1, 100000));
+    app.add_option("--batch", o.batches,
+                   "also time each chain replayed B times back to back in one list, as the gate's samples are "
+                   "(repeatable)")
+        ->check(CLI::Range(1, 4096));
     app.add_option("--copy-mib", o.copyMib, "size of the bandwidth copy in MiB")->check(CLI::Range(1, 16384));
     app.add_option("--hidden", o.shape.hidden, "H (smoke tests on slow devices; the goals are for the default)");
     app.add_option("--intermediate", o.shape.intermediate, "I");

@@ -109,10 +109,9 @@ int main(int argc, char** argv) {
             const char* text = src.c_str();
             cl_program prog = clCreateProgramWithSource(ctx, 1, &text, nullptr, &err);
             zp::bench::clCheck(err, "clCreateProgramWithSource");
-            const std::string options =
-                "-cl-std=CL1.2 -I " + dir + " " + tuning.forKernelFile(stem).buildOptions() +
-                (nvidia ? " -cl-nv-verbose" : "") +
-                (nvidia && tuning.maxRegisters ? " -cl-nv-maxrregcount=" + std::to_string(tuning.maxRegisters) : "");
+            const std::string options = "-cl-std=CL1.2 -I " + dir + " " + tuning.forKernelFile(stem).buildOptions() +
+                                        (nvidia ? " -cl-nv-verbose" : "") +
+                                        (nvidia ? tuning.nvidiaRegisterOptions() : "");
             if (clBuildProgram(prog, 1, &dev, options.c_str(), nullptr, nullptr) != CL_SUCCESS) {
                 fmt::print("| {} | BUILD FAILED | | | | | | | |\n", stem);
                 fmt::print(stderr, "{}: build failed:\n{}\n", stem, buildLog(prog, dev));

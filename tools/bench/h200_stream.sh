@@ -4,7 +4,7 @@
 # tile's recommended tiles on every variant and pattern, and the bitwise checks at the fastest
 # stream tiling (the 84 cases on every variant, the device-chain suite).
 # Stage first (bash scripts/h200/stage.sh), then run with carry [".dev"]:
-#   bash tools/bench/h200_stream.sh [report] [ablation] [sweep] [check] [gate]   (default: all but gate)
+#   bash tools/bench/h200_stream.sh [report] [ablation] [sweep] [check] [replay] [gate]   (default: all but replay, gate)
 # Writes $OUT/{gpu,regs,ablation,sweep,probe,dctest,gate}.txt. ZP_STREAM_TUNINGS replaces the tilings.
 cd "$(dirname "$0")/../.."  # the repository root
 . scripts/h200/setup.sh >/dev/null 2>&1
@@ -52,6 +52,14 @@ if has check; then
   ZP_KERNEL_TUNING="$best" timeout 120 $B/test_device_chain --gtest_brief=1 \
     --gtest_filter=-DeviceChainDefaultShape.*:Tilings/*:Shapes/* >"$OUT/dctest.txt" 2>&1
   echo "test_device_chain rc=$?"; tail -3 "$OUT/dctest.txt"
+fi
+if has replay; then  # single executions against the gate's back-to-back replays, per variant
+  rec=${stream[0]}
+  timeout 300 $B/zp-chain-bench -d zecl -n 10 -q --batch 4 --batch 16 --variant baseline --variant one_launch \
+    --variant two_launch --variant m1_oracle --pattern six_local --pattern same_typical --pattern all_remote \
+    --tuning "$rec" --tuning "${rec/rows_per_pass=1/rows_per_pass=2},max_registers=128" >"$OUT/replay.txt" 2>&1
+  echo "replay rc=$?" >>"$OUT/replay.txt"
+  grep -E "chain|replayed|rc=" "$OUT/replay.txt" | head -80
 fi
 if has gate; then
   timeout 300 $B/ze-probe --device zecl --route-pattern all --kernel-tuning "$best" --out "$OUT/gate" >"$OUT/gate.txt" 2>&1

@@ -46,6 +46,10 @@ struct KernelTuning {
     static KernelTuning recommendedFor(const ze::DeviceInfo& device);
     std::string describe() const;      // the same form
     std::string buildOptions() const;  // "-DZP_GEMM_COLS_PER_WG=8 ..."
+    // NVIDIA's OpenCL compiler only: max_registers as -cl-nv-maxrregcount, with the kernels'
+    // reqd_work_group_size left out (ZP_NO_REQD_GROUP_SIZE: ptxas ignores the cap on a kernel
+    // with a required size); "" when max_registers is 0.
+    std::string nvidiaRegisterOptions() const;
     // The tiles kernel file `kernelFile` is built with: two_launch_b gets B's column tile, every
     // other file these (b_cols_* then mean nothing to it and are cleared).
     KernelTuning forKernelFile(std::string_view kernelFile) const;
