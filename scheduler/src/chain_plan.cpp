@@ -9,7 +9,7 @@
 // host code includes).
 #include "zp_abi.h"
 
-namespace zp::sched {
+namespace zp::scheduler {
 
 namespace {
 
@@ -25,21 +25,21 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
     const std::uint32_t groupSlots = std::min<std::uint32_t>(routes, s.localExperts());
     const std::int32_t layout = s.layout == oracle::GateUpLayout::Interleaved ? 1 : 0;
     const std::uint32_t cols = t.colsPerWorkGroup, pairs = cols / 2;
-    const ze::GroupSize gemm{ZP_LANES, cols / std::uint32_t(t.colsPerItem), 1};
-    const ze::GroupSize elem{ZP_ELEMWISE_WG, 1, 1};
+    const runtime::GroupSize gemm{ZP_LANES, cols / std::uint32_t(t.colsPerItem), 1};
+    const runtime::GroupSize elem{ZP_ELEMWISE_WG, 1, 1};
     const std::int32_t h = s.hidden, i = s.intermediate, k = s.topK, m = s.rows;
     const std::int32_t e = s.experts, c = s.cards, card = s.card;
     const float L = s.swigluLimit, beta = s.swigluUpBias;
 
     ChainPlan p;
     p.idWidth = ids;
-    auto add = [&](std::string file, std::string kernel, ze::GroupSize g, ze::GroupCount n,
+    auto add = [&](std::string file, std::string kernel, runtime::GroupSize g, runtime::GroupCount n,
                    std::vector<KernelArg> args) {
         p.launches.push_back({kernelFileFor(file, ids), std::move(kernel), g, n, std::move(args)});
     };
     auto routeCompact = [&] {
         add("route_compact", "route_compact", {ZP_ROUTE_COMPACT_WG, 1, 1}, {1, 1, 1},
-            {b.topkIds, m, k, e, c, card, ze::LocalMem{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)},
+            {b.topkIds, m, k, e, c, card, runtime::LocalMem{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)},
              b.routeInfo, b.compactRows, b.routeRow, b.groups});
     };
     auto remap = [&] {
@@ -50,9 +50,9 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
         add("swiglu_bf16", "swiglu_bf16", elem, {ceilDiv(I, ZP_ELEMWISE_WG), routes, 1},
             {b.gateUp, b.silu, b.routeInfo, b.act, i, L, beta, layout});
     };
-    const ze::GroupCount gemm1Grid{ceilDiv(2 * I, cols), groupSlots, 1};
-    const ze::GroupCount pairedGrid{ceilDiv(I, pairs), groupSlots, 1};
-    const ze::GroupCount gemm2Grid{ceilDiv(H, cols), groupSlots, 1};
+    const runtime::GroupCount gemm1Grid{ceilDiv(2 * I, cols), groupSlots, 1};
+    const runtime::GroupCount pairedGrid{ceilDiv(I, pairs), groupSlots, 1};
+    const runtime::GroupCount gemm2Grid{ceilDiv(H, cols), groupSlots, 1};
     auto gemm1 = [&] {
         add("gemm1_mxfp4_m2", "gemm1_mxfp4_m2", gemm, gemm1Grid,
             {b.a, b.w1Blocks, b.w1Scales, b.routeInfo, b.groups, b.gateUp, h, i});
@@ -72,7 +72,7 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
             routeCompact(), remap(), gemm1();
             add("gemm2_mxfp4_m2_loader_fused", "gemm2_mxfp4_m2_loader_fused", gemm, gemm2Grid,
                 {b.gateUp, b.silu, b.w2Blocks, b.w2Scales, b.routeInfo, b.groups, b.y, h, i, L, beta, layout,
-                 ze::LocalMem{sizeof(std::uint16_t) * std::size_t(t.rowsPerPass) * I}});
+                 runtime::LocalMem{sizeof(std::uint16_t) * std::size_t(t.rowsPerPass) * I}});
             gather();
             break;
         case probe::Variant::SourceDirect:
@@ -96,7 +96,7 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
             break;
         case probe::Variant::TwoLaunch: {
             // kernels_cl/common/zp_two_launch.h: every work-group derives the routes itself.
-            const ze::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
+            const runtime::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
             add("two_launch_a", "two_launch_a", gemm, pairedGrid,
                 {b.topkIds,     b.hidden,   b.w1Blocks, b.w1Scales, b.silu, b.act,  b.routeInfo,
                  b.compactRows, b.routeRow, b.groups,   m,          k,      e,      c,
@@ -115,7 +115,7 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
             // kernels_cl/one_launch.cl: two_launch's A and B in one cooperative kernel. The grid
             // asked for is the wider of A's (pair tile, expert group) units and B's (column tile,
             // expert group) units; DeviceChain caps it at the suggested cooperative count.
-            const ze::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
+            const runtime::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
             const std::uint32_t most = std::max(ceilDiv(I, pairs), ceilDiv(H, cols)) * groupSlots;
             add("one_launch", "one_launch", gemm, {most, 1, 1},
                 {b.topkIds,
@@ -165,4 +165,4 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
     }
     return p;
 }
-}  // namespace zp::sched
+}  // namespace zp::scheduler

@@ -32,7 +32,7 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 // varies fastest, so put shape axes first).
 struct SessionCache {
     std::string device;
-    std::optional<sched::KernelTuning> tuning;
+    std::optional<scheduler::KernelTuning> tuning;
     std::string key;
     std::unique_ptr<DeviceSession> session;
     std::unique_ptr<oracle::LocalWeights> scratch;
