@@ -252,6 +252,205 @@ cl_int readGlobalAddresses(Module& m) {
     return e;
 }
 
+// What ModuleCreate makes of its input, read once and built from.
+struct ModuleInput {
+    bool isBundle = false;  // a zecl source bundle; else SPIR-V, given as such or in an IL container
+    std::string options;    // the input's own options (a bundle's or an IL container's)
+    std::vector<SpecConstant> constants;
+    std::string ignoredIds;  // specialization constant ids the module does not declare
+    std::span<const uint8_t> il;
+    std::optional<GlobalAddressModule> withAddresses;
+    std::vector<uint8_t> lowered;           // il with spec_constant marker values, where it has markers
+    std::span<const uint8_t> source;        // what is built: lowered or il
+    std::vector<SpecConstant> clConstants;  // the constants OpenCL sets (SpecId ones)
+    std::string loweredIds;
+};
+
+// The application's specialization constants for a module given as SPIR-V, each sized by the
+// module's declaration.
+ze_result_t takeSpecConstants(const ze_module_constants_t* pc, ModuleInput& in) {
+    auto sizes = pc && pc->numConstants ? spirvSpecConstantSizes(in.il) : std::map<uint32_t, uint32_t>{};
+    if (!sizes.empty() || (pc && pc->numConstants))
+        for (auto [id, bytes] : spirvSpecConstantMarkers(in.il)) sizes.emplace(id, bytes);
+    for (uint32_t i = 0; pc != nullptr && i < pc->numConstants; ++i) {
+        if (pc->pConstantValues[i] == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+        auto size = sizes.find(pc->pConstantIds[i]);
+        if (size == sizes.end()) {
+            // Not in the module: ignored, as Intel's driver does (the conformance suite
+            // passes ids its module lacks), and said in the build log.
+            in.ignoredIds += " " + std::to_string(pc->pConstantIds[i]);
+            continue;
+        }
+        auto* v = static_cast<const uint8_t*>(pc->pConstantValues[i]);
+        in.constants.push_back({pc->pConstantIds[i], size->second, std::vector<uint8_t>(v, v + size->second)});
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+// OpenCL C++ spec_constant markers (no SpecId; see spirv_args.hpp) take their values in the
+// module's initialisers; the rest go to clSetProgramSpecializationConstant.
+void lowerMarkerConstants(ModuleInput& in) {
+    in.clConstants = in.constants;
+    const auto markers = in.constants.empty() ? std::map<uint32_t, uint32_t>{} : spirvSpecConstantMarkers(in.il);
+    if (!markers.empty()) {
+        const auto declared = spirvSpecConstantSizes(in.il);
+        std::map<uint32_t, std::vector<uint8_t>> values;
+        in.clConstants.clear();
+        for (const SpecConstant& c : in.constants)
+            if (markers.count(c.id) && !declared.count(c.id))
+                values[c.id] = c.value;
+            else
+                in.clConstants.push_back(c);
+        in.lowered = spirvWithMarkerValues(in.il, values);
+        if (in.lowered.empty()) {
+            in.clConstants = in.constants;
+        } else {
+            for (const auto& [id, v] : values) in.loweredIds += " " + std::to_string(id);
+        }
+    }
+    in.source = in.lowered.empty() ? in.il : std::span<const uint8_t>(in.lowered);
+}
+
+// The OpenCL program of the module's input: from a source bundle's source, else from SPIR-V
+// (given as such or inside an IL container, which carries its build options and
+// specialization constants, so the rebuild is the same program).
+ze_result_t createProgram(const Context& ctx, const Device& dev, const ze_module_desc_t& desc,
+                          ze_module_build_log_handle_t* phBuildLog, ModuleInput& in, cl_program& program) {
+    auto* bytes = static_cast<const uint8_t*>(desc.pInputModule);
+    const bool native = desc.format == ZE_MODULE_FORMAT_NATIVE;
+    zecl_source_bundle_view view{};
+    IlContainerView container{};
+    in.isBundle = native && zecl_source_bundle_parse(desc.pInputModule, desc.inputSize, &view);
+    const bool isContainer = native && !in.isBundle && parseIlContainer({bytes, desc.inputSize}, container);
+    if (native && !in.isBundle && !isContainer) {
+        giveBuildLog(phBuildLog,
+                     "zecl: native module is neither a zecl source bundle (magic ZECLSRC1) nor a zecl IL container "
+                     "(magic ZECLSPV1, what zeModuleGetNativeBinary gives for a SPIR-V module)");
+        return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
+    }
+    cl_int e = CL_SUCCESS;
+    if (in.isBundle) {
+        in.options.assign(view.options, view.options_size);
+        const char* src = view.source;
+        size_t len = view.source_size;
+        program = clCreateProgramWithSource(ctx.cl, 1, &src, &len, &e);
+    } else {
+        if (isContainer) {
+            in.options = container.options;
+            in.il = container.il;
+            in.constants = container.constants;
+        } else {
+            in.il = {bytes, desc.inputSize};
+            if (const ze_result_t r = takeSpecConstants(desc.pConstants, in); r != ZE_RESULT_SUCCESS) return r;
+        }
+        if (!dev.ilSpirv) {
+            giveBuildLog(phBuildLog,
+                         "zecl: this OpenCL device accepts no SPIR-V (spirvVersionSupported = 0); "
+                         "use the source bundle (ZE_MODULE_FORMAT_NATIVE)");
+            return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+        }
+        lowerMarkerConstants(in);
+        // Without cl_intel_global_variable_pointers, a CPU device (whose global addresses
+        // zecl's copies can use) builds the module with the address kernel.
+        if (dev.type == ZE_DEVICE_TYPE_CPU && !deviceExtensionFunction(&dev, "cl_intel_global_variable_pointers",
+                                                                       "clGetDeviceGlobalVariablePointerINTEL"))
+            in.withAddresses = spirvWithGlobalAddressKernel(in.source);
+        const std::span<const uint8_t> built =
+            in.withAddresses ? std::span<const uint8_t>(in.withAddresses->spirv) : in.source;
+        program = clCreateProgramWithIL(ctx.cl, built.data(), built.size(), &e);
+    }
+    if (e != CL_SUCCESS) {
+        giveBuildLog(phBuildLog, "zecl: OpenCL refused the module input (error " + std::to_string(e) + ")");
+        return e == CL_INVALID_VALUE ? ZE_RESULT_ERROR_INVALID_NATIVE_BINARY : fromCl(e);
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+// Sets the program's specialization constants and builds it; on failure releases the program
+// and gives the build log. `log` is the build log of a program that built.
+ze_result_t buildProgram(const Context& ctx, const Device& dev, const std::string& buildOptions,
+                         ze_module_build_log_handle_t* phBuildLog, ModuleInput& in, cl_program& program,
+                         std::string& log) {
+    cl_int e = CL_SUCCESS;
+    for (const SpecConstant& c : in.clConstants) {
+        if ((e = setSpecConstant(program, &dev, c)) != CL_SUCCESS) {
+            clReleaseProgram(program);
+            giveBuildLog(phBuildLog, "zecl: clSetProgramSpecializationConstant(id " + std::to_string(c.id) +
+                                         ") failed with error " + std::to_string(e) +
+                                         (dev.clVersion < 220 ? " (it needs OpenCL 2.2 or later)" : ""));
+            return dev.clVersion < 220 ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE : ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        }
+    }
+    if (faultNow(Fault::Module)) {
+        clReleaseProgram(program);
+        giveBuildLog(phBuildLog, "zecl fault injection: module build failed on purpose (ZECL_FAULT)");
+        return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
+    }
+    e = clBuildProgram(program, 1, &dev.cl, buildOptions.c_str(), nullptr, nullptr);
+    if (e != CL_SUCCESS && in.withAddresses) {
+        // The module as given, should the added kernel be what the compiler refused.
+        clReleaseProgram(program);
+        in.withAddresses.reset();
+        program = clCreateProgramWithIL(ctx.cl, in.source.data(), in.source.size(), &e);
+        for (size_t i = 0; e == CL_SUCCESS && i < in.clConstants.size(); ++i)
+            e = setSpecConstant(program, &dev, in.clConstants[i]);
+        if (e == CL_SUCCESS) e = clBuildProgram(program, 1, &dev.cl, buildOptions.c_str(), nullptr, nullptr);
+    }
+    log = program ? programBuildLog(program, dev.cl) : std::string();
+    if (e != CL_SUCCESS) {
+        if (program) clReleaseProgram(program);
+        if (log.empty())
+            log = "zecl: clBuildProgram failed with error " + std::to_string(e) + " (options:" + buildOptions + ")";
+        giveBuildLog(phBuildLog, std::move(log));
+        return e == CL_BUILD_PROGRAM_FAILURE || e == CL_INVALID_BUILD_OPTIONS ? ZE_RESULT_ERROR_MODULE_BUILD_FAILURE
+                                                                              : fromCl(e);
+    }
+    return ZE_RESULT_SUCCESS;
+}
+
+// The build log the application gets: the compiler's diagnostics (less ptxas' register
+// counts, taken into `registers`) and what zecl did with the specialization constants.
+std::string moduleBuildLog(std::string log, bool ptxasLog, const ModuleInput& in,
+                           std::map<std::string, uint32_t>& registers) {
+    if (ptxasLog) {
+        std::string rest;
+        registers = ptxasRegisters(log, rest);
+        log = std::move(rest);
+    }
+    log = diagnosticsOf(log);
+    if (!in.ignoredIds.empty())
+        log = "zecl: specialization constants ignored, the module declares no SpecId" + in.ignoredIds + "\n" + log;
+    if (!in.loweredIds.empty())
+        log = "zecl: specialization constants" + in.loweredIds +
+              " set in the module's OpenCL C++ spec_constant initialisers (cl::__spirv::OpSpecConstant, no SpecId)\n" +
+              log;
+    return log;
+}
+
+Module* newModule(Context* ctx, Device* dev, const ze_module_desc_t& desc, cl_program program, const ModuleInput& in,
+                  const std::string& flags, std::map<std::string, uint32_t> registers) {
+    auto* m = new Module;
+    m->context = ctx;
+    m->device = dev;
+    m->program = program;
+    m->format = desc.format;
+    if (in.isBundle) {
+        auto* bytes = static_cast<const uint8_t*>(desc.pInputModule);
+        m->native.assign(bytes, bytes + desc.inputSize);
+    } else {
+        m->il.assign(in.il.begin(), in.il.end());
+        m->native = makeIlContainer(in.options + flags, in.il, in.constants);
+    }
+    m->kernelNames = kernelNamesOf(program);
+    m->registers = std::move(registers);
+    if (in.withAddresses) {
+        m->globalAddressKernel = true;
+        std::erase(m->kernelNames, std::string(kGlobalAddressKernel));
+        for (const SpirvGlobal& g : in.withAddresses->globals) m->globals.push_back({g.name, g.bytes, nullptr});
+    }
+    return m;
+}
+
 }  // namespace
 
 void noteLoaderApiVersion(ze_api_version_t version) { loaderApiVersion = version; }
@@ -326,170 +525,22 @@ ze_result_t ModuleCreate(ze_context_handle_t hContext, ze_device_handle_t hDevic
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
 
     const std::string flags = filterBuildFlags(desc->pBuildFlags);
-    std::string options;  // the input's own options (a bundle's or an IL container's)
-    std::vector<SpecConstant> constants;
-    std::string ignoredIds;  // specialization constant ids the module does not declare
-    std::span<const uint8_t> il;
-    std::optional<GlobalAddressModule> withAddresses;
-    std::vector<uint8_t> lowered;           // il with spec_constant marker values, where it has markers
-    std::span<const uint8_t> source;        // what is built: lowered or il
-    std::vector<SpecConstant> clConstants;  // the constants OpenCL sets (SpecId ones)
-    std::string loweredIds;
-    auto* in = static_cast<const uint8_t*>(desc->pInputModule);
-    cl_int e = CL_SUCCESS;
+    ModuleInput in;
     cl_program program = nullptr;
-    zecl_source_bundle_view view{};
-    IlContainerView container{};
-    const bool isBundle =
-        desc->format == ZE_MODULE_FORMAT_NATIVE && zecl_source_bundle_parse(desc->pInputModule, desc->inputSize, &view);
-    const bool isContainer =
-        desc->format == ZE_MODULE_FORMAT_NATIVE && !isBundle && parseIlContainer({in, desc->inputSize}, container);
-    if (desc->format == ZE_MODULE_FORMAT_NATIVE && !isBundle && !isContainer) {
-        giveBuildLog(phBuildLog,
-                     "zecl: native module is neither a zecl source bundle (magic ZECLSRC1) nor a zecl IL container "
-                     "(magic ZECLSPV1, what zeModuleGetNativeBinary gives for a SPIR-V module)");
-        return ZE_RESULT_ERROR_INVALID_NATIVE_BINARY;
-    }
-    if (isBundle) {
-        options.assign(view.options, view.options_size);
-        const char* src = view.source;
-        size_t len = view.source_size;
-        program = clCreateProgramWithSource(ctx->cl, 1, &src, &len, &e);
-    } else {
-        // SPIR-V, given as such or inside an IL container (which carries its build options
-        // and specialization constants, so the rebuild is the same program).
-        if (isContainer) {
-            options = container.options;
-            il = container.il;
-            constants = container.constants;
-        } else {
-            il = {in, desc->inputSize};
-            auto sizes = pc && pc->numConstants ? spirvSpecConstantSizes(il) : std::map<uint32_t, uint32_t>{};
-            if (!sizes.empty() || (pc && pc->numConstants))
-                for (auto [id, bytes] : spirvSpecConstantMarkers(il)) sizes.emplace(id, bytes);
-            for (uint32_t i = 0; pc != nullptr && i < pc->numConstants; ++i) {
-                if (pc->pConstantValues[i] == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-                auto size = sizes.find(pc->pConstantIds[i]);
-                if (size == sizes.end()) {
-                    // Not in the module: ignored, as Intel's driver does (the conformance suite
-                    // passes ids its module lacks), and said in the build log.
-                    ignoredIds += " " + std::to_string(pc->pConstantIds[i]);
-                    continue;
-                }
-                auto* v = static_cast<const uint8_t*>(pc->pConstantValues[i]);
-                constants.push_back({pc->pConstantIds[i], size->second, std::vector<uint8_t>(v, v + size->second)});
-            }
-        }
-        if (!dev->ilSpirv) {
-            giveBuildLog(phBuildLog,
-                         "zecl: this OpenCL device accepts no SPIR-V (spirvVersionSupported = 0); "
-                         "use the source bundle (ZE_MODULE_FORMAT_NATIVE)");
-            return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
-        }
-        // OpenCL C++ spec_constant markers (no SpecId; see spirv_args.hpp) take their values
-        // in the module's initialisers; the rest go to clSetProgramSpecializationConstant.
-        clConstants = constants;
-        const auto markers = constants.empty() ? std::map<uint32_t, uint32_t>{} : spirvSpecConstantMarkers(il);
-        if (!markers.empty()) {
-            const auto declared = spirvSpecConstantSizes(il);
-            std::map<uint32_t, std::vector<uint8_t>> values;
-            clConstants.clear();
-            for (const SpecConstant& c : constants)
-                if (markers.count(c.id) && !declared.count(c.id))
-                    values[c.id] = c.value;
-                else
-                    clConstants.push_back(c);
-            lowered = spirvWithMarkerValues(il, values);
-            if (lowered.empty()) {
-                clConstants = constants;
-            } else {
-                for (const auto& [id, v] : values) loweredIds += " " + std::to_string(id);
-            }
-        }
-        source = lowered.empty() ? il : std::span<const uint8_t>(lowered);
-        // Without cl_intel_global_variable_pointers, a CPU device (whose global addresses
-        // zecl's copies can use) builds the module with the address kernel.
-        if (dev->type == ZE_DEVICE_TYPE_CPU &&
-            !deviceExtensionFunction(dev, "cl_intel_global_variable_pointers", "clGetDeviceGlobalVariablePointerINTEL"))
-            withAddresses = spirvWithGlobalAddressKernel(source);
-        const std::span<const uint8_t> built = withAddresses ? std::span<const uint8_t>(withAddresses->spirv) : source;
-        program = clCreateProgramWithIL(ctx->cl, built.data(), built.size(), &e);
-    }
-    if (e != CL_SUCCESS) {
-        giveBuildLog(phBuildLog, "zecl: OpenCL refused the module input (error " + std::to_string(e) + ")");
-        return e == CL_INVALID_VALUE ? ZE_RESULT_ERROR_INVALID_NATIVE_BINARY : fromCl(e);
-    }
-    for (const SpecConstant& c : clConstants) {
-        if ((e = setSpecConstant(program, dev, c)) != CL_SUCCESS) {
-            clReleaseProgram(program);
-            giveBuildLog(phBuildLog, "zecl: clSetProgramSpecializationConstant(id " + std::to_string(c.id) +
-                                         ") failed with error " + std::to_string(e) +
-                                         (dev->clVersion < 220 ? " (it needs OpenCL 2.2 or later)" : ""));
-            return dev->clVersion < 220 ? ZE_RESULT_ERROR_UNSUPPORTED_FEATURE : ZE_RESULT_ERROR_INVALID_ARGUMENT;
-        }
-    }
+    if (const ze_result_t r = createProgram(*ctx, *dev, *desc, phBuildLog, in, program); r != ZE_RESULT_SUCCESS)
+        return r;
     // On NVIDIA, ptxas' register counts for zeKernelSuggestMaxCooperativeGroupCount.
-    const bool ptxasLog =
-        dev->residency == Device::Residency::NvidiaSm && (options + flags).find("-cl-nv-verbose") == std::string::npos;
-    const std::string buildOptions = options + flags + " -cl-kernel-arg-info" + (ptxasLog ? " -cl-nv-verbose" : "");
-
-    if (faultNow(Fault::Module)) {
-        clReleaseProgram(program);
-        giveBuildLog(phBuildLog, "zecl fault injection: module build failed on purpose (ZECL_FAULT)");
-        return ZE_RESULT_ERROR_MODULE_BUILD_FAILURE;
-    }
-    e = clBuildProgram(program, 1, &dev->cl, buildOptions.c_str(), nullptr, nullptr);
-    if (e != CL_SUCCESS && withAddresses) {
-        // The module as given, should the added kernel be what the compiler refused.
-        clReleaseProgram(program);
-        withAddresses.reset();
-        program = clCreateProgramWithIL(ctx->cl, source.data(), source.size(), &e);
-        for (size_t i = 0; e == CL_SUCCESS && i < clConstants.size(); ++i)
-            e = setSpecConstant(program, dev, clConstants[i]);
-        if (e == CL_SUCCESS) e = clBuildProgram(program, 1, &dev->cl, buildOptions.c_str(), nullptr, nullptr);
-    }
-    std::string log = program ? programBuildLog(program, dev->cl) : std::string();
-    if (e != CL_SUCCESS) {
-        if (program) clReleaseProgram(program);
-        if (log.empty())
-            log = "zecl: clBuildProgram failed with error " + std::to_string(e) + " (options:" + buildOptions + ")";
-        giveBuildLog(phBuildLog, std::move(log));
-        return e == CL_BUILD_PROGRAM_FAILURE || e == CL_INVALID_BUILD_OPTIONS ? ZE_RESULT_ERROR_MODULE_BUILD_FAILURE
-                                                                              : fromCl(e);
-    }
+    const bool ptxasLog = dev->residency == Device::Residency::NvidiaSm &&
+                          (in.options + flags).find("-cl-nv-verbose") == std::string::npos;
+    const std::string buildOptions = in.options + flags + " -cl-kernel-arg-info" + (ptxasLog ? " -cl-nv-verbose" : "");
+    std::string log;
+    if (const ze_result_t r = buildProgram(*ctx, *dev, buildOptions, phBuildLog, in, program, log);
+        r != ZE_RESULT_SUCCESS)
+        return r;
     std::map<std::string, uint32_t> registers;
-    if (ptxasLog) {
-        std::string rest;
-        registers = ptxasRegisters(log, rest);
-        log = std::move(rest);
-    }
-    log = diagnosticsOf(log);
-    if (!ignoredIds.empty())
-        log = "zecl: specialization constants ignored, the module declares no SpecId" + ignoredIds + "\n" + log;
-    if (!loweredIds.empty())
-        log = "zecl: specialization constants" + loweredIds +
-              " set in the module's OpenCL C++ spec_constant initialisers (cl::__spirv::OpSpecConstant, no SpecId)\n" +
-              log;
-    giveBuildLog(phBuildLog, std::move(log));
+    giveBuildLog(phBuildLog, moduleBuildLog(std::move(log), ptxasLog, in, registers));
 
-    auto* m = new Module;
-    m->context = ctx;
-    m->device = dev;
-    m->program = program;
-    m->format = desc->format;
-    if (isBundle) {
-        m->native.assign(in, in + desc->inputSize);
-    } else {
-        m->il.assign(il.begin(), il.end());
-        m->native = makeIlContainer(options + flags, il, constants);
-    }
-    m->kernelNames = kernelNamesOf(program);
-    m->registers = std::move(registers);
-    if (withAddresses) {
-        m->globalAddressKernel = true;
-        std::erase(m->kernelNames, std::string(kGlobalAddressKernel));
-        for (SpirvGlobal& g : withAddresses->globals) m->globals.push_back({std::move(g.name), g.bytes, nullptr});
-    }
+    Module* m = newModule(ctx, dev, *desc, program, in, flags, std::move(registers));
     publish(m);
     *phModule = reinterpret_cast<ze_module_handle_t>(m);
     return ZE_RESULT_SUCCESS;

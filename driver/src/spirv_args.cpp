@@ -138,42 +138,46 @@ std::vector<uint32_t> stringWords(std::string_view s) {
     return w;
 }
 
-}  // namespace
+// What spirvWithGlobalAddressKernel reads of a module's declarations (the words before its
+// first function): the exported CrossWorkgroup variables with their sizes, the types it can
+// reuse (0: not declared) and where the sections end.
+struct GlobalDeclarations {
+    std::vector<SpirvGlobal> globals;  // in declaration order
+    std::vector<uint32_t> ids;         // the globals' ids
+    uint32_t voidType = 0, ulongType = 0, ulongPtr = 0, fnType = 0;
+    size_t afterMemoryModel = 0, firstFunction = 0;
+    bool int64 = false;  // the module declares the Int64 capability
+};
 
-std::optional<GlobalAddressModule> spirvWithGlobalAddressKernel(std::span<const uint8_t> spirv) {
+std::optional<GlobalDeclarations> scanGlobalDeclarations(const std::vector<uint32_t>& w) {
     constexpr uint32_t kOpMemoryModel = 14, kOpCapability = 17, kOpTypeVoid = 19, kOpTypeBool = 20, kOpTypeInt = 21,
                        kOpTypeFloat = 22, kOpTypeVector = 23, kOpTypeArray = 28, kOpTypeStruct = 30,
-                       kOpTypeFunction = 33, kOpConstant = 43, kOpVariable = 59, kOpStore = 62, kOpPtrAccessChain = 67,
-                       kOpDecorate = 71, kOpConvertPtrToU = 117, kOpLabel = 248, kOpReturn = 253;
+                       kOpTypeFunction = 33, kOpConstant = 43, kOpVariable = 59, kOpDecorate = 71;
     constexpr uint32_t kCapabilityInt64 = 11, kDecorationLinkageAttributes = 41, kLinkageExport = 0;
-    std::vector<uint32_t> w = moduleWords(spirv);
-    if (w.empty()) return std::nullopt;
-
+    GlobalDeclarations d;
+    d.firstFunction = w.size();
     std::map<uint32_t, std::string> exported;  // id -> export name
     std::map<uint32_t, uint64_t> bytes, align, constants;
     std::map<uint32_t, uint32_t> pointee;                  // pointer type -> pointee type
     std::vector<std::pair<uint32_t, uint32_t>> variables;  // (id, pointer type) of CrossWorkgroup variables
-    uint32_t voidType = 0, ulongType = 0, ulongPtr = 0, fnType = 0;
-    size_t afterMemoryModel = 0, firstFunction = w.size();
-    bool int64 = false;
     for (size_t i = 5; i < w.size();) {
         const uint32_t count = w[i] >> 16, op = w[i] & 0xFFFF;
         if (count == 0 || i + count > w.size()) return std::nullopt;
         const uint32_t* ops = &w[i + 1];
         const size_t n = count - 1;
         if (op == kOpFunction) {
-            firstFunction = i;
+            d.firstFunction = i;
             break;
         }
-        if (op == kOpCapability && n >= 1 && ops[0] == kCapabilityInt64) int64 = true;
-        if (op == kOpMemoryModel) afterMemoryModel = i + count;
+        if (op == kOpCapability && n >= 1 && ops[0] == kCapabilityInt64) d.int64 = true;
+        if (op == kOpMemoryModel) d.afterMemoryModel = i + count;
         if (op == kOpDecorate && n >= 4 && ops[1] == kDecorationLinkageAttributes && ops[n - 1] == kLinkageExport)
             exported[ops[0]] = std::string(literalString(ops + 2, n - 3));
-        if (op == kOpTypeVoid && n >= 1) voidType = ops[0];
+        if (op == kOpTypeVoid && n >= 1) d.voidType = ops[0];
         if (op == kOpTypeBool && n >= 1) bytes[ops[0]] = align[ops[0]] = 1;
         if ((op == kOpTypeInt || op == kOpTypeFloat) && n >= 2) {
             bytes[ops[0]] = align[ops[0]] = ops[1] / 8;
-            if (op == kOpTypeInt && ops[1] == 64 && n >= 3 && ops[2] == 0) ulongType = ops[0];
+            if (op == kOpTypeInt && ops[1] == 64 && n >= 3 && ops[2] == 0) d.ulongType = ops[0];
         }
         if (op == kOpTypeVector && n >= 3 && bytes.count(ops[1])) {
             // OpenCL C: a 3-component vector takes the size and alignment of 4.
@@ -202,23 +206,39 @@ std::optional<GlobalAddressModule> spirvWithGlobalAddressKernel(std::span<const 
         if (op == kOpTypePointer && n >= 3) {
             pointee[ops[0]] = ops[2];
             bytes[ops[0]] = align[ops[0]] = 8;  // Physical64 (OpenCL's 64-bit addressing)
-            if (ops[1] == kStorageCrossWorkgroup && ops[2] == ulongType && ulongType) ulongPtr = ops[0];
+            if (ops[1] == kStorageCrossWorkgroup && ops[2] == d.ulongType && d.ulongType) d.ulongPtr = ops[0];
         }
-        if (op == kOpTypeFunction && n == 3 && voidType && ops[1] == voidType && ulongPtr && ops[2] == ulongPtr)
-            fnType = ops[0];
+        if (op == kOpTypeFunction && n == 3 && d.voidType && ops[1] == d.voidType && d.ulongPtr && ops[2] == d.ulongPtr)
+            d.fnType = ops[0];
         if (op == kOpVariable && n >= 3 && ops[2] == kStorageCrossWorkgroup) variables.push_back({ops[1], ops[0]});
         i += count;
     }
-    GlobalAddressModule out;
-    std::vector<uint32_t> ids;
     for (auto [id, type] : variables) {
         auto name = exported.find(id);
         if (name == exported.end()) continue;
         auto p = pointee.find(type);
-        out.globals.push_back({name->second, p != pointee.end() && bytes.count(p->second) ? bytes[p->second] : 0});
-        ids.push_back(id);
+        d.globals.push_back({name->second, p != pointee.end() && bytes.count(p->second) ? bytes[p->second] : 0});
+        d.ids.push_back(id);
     }
-    if (ids.empty() || afterMemoryModel == 0) return std::nullopt;
+    return d;
+}
+
+}  // namespace
+
+std::optional<GlobalAddressModule> spirvWithGlobalAddressKernel(std::span<const uint8_t> spirv) {
+    constexpr uint32_t kOpCapability = 17, kOpTypeVoid = 19, kOpTypeInt = 21, kOpTypeFunction = 33, kOpConstant = 43,
+                       kOpStore = 62, kOpPtrAccessChain = 67, kOpConvertPtrToU = 117, kOpLabel = 248, kOpReturn = 253;
+    constexpr uint32_t kCapabilityInt64 = 11;
+    std::vector<uint32_t> w = moduleWords(spirv);
+    if (w.empty()) return std::nullopt;
+    const std::optional<GlobalDeclarations> d = scanGlobalDeclarations(w);
+    if (!d || d->ids.empty() || d->afterMemoryModel == 0) return std::nullopt;
+    GlobalAddressModule out;
+    out.globals = d->globals;
+    const std::vector<uint32_t>& ids = d->ids;
+    uint32_t voidType = d->voidType, ulongType = d->ulongType, ulongPtr = d->ulongPtr, fnType = d->fnType;
+    const size_t afterMemoryModel = d->afterMemoryModel, firstFunction = d->firstFunction;
+    const bool int64 = d->int64;
 
     uint32_t bound = w[3];
     auto fresh = [&] { return bound++; };

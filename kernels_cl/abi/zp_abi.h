@@ -5,7 +5,7 @@
  * the kernels' own.
  *
  * The ZP_GEMM_* tile sizes and ZP_E2M1_DECODE are build options. The defaults here are what
- * the packaged SPIR-V and native binaries are built with; the host plan (zp::sched::
+ * the packaged SPIR-V and native binaries are built with; the host plan (zp::scheduler::
  * KernelTuning) may pick others at run time for the zecl source bundle, which it then
  * builds with the matching -D options. The kernels carry reqd_work_group_size, so a
  * mismatch fails at launch instead of computing garbage. Shapes are NOT build options:

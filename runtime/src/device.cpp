@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace ze {
+namespace zp::runtime {
 namespace {
 
 constexpr uint32_t kIntelVendorId = 0x8086;
@@ -222,7 +222,7 @@ DeviceInfo selectDevice(const std::string& spec) {
         std::string choices = "valid choices: \"\" (first Intel GPU, else first zecl device), \"intel\", \"zecl\"";
         if (!devices.empty()) choices += ", 0.." + std::to_string(devices.size() - 1);
         choices += "\n" + formatDeviceList(devices);
-        detail::throwError(ZE_RESULT_ERROR_INVALID_ARGUMENT, "ze::selectDevice", __FILE__, __LINE__,
+        detail::throwError(ZE_RESULT_ERROR_INVALID_ARGUMENT, "zp::runtime::selectDevice", __FILE__, __LINE__,
                            "device '" + spec + "': " + why + "; " + choices);
     };
 
@@ -273,11 +273,11 @@ std::string formatDeviceList() { return formatDeviceList(listDevices()); }
 
 GlobalTimestamps globalTimestamps(const DeviceInfo& device) {
     if (!device.device)
-        detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "ze::globalTimestamps", __FILE__, __LINE__,
+        detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "zp::runtime::globalTimestamps", __FILE__, __LINE__,
                            "DeviceInfo has no device handle; obtain it from listDevices()/selectDevice()");
     GlobalTimestamps t;
     ZE_CHECK(zeDeviceGetGlobalTimestamps(device.device, &t.host, &t.device));
     return t;
 }
 
-}  // namespace ze
+}  // namespace zp::runtime

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace ze {
+namespace zp::runtime {
 
 const char* resultName(ze_result_t code) noexcept {
 #define ZP_CASE(name) \
@@ -94,4 +94,4 @@ void checkRange(size_t offset, size_t count, size_t size, const char* what) {
 }
 }  // namespace detail
 
-}  // namespace ze
+}  // namespace zp::runtime

@@ -14,7 +14,7 @@
 
 namespace fs = std::filesystem;
 
-namespace ze {
+namespace zp::runtime {
 namespace {
 
 constexpr const char* kZeclLibrary = "libze_zecl.so";
@@ -68,12 +68,12 @@ std::optional<std::string> findIntelDriver() {
 std::optional<std::string> findZeclLibrary(std::optional<std::string> zeclPath) {
     if (zeclPath) {
         if (auto p = existingAbsolute(*zeclPath)) return p;
-        detail::throwError(ZE_RESULT_ERROR_INVALID_ARGUMENT, "ze::findZeclLibrary", __FILE__, __LINE__,
+        detail::throwError(ZE_RESULT_ERROR_INVALID_ARGUMENT, "zp::runtime::findZeclLibrary", __FILE__, __LINE__,
                            "zecl library '" + *zeclPath + "' does not exist; pass the path of libze_zecl.so");
     }
     if (const char* env = std::getenv("ZP_ZECL_PATH"); env && *env) {
         if (auto p = existingAbsolute(env)) return p;
-        detail::throwError(ZE_RESULT_ERROR_INVALID_ARGUMENT, "ze::findZeclLibrary", __FILE__, __LINE__,
+        detail::throwError(ZE_RESULT_ERROR_INVALID_ARGUMENT, "zp::runtime::findZeclLibrary", __FILE__, __LINE__,
                            std::string("ZP_ZECL_PATH='") + env +
                                "' does not name an existing file; point it at libze_zecl.so or unset it");
     }
@@ -95,7 +95,7 @@ std::string defaultAltDrivers(std::optional<std::string> zeclPath) {
         value += *zecl;
     }
     if (value.empty())
-        detail::throwError(ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE, "ze::defaultAltDrivers", __FILE__, __LINE__,
+        detail::throwError(ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE, "zp::runtime::defaultAltDrivers", __FILE__, __LINE__,
                            std::string("found neither ") + kIntelLibrary + " nor " + kZeclLibrary +
                                "; install the Intel compute runtime or set ZP_ZECL_PATH");
     return value;
@@ -136,4 +136,4 @@ void init(const InitOptions& options) {
     if (s.result != ZE_RESULT_SUCCESS) detail::throwError(s.result, "zeInit", __FILE__, __LINE__, s.extra);
 }
 
-}  // namespace ze
+}  // namespace zp::runtime

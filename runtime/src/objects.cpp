@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-namespace ze {
+namespace zp::runtime {
 namespace {
 
 // In intercept mode the loader dereferences handles before any driver sees them, so a null
@@ -20,7 +20,7 @@ H require(H handle, const char* what, const char* file, int line) {
 ze_device_handle_t requireDevice(const DeviceInfo& dev, const char* what) {
     if (dev.device == nullptr)
         detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, what, __FILE__, __LINE__,
-                           "DeviceInfo has no device handle; obtain it from ze::listDevices()/selectDevice()");
+                           "DeviceInfo has no device handle; obtain it from zp::runtime::listDevices()/selectDevice()");
     return dev.device;
 }
 
@@ -38,7 +38,7 @@ public:
         data_ = heap_.empty() ? inline_.data() : heap_.data();
         for (size_t i = 0; i < events.size(); ++i) {
             if (events[i] == nullptr)
-                detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "ze::Waits", __FILE__, __LINE__,
+                detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "zp::runtime::Waits", __FILE__, __LINE__,
                                    "wait list entry " + std::to_string(i) + " is a null Event*");
             data_[i] = events[i]->handle();
         }
@@ -85,7 +85,7 @@ struct Call {
 // ----------------------------------------------------------------------------------- Context
 
 Context::Context(ze_driver_handle_t driver) : driver_(driver) {
-    ZP_REQUIRE(driver, "ze::Context(driver)");
+    ZP_REQUIRE(driver, "zp::runtime::Context(driver)");
     ze_context_desc_t desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
     ZE_CHECK(zeContextCreate(driver, &desc, &handle_));
 }
@@ -101,15 +101,15 @@ Context& Context::operator=(Context&& o) noexcept {
 void Context::destroy() noexcept {
     if (handle_) zeContextDestroy(take(handle_));
 }
-ze_context_handle_t Context::handle() const { return ZP_REQUIRE(handle_, "ze::Context::handle"); }
+ze_context_handle_t Context::handle() const { return ZP_REQUIRE(handle_, "zp::runtime::Context::handle"); }
 
 // -------------------------------------------------------------------------------- Allocation
 
 Allocation Allocation::device(const Context& ctx, const DeviceInfo& dev, size_t bytes, size_t alignment) {
     ze_context_handle_t c = ctx.handle();
-    ze_device_handle_t d = requireDevice(dev, "ze::Allocation::device");
+    ze_device_handle_t d = requireDevice(dev, "zp::runtime::Allocation::device");
     if (bytes == 0)
-        detail::throwError(ZE_RESULT_ERROR_UNSUPPORTED_SIZE, "ze::Allocation::device", __FILE__, __LINE__,
+        detail::throwError(ZE_RESULT_ERROR_UNSUPPORTED_SIZE, "zp::runtime::Allocation::device", __FILE__, __LINE__,
                            "a device allocation of 0 bytes; ask for at least one element");
     ze_device_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
     Allocation a;
@@ -126,7 +126,7 @@ Allocation Allocation::device(const Context& ctx, const DeviceInfo& dev, size_t 
 Allocation Allocation::host(const Context& ctx, size_t bytes, size_t alignment) {
     ze_context_handle_t c = ctx.handle();
     if (bytes == 0)
-        detail::throwError(ZE_RESULT_ERROR_UNSUPPORTED_SIZE, "ze::Allocation::host", __FILE__, __LINE__,
+        detail::throwError(ZE_RESULT_ERROR_UNSUPPORTED_SIZE, "zp::runtime::Allocation::host", __FILE__, __LINE__,
                            "a host allocation of 0 bytes; ask for at least one element");
     ze_host_mem_alloc_desc_t desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
     Allocation a;
@@ -156,7 +156,7 @@ void Allocation::destroy() noexcept {
     context_ = nullptr;
     bytes_ = 0;
 }
-void* Allocation::data() const { return ZP_REQUIRE(ptr_, "ze::Allocation::data"); }
+void* Allocation::data() const { return ZP_REQUIRE(ptr_, "zp::runtime::Allocation::data"); }
 
 // ------------------------------------------------------------------------------------ Module
 
@@ -173,9 +173,9 @@ Module Module::fromSpirv(const Context& ctx, const DeviceInfo& dev, std::span<co
 Module Module::create(const Context& ctx, const DeviceInfo& dev, ze_module_format_t format,
                       std::span<const std::byte> bytes, const std::string& buildFlags) {
     ze_context_handle_t c = ctx.handle();
-    ze_device_handle_t d = requireDevice(dev, "ze::Module::create");
+    ze_device_handle_t d = requireDevice(dev, "zp::runtime::Module::create");
     if (bytes.empty())
-        detail::throwError(ZE_RESULT_ERROR_INVALID_SIZE, "ze::Module::create", __FILE__, __LINE__,
+        detail::throwError(ZE_RESULT_ERROR_INVALID_SIZE, "zp::runtime::Module::create", __FILE__, __LINE__,
                            "empty module input; pass the SPIR-V, native binary or source bundle bytes");
     ze_module_desc_t desc{};
     desc.stype = ZE_STRUCTURE_TYPE_MODULE_DESC;
@@ -220,7 +220,7 @@ Module& Module::operator=(Module&& o) noexcept {
 void Module::destroy() noexcept {
     if (handle_) zeModuleDestroy(take(handle_));
 }
-ze_module_handle_t Module::handle() const { return ZP_REQUIRE(handle_, "ze::Module::handle"); }
+ze_module_handle_t Module::handle() const { return ZP_REQUIRE(handle_, "zp::runtime::Module::handle"); }
 
 std::vector<std::string> Module::kernelNames() const {
     ze_module_handle_t h = handle();
@@ -270,7 +270,7 @@ Kernel& Kernel::operator=(Kernel&& o) noexcept {
 void Kernel::destroy() noexcept {
     if (handle_) zeKernelDestroy(take(handle_));
 }
-ze_kernel_handle_t Kernel::handle() const { return ZP_REQUIRE(handle_, "ze::Kernel::handle"); }
+ze_kernel_handle_t Kernel::handle() const { return ZP_REQUIRE(handle_, "zp::runtime::Kernel::handle"); }
 
 void Kernel::setArgRaw(uint32_t index, size_t size, const void* value) {
     const Call set = ZP_CALL(zeKernelSetArgumentValue(handle(), index, size, value));
@@ -312,9 +312,9 @@ ze_kernel_properties_t Kernel::properties() const {
 EventPool::EventPool(const Context& ctx, const DeviceInfo& dev, uint32_t count, EventPoolOptions options)
     : count_(count), options_(options) {
     ze_context_handle_t c = ctx.handle();
-    ze_device_handle_t d = requireDevice(dev, "ze::EventPool");
+    ze_device_handle_t d = requireDevice(dev, "zp::runtime::EventPool");
     if (count == 0)
-        detail::throwError(ZE_RESULT_ERROR_INVALID_SIZE, "ze::EventPool", __FILE__, __LINE__,
+        detail::throwError(ZE_RESULT_ERROR_INVALID_SIZE, "zp::runtime::EventPool", __FILE__, __LINE__,
                            "an event pool of 0 events; ask for at least one");
     ze_event_pool_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr, 0, count};
     if (options.hostVisible) desc.flags |= ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
@@ -335,14 +335,14 @@ void EventPool::destroy() noexcept {
     if (handle_) zeEventPoolDestroy(take(handle_));
     count_ = 0;
 }
-ze_event_pool_handle_t EventPool::handle() const { return ZP_REQUIRE(handle_, "ze::EventPool::handle"); }
+ze_event_pool_handle_t EventPool::handle() const { return ZP_REQUIRE(handle_, "zp::runtime::EventPool::handle"); }
 
 Event::Event(const EventPool& pool, uint32_t index, ze_event_scope_flags_t signalScope,
              ze_event_scope_flags_t waitScope) {
     ze_event_pool_handle_t p = pool.handle();
     if (index >= pool.count())
         detail::throwError(
-            ZE_RESULT_ERROR_INVALID_ARGUMENT, "ze::Event", __FILE__, __LINE__,
+            ZE_RESULT_ERROR_INVALID_ARGUMENT, "zp::runtime::Event", __FILE__, __LINE__,
             "event index " + std::to_string(index) + " outside the pool's " + std::to_string(pool.count()) + " events");
     ze_event_desc_t desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, index, signalScope, waitScope};
     ZE_CHECK(zeEventCreate(p, &desc, &handle_));
@@ -358,7 +358,7 @@ Event& Event::operator=(Event&& o) noexcept {
 void Event::destroy() noexcept {
     if (handle_) zeEventDestroy(take(handle_));
 }
-ze_event_handle_t Event::handle() const { return ZP_REQUIRE(handle_, "ze::Event::handle"); }
+ze_event_handle_t Event::handle() const { return ZP_REQUIRE(handle_, "zp::runtime::Event::handle"); }
 
 bool Event::hostSynchronize(uint64_t timeoutNs) const { return ZP_SYNC(zeEventHostSynchronize(handle(), timeoutNs)); }
 bool Event::isSignaled() const { return ZP_SYNC(zeEventQueryStatus(handle())); }
@@ -384,7 +384,9 @@ CommandListBase& CommandListBase::operator=(CommandListBase&& o) noexcept {
 void CommandListBase::destroy() noexcept {
     if (handle_) zeCommandListDestroy(take(handle_));
 }
-ze_command_list_handle_t CommandListBase::handle() const { return ZP_REQUIRE(handle_, "ze::CommandList::handle"); }
+ze_command_list_handle_t CommandListBase::handle() const {
+    return ZP_REQUIRE(handle_, "zp::runtime::CommandList::handle");
+}
 
 namespace {
 
@@ -426,8 +428,8 @@ void CommandListBase::barrier(Event* signal, Waits waits) {
 void CommandListBase::memoryCopy(void* dst, const void* src, size_t bytes, Event* signal, Waits waits) {
     ze_command_list_handle_t l = handle();
     if (!dst || !src)
-        detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "ze::CommandList::memoryCopy", __FILE__, __LINE__,
-                           std::string(dst ? "src" : "dst") + " is null");
+        detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "zp::runtime::CommandList::memoryCopy", __FILE__,
+                           __LINE__, std::string(dst ? "src" : "dst") + " is null");
     WaitHandles w(waits);
     ZE_CHECK(zeCommandListAppendMemoryCopy(l, dst, src, bytes, signalHandle(signal), w.count(), w.data()));
 }
@@ -436,8 +438,8 @@ void CommandListBase::memoryFill(void* dst, const void* pattern, size_t patternS
                                  Waits waits) {
     ze_command_list_handle_t l = handle();
     if (!dst || !pattern)
-        detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "ze::CommandList::memoryFill", __FILE__, __LINE__,
-                           std::string(dst ? "pattern" : "dst") + " is null");
+        detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "zp::runtime::CommandList::memoryFill", __FILE__,
+                           __LINE__, std::string(dst ? "pattern" : "dst") + " is null");
     WaitHandles w(waits);
     ZE_CHECK(
         zeCommandListAppendMemoryFill(l, dst, pattern, patternSize, bytes, signalHandle(signal), w.count(), w.data()));
@@ -446,15 +448,15 @@ void CommandListBase::memoryFill(void* dst, const void* pattern, size_t patternS
 void CommandListBase::writeGlobalTimestamp(uint64_t* dst, Event* signal, Waits waits) {
     ze_command_list_handle_t l = handle();
     if (!dst)
-        detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "ze::CommandList::writeGlobalTimestamp", __FILE__,
-                           __LINE__, "dst is null");
+        detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_POINTER, "zp::runtime::CommandList::writeGlobalTimestamp",
+                           __FILE__, __LINE__, "dst is null");
     WaitHandles w(waits);
     ZE_CHECK(zeCommandListAppendWriteGlobalTimestamp(l, dst, signalHandle(signal), w.count(), w.data()));
 }
 
 CommandList::CommandList(const Context& ctx, const DeviceInfo& dev, ze_command_list_flags_t flags) {
     ze_context_handle_t c = ctx.handle();
-    ze_device_handle_t d = requireDevice(dev, "ze::CommandList");
+    ze_device_handle_t d = requireDevice(dev, "zp::runtime::CommandList");
     ze_command_list_desc_t desc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, dev.computeQueueOrdinal(), flags};
     ZE_CHECK(zeCommandListCreate(c, d, &desc, &handle_));
 }
@@ -476,7 +478,7 @@ ze_command_queue_desc_t queueDesc(const DeviceInfo& dev, const QueueOptions& o) 
 
 ImmediateCommandList::ImmediateCommandList(const Context& ctx, const DeviceInfo& dev, QueueOptions options) {
     ze_context_handle_t c = ctx.handle();
-    ze_device_handle_t d = requireDevice(dev, "ze::ImmediateCommandList");
+    ze_device_handle_t d = requireDevice(dev, "zp::runtime::ImmediateCommandList");
     syncPool_ = EventPool(ctx, dev, 1, EventPoolOptions{.hostVisible = true, .kernelTimestamps = false});
     syncEvent_ = Event(syncPool_, 0);
     ze_command_queue_desc_t desc = queueDesc(dev, options);
@@ -517,7 +519,7 @@ void ImmediateCommandList::waitSignalled() {
 
 CommandQueue::CommandQueue(const Context& ctx, const DeviceInfo& dev, QueueOptions options) {
     ze_context_handle_t c = ctx.handle();
-    ze_device_handle_t d = requireDevice(dev, "ze::CommandQueue");
+    ze_device_handle_t d = requireDevice(dev, "zp::runtime::CommandQueue");
     ze_command_queue_desc_t desc = queueDesc(dev, options);
     ZE_CHECK(zeCommandQueueCreate(c, d, &desc, &handle_));
 }
@@ -532,7 +534,9 @@ CommandQueue& CommandQueue::operator=(CommandQueue&& o) noexcept {
 void CommandQueue::destroy() noexcept {
     if (handle_) zeCommandQueueDestroy(take(handle_));
 }
-ze_command_queue_handle_t CommandQueue::handle() const { return ZP_REQUIRE(handle_, "ze::CommandQueue::handle"); }
+ze_command_queue_handle_t CommandQueue::handle() const {
+    return ZP_REQUIRE(handle_, "zp::runtime::CommandQueue::handle");
+}
 
 void CommandQueue::execute(CommandList& list, Fence* fence) {
     CommandList* lists[] = {&list};
@@ -550,8 +554,8 @@ void CommandQueue::execute(std::span<CommandList* const> lists, Fence* fence) {
     }
     for (size_t i = 0; i < lists.size(); ++i) {
         if (!lists[i])
-            detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "ze::CommandQueue::execute", __FILE__, __LINE__,
-                               "list " + std::to_string(i) + " is a null CommandList*");
+            detail::throwError(ZE_RESULT_ERROR_INVALID_NULL_HANDLE, "zp::runtime::CommandQueue::execute", __FILE__,
+                               __LINE__, "list " + std::to_string(i) + " is a null CommandList*");
         handles[i] = lists[i]->handle();
     }
     if (lists.empty()) return;
@@ -578,9 +582,9 @@ Fence& Fence::operator=(Fence&& o) noexcept {
 void Fence::destroy() noexcept {
     if (handle_) zeFenceDestroy(take(handle_));
 }
-ze_fence_handle_t Fence::handle() const { return ZP_REQUIRE(handle_, "ze::Fence::handle"); }
+ze_fence_handle_t Fence::handle() const { return ZP_REQUIRE(handle_, "zp::runtime::Fence::handle"); }
 bool Fence::hostSynchronize(uint64_t timeoutNs) { return ZP_SYNC(zeFenceHostSynchronize(handle(), timeoutNs)); }
 bool Fence::isSignaled() const { return ZP_SYNC(zeFenceQueryStatus(handle())); }
 void Fence::reset() { ZE_CHECK(zeFenceReset(handle())); }
 
-}  // namespace ze
+}  // namespace zp::runtime

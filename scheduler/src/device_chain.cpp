@@ -11,9 +11,9 @@
 // host code includes).
 #include "zp_abi.h"
 
-namespace zp::sched {
+namespace zp::scheduler {
 
-DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& device, KernelModules& modules,
+DeviceChain::DeviceChain(const runtime::Context& context, const runtime::DeviceInfo& device, KernelModules& modules,
                          const oracle::ChainShape& shape, probe::Variant variant, const DeviceWeights& weights,
                          std::span<const oracle::bf16_t> siluTable, IdWidth ids)
     : context_(&context), device_(device), shape_(shape), variant_(variant), copies_(context, device) {
@@ -25,8 +25,8 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     if (siluTable.size() != 65536) throw std::invalid_argument("DeviceChain: the SiLU table must have 65536 entries");
 
     const std::size_t H = shape.hidden, I = shape.intermediate, M = shape.rows, routes = std::size_t(shape.maxRoutes());
-    auto u16 = [&](std::size_t n) { return ze::DeviceBuffer<std::uint16_t>(context, device, n); };
-    auto i32 = [&](std::size_t n) { return ze::DeviceBuffer<std::int32_t>(context, device, n); };
+    auto u16 = [&](std::size_t n) { return runtime::DeviceBuffer<std::uint16_t>(context, device, n); };
+    auto i32 = [&](std::size_t n) { return runtime::DeviceBuffer<std::int32_t>(context, device, n); };
     hidden_ = u16(M * H);
     silu_ = u16(65536);
     a_ = u16(routes * H);
@@ -35,17 +35,17 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     y_ = u16(routes * H);
     out_ = u16(M * H);
     if (ids == IdWidth::Int64)
-        topkIds64_ = ze::DeviceBuffer<std::int64_t>(context, device, routes);
+        topkIds64_ = runtime::DeviceBuffer<std::int64_t>(context, device, routes);
     else
         topkIds_ = i32(routes);
     routeInfo_ = i32(ZP_INFO_WORDS);
     compactRows_ = i32(routes * ZP_ROW_WORDS);
     routeRow_ = i32(routes);
     groups_ = i32(routes * ZP_GROUP_WORDS);
-    topkWeights_ = ze::DeviceBuffer<float>(context, device, routes);
-    gridBarrier_ = ze::DeviceBuffer<std::uint32_t>(context, device, 2);
+    topkWeights_ = runtime::DeviceBuffer<float>(context, device, routes);
+    gridBarrier_ = runtime::DeviceBuffer<std::uint32_t>(context, device, 2);
     gridBarrier_.fill(copies_, 0u);  // once: the barrier leaves its state reusable
-    tileDone_ = ze::DeviceBuffer<std::uint32_t>(context, device, H);
+    tileDone_ = runtime::DeviceBuffer<std::uint32_t>(context, device, H);
     tileDone_.fill(copies_, 0u);  // once: kernel B's tiles leave their counts at zero
     silu_.upload(copies_, siluTable);
 
@@ -72,17 +72,17 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
     plan_ = planChain(variant, shape, b, modules.tuning(), ids);
 
     for (const auto& l : plan_.launches) {
-        ze::Kernel kernel = modules.kernel(l.file, l.kernel);
+        runtime::Kernel kernel = modules.kernel(l.file, l.kernel);
         for (std::uint32_t a = 0; a < l.args.size(); ++a)
             std::visit([&](const auto& v) { kernel.setArg(a, v); }, l.args[a]);
         kernel.setGroupSize(l.group);
-        ze::GroupCount grid = l.groups;
+        runtime::GroupCount grid = l.groups;
         if (l.cooperative) {
             // Asked with the group size and local arguments set: they decide what stays resident.
             std::uint32_t suggested = 0;
             try {
                 suggested = kernel.suggestMaxCooperativeGroupCount();
-            } catch (const ze::Error& err) {
+            } catch (const runtime::Error& err) {
                 const ze_result_t why = err.code();
                 if (why != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE && why != ZE_RESULT_ERROR_UNSUPPORTED_SIZE &&
                     why != ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)
@@ -99,20 +99,20 @@ DeviceChain::DeviceChain(const ze::Context& context, const ze::DeviceInfo& devic
         grids_.push_back(grid);
         kernels_.push_back(std::move(kernel));
     }
-    timestampPool_ = ze::EventPool(context, device, static_cast<std::uint32_t>(plan_.launches.size()),
-                                   ze::EventPoolOptions{.hostVisible = true, .kernelTimestamps = true});
+    timestampPool_ = runtime::EventPool(context, device, static_cast<std::uint32_t>(plan_.launches.size()),
+                                        runtime::EventPoolOptions{.hostVisible = true, .kernelTimestamps = true});
     for (std::uint32_t n = 0; n < plan_.launches.size(); ++n) events_.emplace_back(timestampPool_, n);
-    list_ = ze::CommandList(context, device);
+    list_ = runtime::CommandList(context, device);
     record(list_, true);
     list_.close();
 }
 
-void DeviceChain::record(ze::CommandListBase& list, bool timestamps) {
+void DeviceChain::record(runtime::CommandListBase& list, bool timestamps) {
     for (std::size_t n = 0; n < kernels_.size(); ++n) {
         // Every launch reads what the previous one wrote: Level Zero orders nothing inside a
         // list without a barrier.
         if (n > 0) list.barrier();
-        ze::Event* signal = timestamps ? &events_[n] : nullptr;
+        runtime::Event* signal = timestamps ? &events_[n] : nullptr;
         if (plan_.launches[n].cooperative)
             list.launchCooperative(kernels_[n], grids_[n], signal);
         else
@@ -120,7 +120,7 @@ void DeviceChain::record(ze::CommandListBase& list, bool timestamps) {
     }
 }
 
-void DeviceChain::appendTo(ze::CommandListBase& list) { record(list, false); }
+void DeviceChain::appendTo(runtime::CommandListBase& list) { record(list, false); }
 
 void DeviceChain::uploadInputs(const oracle::ChainInputs& in, std::size_t ids) {
     const std::size_t M = shape_.rows, H = shape_.hidden, routes = std::size_t(shape_.maxRoutes());
@@ -161,13 +161,13 @@ void DeviceChain::setInputs(const oracle::ChainInputs& in, std::span<const std::
     lastIds_ = std::move(narrow);
 }
 
-void DeviceChain::execute(ze::CommandQueue& queue) {
+void DeviceChain::execute(runtime::CommandQueue& queue) {
     for (auto& e : events_) e.hostReset();
     queue.execute(list_);
     queue.synchronize();
 }
 
-double DeviceChain::executeBatch(ze::CommandQueue& queue, int times) {
+double DeviceChain::executeBatch(runtime::CommandQueue& queue, int times) {
     if (times < 1) throw std::invalid_argument("DeviceChain::executeBatch: times = " + std::to_string(times));
     if (kernels_.empty()) return 0;
     const auto clock = device_.kernelClock();
@@ -178,15 +178,15 @@ double DeviceChain::executeBatch(ze::CommandQueue& queue, int times) {
     }
     if (batchTimes_ != times) {
         if (batchStart_.empty()) {
-            batchPool_ = ze::EventPool(*context_, device_, 1,
-                                       ze::EventPoolOptions{.hostVisible = true, .kernelTimestamps = true});
+            batchPool_ = runtime::EventPool(*context_, device_, 1,
+                                            runtime::EventPoolOptions{.hostVisible = true, .kernelTimestamps = true});
             batchStart_.emplace_back(batchPool_, 0);
         }
-        batchList_ = ze::CommandList(*context_, device_);
+        batchList_ = runtime::CommandList(*context_, device_);
         for (int t = 0; t < times; ++t)
             for (std::size_t n = 0; n < kernels_.size(); ++n) {
                 if (t > 0 || n > 0) batchList_.barrier();
-                ze::Event* ev = t == 0 && n == 0 ? &batchStart_.front() : t == times - 1 ? &events_[n] : nullptr;
+                runtime::Event* ev = t == 0 && n == 0 ? &batchStart_.front() : t == times - 1 ? &events_[n] : nullptr;
                 // The grid record() launches: a cooperative launch keeps its co-resident grid (the
                 // plan's fixed grid would spin forever in the device-wide barrier).
                 if (plan_.launches[n].cooperative)
@@ -237,7 +237,7 @@ DeviceResults DeviceChain::results() {
     compactRows_.download(copies_, std::span<std::int32_t>(rows));
     for (std::size_t q = 0; q < R; ++q) r.compactRows.push_back({rows[q * ZP_ROW_WORDS], rows[q * ZP_ROW_WORDS + 1]});
     r.routeRow = routeRow_.download(copies_);
-    auto head = [&](const ze::DeviceBuffer<std::uint16_t>& buf, std::size_t cols) {
+    auto head = [&](const runtime::DeviceBuffer<std::uint16_t>& buf, std::size_t cols) {
         std::vector<std::uint16_t> v(R * cols);
         buf.download(copies_, std::span<std::uint16_t>(v));
         return v;
@@ -277,4 +277,4 @@ std::vector<KernelSpan> DeviceChain::kernelSpans() const {
     return spans;
 }
 
-}  // namespace zp::sched
+}  // namespace zp::scheduler

@@ -4,9 +4,9 @@
 #include <cctype>
 #include <utility>
 
-namespace zp::sched {
+namespace zp::scheduler {
 
-NoSuchDevice::NoSuchDevice(std::string spec, const ze::Error& cause)
+NoSuchDevice::NoSuchDevice(std::string spec, const runtime::Error& cause)
     : std::invalid_argument(cause.what()), spec_(std::move(spec)), cause_(cause) {}
 
 std::string NoSuchDevice::reason() const {
@@ -23,7 +23,7 @@ bool NoSuchDevice::wellFormed() const noexcept {
     return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
-ZeFailure classify(const ze::Error& error) noexcept {
+ZeFailure classify(const runtime::Error& error) noexcept {
     switch (error.code()) {
         case ZE_RESULT_ERROR_MODULE_BUILD_FAILURE:
         case ZE_RESULT_ERROR_MODULE_LINK_FAILURE:
@@ -38,4 +38,4 @@ ZeFailure classify(const ze::Error& error) noexcept {
     }
 }
 
-}  // namespace zp::sched
+}  // namespace zp::scheduler

@@ -1,19 +1,19 @@
 #include "zp/scheduler/device_setup.hpp"
 
-namespace zp::sched {
+namespace zp::scheduler {
 
-ze::DeviceInfo selectDevice(const std::string& spec) {
+runtime::DeviceInfo selectDevice(const std::string& spec) {
     try {
-        return ze::selectDevice(spec);
-    } catch (const ze::Error& e) {
+        return runtime::selectDevice(spec);
+    } catch (const runtime::Error& e) {
         if (e.code() != ZE_RESULT_ERROR_INVALID_ARGUMENT) throw;
         throw NoSuchDevice(spec, e);
     }
 }
 
 std::unique_ptr<DeviceSetup> DeviceSetup::open(const DeviceRequest& request) {
-    ze::init(request.init);
-    const ze::DeviceInfo device = selectDevice(request.device);
+    runtime::init(request.init);
+    const runtime::DeviceInfo device = selectDevice(request.device);
     try {
         return std::make_unique<DeviceSetup>(device, request.tuning);
     } catch (const UnsupportedDevice& e) {
@@ -23,7 +23,7 @@ std::unique_ptr<DeviceSetup> DeviceSetup::open(const DeviceRequest& request) {
     }
 }
 
-DeviceSetup::DeviceSetup(const ze::DeviceInfo& device, const std::optional<KernelTuning>& tuning)
+DeviceSetup::DeviceSetup(const runtime::DeviceInfo& device, const std::optional<KernelTuning>& tuning)
     : device_(device), context_(device_) {
     modules(tuning.value_or(KernelTuning::recommendedFor(device_)));
 }
@@ -55,4 +55,4 @@ std::unique_ptr<DeviceChain> DeviceLayer::makeChain(probe::Variant variant, Kern
                                          weights_, silu_, ids);
 }
 
-}  // namespace zp::sched
+}  // namespace zp::scheduler

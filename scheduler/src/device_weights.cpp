@@ -4,16 +4,21 @@
 #include <string>
 #include <vector>
 
-namespace zp::sched {
+namespace zp::scheduler {
 
-DeviceWeights::DeviceWeights(const ze::Context& context, const ze::DeviceInfo& device, const oracle::ChainShape& shape)
+DeviceWeights::DeviceWeights(const runtime::Context& context, const runtime::DeviceInfo& device,
+                             const oracle::ChainShape& shape)
     : shape_(shape), copies_(context, device) {
     oracle::validateShape(shape);
     const std::size_t e = shape.localExperts();
-    w1Blocks_ = ze::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w1BlocksPerExpert(shape));
-    w1Scales_ = ze::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w1ScalesPerExpert(shape));
-    w2Blocks_ = ze::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w2BlocksPerExpert(shape));
-    w2Scales_ = ze::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w2ScalesPerExpert(shape));
+    w1Blocks_ =
+        runtime::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w1BlocksPerExpert(shape));
+    w1Scales_ =
+        runtime::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w1ScalesPerExpert(shape));
+    w2Blocks_ =
+        runtime::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w2BlocksPerExpert(shape));
+    w2Scales_ =
+        runtime::DeviceBuffer<std::uint8_t>(context, device, e * oracle::LocalWeights::w2ScalesPerExpert(shape));
 }
 
 void DeviceWeights::upload(const oracle::LocalWeights& w, std::span<const int> localExperts) {
@@ -27,8 +32,8 @@ void DeviceWeights::upload(const oracle::LocalWeights& w, std::span<const int> l
         for (int i = 0; i < e; ++i) all[i] = i;
         localExperts = all;
     }
-    auto copy = [&](ze::DeviceBuffer<std::uint8_t>& dst, const std::vector<std::uint8_t>& src, std::size_t perExpert,
-                    int le) {
+    auto copy = [&](runtime::DeviceBuffer<std::uint8_t>& dst, const std::vector<std::uint8_t>& src,
+                    std::size_t perExpert, int le) {
         dst.upload(copies_, std::span<const std::uint8_t>(src).subspan(perExpert * le, perExpert), perExpert * le);
     };
     for (int le : localExperts) {
@@ -41,4 +46,4 @@ void DeviceWeights::upload(const oracle::LocalWeights& w, std::span<const int> l
         copy(w2Scales_, w.w2Scales, oracle::LocalWeights::w2ScalesPerExpert(shape_), le);
     }
 }
-}  // namespace zp::sched
+}  // namespace zp::scheduler

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace zp::sched {
+namespace zp::scheduler {
 
 namespace {
 
@@ -33,7 +33,7 @@ struct NativeMatch {
     const kernels::Artifact* artifact = nullptr;
     std::string how;  // "IP 20.1.4", "device id 0xe20b"
 };
-NativeMatch nativeFor(const ze::DeviceInfo& device, const kernels::Package& package) {
+NativeMatch nativeFor(const runtime::DeviceInfo& device, const kernels::Package& package) {
     if (!device.isIntel()) return {};
     NativeMatch m;
     for (const auto& file : package.kernelFiles()) {
@@ -69,7 +69,7 @@ std::string kernelFileFor(std::string_view file, IdWidth width) {
     const bool reads = std::find(std::begin(kRouteReaders), std::end(kRouteReaders), file) != std::end(kRouteReaders);
     return std::string(file) + (reads && width == IdWidth::Int64 ? "_i64" : "");
 }
-ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package& package) {
+ModuleChoice chooseModules(const runtime::DeviceInfo& device, const kernels::Package& package) {
     if (const auto native = nativeFor(device, package); native.artifact)
         return {Format::Native, native.artifact->target,
                 "native " + native.artifact->target + " binary for " + native.how};
@@ -83,14 +83,14 @@ ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package&
     if (std::memcmp(device.module.nativeKernelSupported.id, kZeclBundleUuid, sizeof kZeclBundleUuid) == 0)
         return {Format::Bundle, "zecl", "zecl source bundle (built by the OpenCL driver at module creation)"};
     std::string offers = device.ipVersion ? "IP " + ipText(*device.ipVersion) : "no IP version";
-    throw UnsupportedDevice("device '" + device.name() + "' (" + ze::driverKindName(device.kind) +
+    throw UnsupportedDevice("device '" + device.name() + "' (" + runtime::driverKindName(device.kind) +
                             " driver) cannot run the kernel package: no native binary for " + offers +
                             " (package has: " + packageTargets(package) +
                             "), no SPIR-V support, and its native kernel format is not zecl's source bundle");
 }
 
-KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& device, const kernels::Package& package,
-                             KernelTuning tuning)
+KernelModules::KernelModules(const runtime::Context& context, const runtime::DeviceInfo& device,
+                             const kernels::Package& package, KernelTuning tuning)
     : context_(&context),
       device_(device),
       package_(&package),
@@ -106,7 +106,7 @@ KernelModules::KernelModules(const ze::Context& context, const ze::DeviceInfo& d
                                 "' is not an NVIDIA GPU under zecl");
 }
 
-const ze::Module& KernelModules::module(const std::string& kernelFile) {
+const runtime::Module& KernelModules::module(const std::string& kernelFile) {
     if (auto it = modules_.find(kernelFile); it != modules_.end()) return it->second;
     const kernels::Artifact* a =
         choice_.format != Format::Native ? package_->find(kernelFile, choice_.format, choice_.target)
@@ -123,10 +123,11 @@ const ze::Module& KernelModules::module(const std::string& kernelFile) {
     const KernelTuning tiles = tuning_.forKernelFile(kernelFile);
     std::string flags = tiles.isPackaged() ? std::string() : tiles.buildOptions();
     flags += tiles.nvidiaRegisterOptions();
-    return modules_.emplace(kernelFile, ze::Module::create(*context_, device_, format, a->bytes, flags)).first->second;
+    return modules_.emplace(kernelFile, runtime::Module::create(*context_, device_, format, a->bytes, flags))
+        .first->second;
 }
 
-ze::Kernel KernelModules::kernel(const std::string& kernelFile, const std::string& name) {
-    return ze::Kernel(module(kernelFile), name);
+runtime::Kernel KernelModules::kernel(const std::string& kernelFile, const std::string& name) {
+    return runtime::Kernel(module(kernelFile), name);
 }
-}  // namespace zp::sched
+}  // namespace zp::scheduler

@@ -11,7 +11,7 @@
 // host code includes).
 #include "zp_abi.h"
 
-namespace zp::sched {
+namespace zp::scheduler {
 
 static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG &&
                   KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
@@ -110,7 +110,7 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
     return t;
 }
 
-KernelTuning KernelTuning::recommendedFor(const ze::DeviceInfo& device) {
+KernelTuning KernelTuning::recommendedFor(const runtime::DeviceInfo& device) {
     // docs/perf.md "The stream tile": on the H200 the stream tile (16 work-items of one lane per
     // column, 4 columns each, the byte-offset table decode) beats the block tile on 17 of the 20
     // (variant, pattern) cells of the sweep.
@@ -154,4 +154,4 @@ KernelTuning KernelTuning::forKernelFile(std::string_view kernelFile) const {
     t.bColsPerWorkGroup = t.bColsPerItem = 0;
     return t;
 }
-}  // namespace zp::sched
+}  // namespace zp::scheduler

@@ -1,4 +1,4 @@
-// zp-spirv-order-blocks IN.spv OUT.spv : see zp::spirv::orderBlocks.
+// zp-spirv-order-blocks IN.spv OUT.spv : see zp::kernels::orderSpirvBlocks.
 #include "spirv_check.hpp"
 
 #include <cstdio>
@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        const auto words = zp::spirv::orderBlocks(zp::spirv::readWords(argv[1]));
+        const auto words = zp::kernels::orderSpirvBlocks(zp::kernels::readSpirvWords(argv[1]));
         std::ofstream f(argv[2], std::ios::binary | std::ios::trunc);
         f.write(reinterpret_cast<const char*>(words.data()), static_cast<std::streamsize>(words.size() * 4));
         if (!f) throw std::runtime_error(std::string("cannot write ") + argv[2]);

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-namespace zp::spirv {
+namespace zp::kernels {
 namespace {
 
 constexpr spv_target_env kEnv = SPV_ENV_OPENCL_2_2;
@@ -112,7 +112,7 @@ std::optional<std::string> undefinedFunctions(std::span<const std::uint32_t> wor
 
 }  // namespace
 
-std::optional<std::string> validate(std::span<const std::uint32_t> words) {
+std::optional<std::string> validateSpirv(std::span<const std::uint32_t> words) {
     if (auto err = undefinedFunctions(words)) return err;
     spvtools::SpirvTools tools(kEnv);
     std::string log;
@@ -124,7 +124,7 @@ std::optional<std::string> validate(std::span<const std::uint32_t> words) {
     return log;
 }
 
-std::vector<std::uint32_t> orderBlocks(std::span<const std::uint32_t> words) {
+std::vector<std::uint32_t> orderSpirvBlocks(std::span<const std::uint32_t> words) {
     const Parsed parsed = parse(words);
 
     std::vector<std::uint32_t> out(words.begin(), words.begin() + 5);
@@ -188,7 +188,7 @@ std::vector<std::uint32_t> orderBlocks(std::span<const std::uint32_t> words) {
     return out;
 }
 
-std::vector<std::uint32_t> readWords(const std::string& path) {
+std::vector<std::uint32_t> readSpirvWords(const std::string& path) {
     std::ifstream f(path, std::ios::binary | std::ios::ate);
     if (!f) throw std::runtime_error("cannot open " + path);
     const std::streamsize bytes = f.tellg();
@@ -202,4 +202,4 @@ std::vector<std::uint32_t> readWords(const std::string& path) {
     return words;
 }
 
-}  // namespace zp::spirv
+}  // namespace zp::kernels

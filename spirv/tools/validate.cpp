@@ -13,8 +13,9 @@ int main(int argc, char** argv) {
     int failed = 0;
     for (int a = 1; a < argc; ++a) {
         try {
-            if (auto err = zp::spirv::validate(zp::spirv::readWords(argv[a]))) {
-                std::fprintf(stderr, "%s: invalid SPIR-V (%s):\n%s", argv[a], zp::spirv::kTargetEnvName, err->c_str());
+            if (auto err = zp::kernels::validateSpirv(zp::kernels::readSpirvWords(argv[a]))) {
+                std::fprintf(stderr, "%s: invalid SPIR-V (%s):\n%s", argv[a], zp::kernels::kTargetEnvName,
+                             err->c_str());
                 ++failed;
             }
         } catch (const std::exception& e) {

@@ -212,7 +212,12 @@ TEST_P(ZeclDeviceKindTest, GivenDeviceKind_WhenPropertiesQueried_ThenSubGroupMod
     GTEST_SKIP() << "no " << GetParam() << " OpenCL device in this process's platform";
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, ZeclDeviceKindTest, ::testing::Values("pocl", "intel-cpu", "nvidia"));
+INSTANTIATE_TEST_SUITE_P(Kinds, ZeclDeviceKindTest, ::testing::Values("pocl", "intel-cpu", "nvidia"),
+                         [](const auto& info) {
+                             std::string name = info.param;
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             return name;
+                         });
 
 }  // namespace
 }  // namespace zecl_test

@@ -95,7 +95,7 @@ TEST(KernelPackage, GivenEverySpirvModule_WhenValidated_ThenSpirvToolsAcceptsIt)
     for (const auto& file : p.kernelFiles()) {
         const auto* spv = p.find(file, Format::Spirv);
         ASSERT_NE(spv, nullptr);
-        const auto err = zp::spirv::validate(words(spv->bytes));
+        const auto err = zp::kernels::validateSpirv(words(spv->bytes));
         EXPECT_FALSE(err.has_value()) << file << ": " << err.value_or("");
     }
 }
@@ -105,20 +105,20 @@ TEST(KernelPackage, GivenACorruptedSpirvModule_WhenValidated_ThenItIsRejected) {
     const auto* spv = p.find("gemm1_mxfp4_m2", Format::Spirv);
     ASSERT_NE(spv, nullptr);
     const auto good = words(spv->bytes);
-    ASSERT_FALSE(zp::spirv::validate(good).has_value());
+    ASSERT_FALSE(zp::kernels::validateSpirv(good).has_value());
 
     auto badMagic = good;
     badMagic[0] ^= 0x1u;
-    EXPECT_TRUE(zp::spirv::validate(badMagic).has_value());
+    EXPECT_TRUE(zp::kernels::validateSpirv(badMagic).has_value());
 
     auto truncated = good;
     truncated.resize(truncated.size() - 3);
-    EXPECT_TRUE(zp::spirv::validate(truncated).has_value());
+    EXPECT_TRUE(zp::kernels::validateSpirv(truncated).has_value());
 
     // Drop the id bound below the ids in use: every instruction past it is undefined.
     auto lowBound = good;
     lowBound[3] = 2;
-    EXPECT_TRUE(zp::spirv::validate(lowBound).has_value());
+    EXPECT_TRUE(zp::kernels::validateSpirv(lowBound).has_value());
 }
 
 // llvm-spirv 14 can emit a block before its dominator; the build reorders blocks (RPO).
@@ -147,10 +147,10 @@ TEST(KernelPackage, GivenABlockBeforeItsDominator_WhenOrdered_ThenTheModuleBecom
     spvtools::SpirvTools tools(SPV_ENV_OPENCL_2_2);
     std::vector<std::uint32_t> bad;
     ASSERT_TRUE(tools.Assemble(kOutOfOrderBlocks, &bad));
-    EXPECT_TRUE(zp::spirv::validate(bad).has_value()) << "the validator must reject the misordered module";
-    const auto fixed = zp::spirv::orderBlocks(bad);
+    EXPECT_TRUE(zp::kernels::validateSpirv(bad).has_value()) << "the validator must reject the misordered module";
+    const auto fixed = zp::kernels::orderSpirvBlocks(bad);
     EXPECT_EQ(fixed.size(), bad.size());
-    const auto err = zp::spirv::validate(fixed);
+    const auto err = zp::kernels::validateSpirv(fixed);
     EXPECT_FALSE(err.has_value()) << err.value_or("");
 }
 
@@ -158,7 +158,7 @@ TEST(KernelPackage, GivenThePackagedModules_WhenOrderedAgain_ThenNothingChanges)
     const Package p = Package::embedded();
     for (const auto& file : p.kernelFiles()) {
         const auto w = words(p.find(file, Format::Spirv)->bytes);
-        EXPECT_EQ(zp::spirv::orderBlocks(w), w) << file;
+        EXPECT_EQ(zp::kernels::orderSpirvBlocks(w), w) << file;
     }
 }
 
@@ -189,7 +189,7 @@ OpFunctionEnd
     std::vector<std::uint32_t> mod;
     ASSERT_TRUE(tools.Assemble(kImport, &mod));
     EXPECT_TRUE(tools.Validate(mod)) << "SPIRV-Tools alone accepts an import";
-    const auto err = zp::spirv::validate(mod);
+    const auto err = zp::kernels::validateSpirv(mod);
     ASSERT_TRUE(err.has_value());
     EXPECT_NE(err->find("never defined"), std::string::npos) << *err;
 }

@@ -28,7 +28,7 @@ class ZeclDevice : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         initForTests();
-        rig_ = new Rig(ze::selectDevice("zecl"));
+        rig_ = new Rig(zp::runtime::selectDevice("zecl"));
     }
     static void TearDownTestSuite() {
         delete rig_;
@@ -37,10 +37,10 @@ protected:
     void SetUp() override { ASSERT_NE(rig_, nullptr) << "no zecl device: is ZE_ENABLE_ALT_DRIVERS set?"; }
 
     static Rig* rig_;
-    const ze::DeviceInfo& dev() { return rig_->dev; }
-    ze::Context& ctx() { return rig_->ctx; }
-    ze::Module& module() { return rig_->module; }
-    ze::ImmediateCommandList& imm() { return rig_->imm; }
+    const zp::runtime::DeviceInfo& dev() { return rig_->dev; }
+    zp::runtime::Context& ctx() { return rig_->ctx; }
+    zp::runtime::Module& module() { return rig_->module; }
+    zp::runtime::ImmediateCommandList& imm() { return rig_->imm; }
 };
 Rig* ZeclDevice::rig_ = nullptr;
 
@@ -63,26 +63,26 @@ TEST_F(ZeclDevice, GivenTheLoader_WhenDevicesListed_ThenZeclDeviceHasSanePropert
 }
 
 TEST_F(ZeclDevice, GivenTheDeviceList_WhenFormatted_ThenEachDeviceShowsNameAndFormats) {
-    auto devices = ze::listDevices();
-    std::string text = ze::formatDeviceList(devices);
+    auto devices = zp::runtime::listDevices();
+    std::string text = zp::runtime::formatDeviceList(devices);
     for (const auto& d : devices) EXPECT_NE(text.find(d.name()), std::string::npos) << text;
     EXPECT_NE(text.find("zecl source bundle"), std::string::npos) << text;
     EXPECT_NE(text.find("fp32 denorm"), std::string::npos) << text;
 }
 
 TEST_F(ZeclDevice, GivenSpecs_WhenSelected_ThenIndexAndNamesResolve) {
-    auto devices = ze::listDevices();
-    EXPECT_EQ(ze::selectDevice("0").device, devices[0].device);
-    EXPECT_EQ(ze::selectDevice("zecl").device, dev().device);
-    EXPECT_EQ(ze::selectDevice("").device, dev().device);  // no Intel GPU here
+    auto devices = zp::runtime::listDevices();
+    EXPECT_EQ(zp::runtime::selectDevice("0").device, devices[0].device);
+    EXPECT_EQ(zp::runtime::selectDevice("zecl").device, dev().device);
+    EXPECT_EQ(zp::runtime::selectDevice("").device, dev().device);  // no Intel GPU here
 }
 
 TEST_F(ZeclDevice, GivenABadSpec_WhenSelected_ThenErrorNamesTheValueAndTheChoices) {
     for (const char* spec : {"99", "nvidia", "-1"}) {
         try {
-            ze::selectDevice(spec);
+            zp::runtime::selectDevice(spec);
             ADD_FAILURE() << "no throw for " << spec;
-        } catch (const ze::Error& e) {
+        } catch (const zp::runtime::Error& e) {
             std::string what = e.what();
             EXPECT_EQ(e.code(), ZE_RESULT_ERROR_INVALID_ARGUMENT);
             EXPECT_NE(what.find(std::string("'") + spec + "'"), std::string::npos) << what;
@@ -93,9 +93,9 @@ TEST_F(ZeclDevice, GivenABadSpec_WhenSelected_ThenErrorNamesTheValueAndTheChoice
 }
 
 TEST_F(ZeclDevice, GivenTheDevice_WhenGlobalTimestampsRead_ThenTheyAdvance) {
-    auto a = ze::globalTimestamps(dev());
+    auto a = zp::runtime::globalTimestamps(dev());
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    auto b = ze::globalTimestamps(dev());
+    auto b = zp::runtime::globalTimestamps(dev());
     EXPECT_GT(a.device, 0u);
     EXPECT_GT(b.host, a.host);
     EXPECT_GT(dev().globalClock().durationNs(a.device, b.device), 1e6);  // ≥ 1 ms of the 2 slept
@@ -108,13 +108,13 @@ TEST_F(ZeclDevice, GivenRandomBytes_WhenCopiedHostDeviceDeviceHost_ThenBytesRoun
     std::vector<uint8_t> src(4099);
     for (auto& b : src) b = static_cast<uint8_t>(rng());
 
-    ze::DeviceBuffer<uint8_t> a(ctx(), dev(), src.size()), b(ctx(), dev(), src.size());
+    zp::runtime::DeviceBuffer<uint8_t> a(ctx(), dev(), src.size()), b(ctx(), dev(), src.size());
     a.upload(imm(), src);
     imm().memoryCopy(b.data(), a.data(), src.size());
     imm().synchronize();
     EXPECT_EQ(b.download(imm()), src);
 
-    ze::HostBuffer<uint8_t> h(ctx(), src.size());
+    zp::runtime::HostBuffer<uint8_t> h(ctx(), src.size());
     imm().memoryCopy(h.data(), b.data(), src.size());
     std::vector<uint8_t> back(src.size(), 0);
     imm().memoryCopy(back.data(), h.data(), src.size());
@@ -123,7 +123,7 @@ TEST_F(ZeclDevice, GivenRandomBytes_WhenCopiedHostDeviceDeviceHost_ThenBytesRoun
 }
 
 TEST_F(ZeclDevice, GivenASubRange_WhenUploadedAndDownloaded_ThenOnlyThatRangeChanges) {
-    ze::DeviceBuffer<uint32_t> buf(ctx(), dev(), 64);
+    zp::runtime::DeviceBuffer<uint32_t> buf(ctx(), dev(), 64);
     buf.fill(imm(), 0u);
     auto part = iota(10, 100);
     buf.upload(imm(), part, 20);
@@ -135,11 +135,11 @@ TEST_F(ZeclDevice, GivenASubRange_WhenUploadedAndDownloaded_ThenOnlyThatRangeCha
 }
 
 TEST_F(ZeclDevice, GivenPatterns_WhenFilled_ThenEveryElementHoldsThePattern) {
-    ze::DeviceBuffer<uint32_t> words(ctx(), dev(), 1000);
+    zp::runtime::DeviceBuffer<uint32_t> words(ctx(), dev(), 1000);
     words.fill(imm(), 0xDEADBEEFu);
     EXPECT_EQ(words.download(imm()), std::vector<uint32_t>(1000, 0xDEADBEEFu));
 
-    ze::DeviceBuffer<uint8_t> bytes(ctx(), dev(), 257);
+    zp::runtime::DeviceBuffer<uint8_t> bytes(ctx(), dev(), 257);
     bytes.fill(imm(), uint8_t{0x00});
     const uint8_t pattern = 0xA5;
     imm().memoryFill(bytes.data() + 1, &pattern, 1, 255);
@@ -151,20 +151,20 @@ TEST_F(ZeclDevice, GivenPatterns_WhenFilled_ThenEveryElementHoldsThePattern) {
 }
 
 TEST_F(ZeclDevice, GivenARangeBeyondTheBuffer_WhenUploaded_ThenItThrowsBeforeAnyCopy) {
-    ze::DeviceBuffer<uint32_t> buf(ctx(), dev(), 8);
+    zp::runtime::DeviceBuffer<uint32_t> buf(ctx(), dev(), 8);
     auto data = iota(8);
-    EXPECT_THROW(buf.upload(imm(), data, 1), ze::Error);
+    EXPECT_THROW(buf.upload(imm(), data, 1), zp::runtime::Error);
     std::vector<uint32_t> big(9);
-    EXPECT_THROW(buf.download(imm(), big), ze::Error);
+    EXPECT_THROW(buf.download(imm(), big), zp::runtime::Error);
 }
 
 // ----------------------------------------------------------------------------------- kernels
 
 TEST_F(ZeclDevice, GivenWriteGid_WhenLaunchedOnAnImmediateList_ThenEachElementHoldsItsGlobalId) {
     constexpr uint32_t n = 1024, local = 64;
-    ze::DeviceBuffer<uint32_t> out(ctx(), dev(), n);
+    zp::runtime::DeviceBuffer<uint32_t> out(ctx(), dev(), n);
     out.fill(imm(), 0xFFFFFFFFu);
-    ze::Kernel k(module(), "write_gid");
+    zp::runtime::Kernel k(module(), "write_gid");
     k.setGroupSize(local);
     k.setArg(0, out);
     imm().launch(k, {n / local, 1, 1});
@@ -180,27 +180,27 @@ TEST_F(ZeclDevice, GivenSlmSum_WhenLaunchedWithLocalMem_ThenEachGroupSumIsExact)
     std::vector<uint32_t> expected(groups, 0);
     for (uint32_t i = 0; i < in.size(); ++i) expected[i / local] += in[i];
 
-    ze::DeviceBuffer<uint32_t> din(ctx(), dev(), in.size()), dout(ctx(), dev(), groups);
+    zp::runtime::DeviceBuffer<uint32_t> din(ctx(), dev(), in.size()), dout(ctx(), dev(), groups);
     din.upload(imm(), in);
-    ze::Kernel k(module(), "slm_sum");
+    zp::runtime::Kernel k(module(), "slm_sum");
     k.setGroupSize(local);
     k.setArg(0, din);
     k.setArg(1, dout);
-    k.setArg(2, ze::LocalMem{local * sizeof(uint32_t)});
+    k.setArg(2, zp::runtime::LocalMem{local * sizeof(uint32_t)});
     imm().launch(k, {groups});
     imm().synchronize();
     EXPECT_EQ(dout.download(imm()), expected);
 }
 
 TEST_F(ZeclDevice, GivenARecordedRegularList_WhenExecuted1000Times_ThenCounterIs1000) {
-    ze::DeviceBuffer<uint32_t> counter(ctx(), dev(), 1);
+    zp::runtime::DeviceBuffer<uint32_t> counter(ctx(), dev(), 1);
     counter.fill(imm(), 0u);
-    ze::Kernel k(module(), "increment");
+    zp::runtime::Kernel k(module(), "increment");
     k.setGroupSize(1);
     k.setArg(0, counter);
 
-    ze::CommandQueue queue(ctx(), dev());
-    ze::CommandList list(ctx(), dev());
+    zp::runtime::CommandQueue queue(ctx(), dev());
+    zp::runtime::CommandList list(ctx(), dev());
     list.launch(k, {1});
     list.close();
     for (int i = 0; i < 1000; ++i) queue.execute(list);
@@ -210,16 +210,16 @@ TEST_F(ZeclDevice, GivenARecordedRegularList_WhenExecuted1000Times_ThenCounterIs
 
 TEST_F(ZeclDevice, GivenABarrierBetweenTwoKernels_WhenExecuted_ThenTheSecondSeesTheFirst) {
     constexpr uint32_t n = 256;
-    ze::DeviceBuffer<uint32_t> data(ctx(), dev(), n);
+    zp::runtime::DeviceBuffer<uint32_t> data(ctx(), dev(), n);
     data.upload(imm(), iota(n));
-    ze::Kernel add(module(), "add_one"), twice(module(), "times_two");
-    for (ze::Kernel* k : {&add, &twice}) {
+    zp::runtime::Kernel add(module(), "add_one"), twice(module(), "times_two");
+    for (zp::runtime::Kernel* k : {&add, &twice}) {
         k->setGroupSize(64);
         k->setArg(0, data);
     }
-    ze::CommandQueue queue(ctx(), dev());
-    ze::Fence fence(queue);
-    ze::CommandList list(ctx(), dev());
+    zp::runtime::CommandQueue queue(ctx(), dev());
+    zp::runtime::Fence fence(queue);
+    zp::runtime::CommandList list(ctx(), dev());
     list.launch(add, {n / 64});
     list.barrier();
     list.launch(twice, {n / 64});
@@ -233,17 +233,17 @@ TEST_F(ZeclDevice, GivenABarrierBetweenTwoKernels_WhenExecuted_ThenTheSecondSees
 
 TEST_F(ZeclDevice, GivenEventsBetweenLists_WhenTheSecondWaits_ThenItRunsAfterTheFirst) {
     constexpr uint32_t n = 128;
-    ze::DeviceBuffer<uint32_t> data(ctx(), dev(), n);
+    zp::runtime::DeviceBuffer<uint32_t> data(ctx(), dev(), n);
     data.upload(imm(), iota(n));
-    ze::Kernel add(module(), "add_one"), twice(module(), "times_two");
-    for (ze::Kernel* k : {&add, &twice}) {
+    zp::runtime::Kernel add(module(), "add_one"), twice(module(), "times_two");
+    for (zp::runtime::Kernel* k : {&add, &twice}) {
         k->setGroupSize(32);
         k->setArg(0, data);
     }
-    ze::EventPool pool(ctx(), dev(), 2);
-    ze::Event first(pool, 0), second(pool, 1);
-    ze::CommandQueue queue(ctx(), dev());
-    ze::CommandList a(ctx(), dev()), b(ctx(), dev());
+    zp::runtime::EventPool pool(ctx(), dev(), 2);
+    zp::runtime::Event first(pool, 0), second(pool, 1);
+    zp::runtime::CommandQueue queue(ctx(), dev());
+    zp::runtime::CommandList a(ctx(), dev()), b(ctx(), dev());
     b.launch(twice, {n / 32}, &second, {&first});
     b.close();
     a.launch(add, {n / 32}, &first);
@@ -260,14 +260,14 @@ TEST_F(ZeclDevice, GivenEventsBetweenLists_WhenTheSecondWaits_ThenItRunsAfterThe
 
 TEST_F(ZeclDevice, GivenKernelTimestampEvents_WhenTwoKernelsRunInOrder_ThenTimestampsAreOrderedAndNonZero) {
     constexpr uint32_t n = 1 << 16;
-    ze::DeviceBuffer<uint32_t> out(ctx(), dev(), n);
-    ze::Kernel k(module(), "write_gid");
+    zp::runtime::DeviceBuffer<uint32_t> out(ctx(), dev(), n);
+    zp::runtime::Kernel k(module(), "write_gid");
     k.setGroupSize(64);
     k.setArg(0, out);
-    ze::EventPool pool(ctx(), dev(), 2, {.hostVisible = true, .kernelTimestamps = true});
-    ze::Event e0(pool, 0), e1(pool, 1);
-    ze::CommandQueue queue(ctx(), dev());
-    ze::CommandList list(ctx(), dev());
+    zp::runtime::EventPool pool(ctx(), dev(), 2, {.hostVisible = true, .kernelTimestamps = true});
+    zp::runtime::Event e0(pool, 0), e1(pool, 1);
+    zp::runtime::CommandQueue queue(ctx(), dev());
+    zp::runtime::CommandList list(ctx(), dev());
     list.launch(k, {n / 64}, &e0);
     list.launch(k, {n / 64}, &e1, {&e0});
     list.close();
@@ -283,13 +283,13 @@ TEST_F(ZeclDevice, GivenKernelTimestampEvents_WhenTwoKernelsRunInOrder_ThenTimes
     const double d0 = clock.durationNs(t0.global.kernelStart, t0.global.kernelEnd);
     EXPECT_GT(d0, 0.0);
     EXPECT_LT(d0, 10e9);  // a 64 Ki-element write does not take 10 s
-    EXPECT_DOUBLE_EQ(ze::timestampToNs(dev(), t0.global.kernelStart), clock.toNs(t0.global.kernelStart));
+    EXPECT_DOUBLE_EQ(zp::runtime::timestampToNs(dev(), t0.global.kernelStart), clock.toNs(t0.global.kernelStart));
 }
 
 TEST_F(ZeclDevice, GivenGlobalTimestampWrites_WhenAroundAKernel_ThenTheSecondIsNotEarlier) {
-    ze::DeviceBuffer<uint64_t> stamps(ctx(), dev(), 2);
-    ze::DeviceBuffer<uint32_t> out(ctx(), dev(), 4096);
-    ze::Kernel k(module(), "write_gid");
+    zp::runtime::DeviceBuffer<uint64_t> stamps(ctx(), dev(), 2);
+    zp::runtime::DeviceBuffer<uint32_t> out(ctx(), dev(), 4096);
+    zp::runtime::Kernel k(module(), "write_gid");
     k.setGroupSize(64);
     k.setArg(0, out);
     imm().writeGlobalTimestamp(stamps.data());
@@ -304,7 +304,7 @@ TEST_F(ZeclDevice, GivenGlobalTimestampWrites_WhenAroundAKernel_ThenTheSecondIsN
 }
 
 TEST_F(ZeclDevice, GivenAKernel_WhenQueried_ThenPropertiesAndSuggestionsAreUsable) {
-    ze::Kernel k(module(), "slm_sum");
+    zp::runtime::Kernel k(module(), "slm_sum");
     EXPECT_EQ(k.properties().numKernelArgs, 3u);
     auto g = k.suggestGroupSize(1024);
     EXPECT_GE(g.x, 1u);
@@ -317,9 +317,9 @@ TEST_F(ZeclDevice, GivenAKernel_WhenQueried_ThenPropertiesAndSuggestionsAreUsabl
 
 TEST_F(ZeclDevice, GivenAnUnknownKernelName_WhenCreated_ThenErrorNamesItAndListsTheModulesKernels) {
     try {
-        ze::Kernel k(module(), "no_such_kernel");
+        zp::runtime::Kernel k(module(), "no_such_kernel");
         FAIL() << "no throw";
-    } catch (const ze::Error& e) {
+    } catch (const zp::runtime::Error& e) {
         EXPECT_NE(e.code(), ZE_RESULT_SUCCESS);
         std::string what = e.what();
         EXPECT_NE(what.find("no_such_kernel"), std::string::npos) << what;
@@ -330,9 +330,9 @@ TEST_F(ZeclDevice, GivenAnUnknownKernelName_WhenCreated_ThenErrorNamesItAndLists
 TEST_F(ZeclDevice, GivenSourceThatDoesNotCompile_WhenBuilt_ThenErrorCarriesTheBuildLog) {
     auto bad = bundle("kernel void broken(global int* p) { p[0] = undeclared_symbol; }");
     try {
-        auto m = ze::Module::fromSourceBundle(ctx(), dev(), bad);
+        auto m = zp::runtime::Module::fromSourceBundle(ctx(), dev(), bad);
         FAIL() << "no throw";
-    } catch (const ze::Error& e) {
+    } catch (const zp::runtime::Error& e) {
         EXPECT_EQ(e.code(), ZE_RESULT_ERROR_MODULE_BUILD_FAILURE);
         EXPECT_NE(e.extra().find("undeclared_symbol"), std::string::npos) << e.extra();
     }
@@ -341,51 +341,51 @@ TEST_F(ZeclDevice, GivenSourceThatDoesNotCompile_WhenBuilt_ThenErrorCarriesTheBu
 TEST_F(ZeclDevice, GivenAnAllocationLargerThanTheDevice_WhenAllocated_ThenErrorIsThrown) {
     const size_t huge = std::max<uint64_t>(dev().totalMemory(), dev().props.maxMemAllocSize) * 4;
     try {
-        ze::DeviceBuffer<uint8_t> b(ctx(), dev(), huge);
+        zp::runtime::DeviceBuffer<uint8_t> b(ctx(), dev(), huge);
         FAIL() << "allocated " << huge << " bytes";
-    } catch (const ze::Error& e) {
+    } catch (const zp::runtime::Error& e) {
         EXPECT_NE(e.code(), ZE_RESULT_SUCCESS);
         EXPECT_NE(std::string(e.what()).find(std::to_string(huge)), std::string::npos) << e.what();
     }
 }
 
 TEST_F(ZeclDevice, GivenMovedFromAndDestroyedHandles_WhenUsed_ThenTheyThrowNullHandle) {
-    ze::Kernel k(module(), "write_gid");
-    ze::Kernel moved = std::move(k);
+    zp::runtime::Kernel k(module(), "write_gid");
+    zp::runtime::Kernel moved = std::move(k);
     EXPECT_FALSE(k);
     EXPECT_TRUE(moved);
     auto expectNull = [](auto&& f) {
         try {
             f();
             ADD_FAILURE() << "no throw";
-        } catch (const ze::Error& e) {
+        } catch (const zp::runtime::Error& e) {
             EXPECT_EQ(e.code(), ZE_RESULT_ERROR_INVALID_NULL_HANDLE) << e.what();
         }
     };
     expectNull([&] { k.setArg(0, 1u); });
     expectNull([&] { imm().launch(k, {1}); });
 
-    ze::DeviceBuffer<uint32_t> buf(ctx(), dev(), 4);
+    zp::runtime::DeviceBuffer<uint32_t> buf(ctx(), dev(), 4);
     buf.destroy();
     buf.destroy();  // idempotent
     expectNull([&] { (void)buf.data(); });
     expectNull([&] { moved.setArg(0, buf); });
 
-    ze::CommandList list(ctx(), dev());
-    ze::CommandList other = std::move(list);
+    zp::runtime::CommandList list(ctx(), dev());
+    zp::runtime::CommandList other = std::move(list);
     expectNull([&] { list.close(); });
-    ze::CommandQueue queue(ctx(), dev());
+    zp::runtime::CommandQueue queue(ctx(), dev());
     expectNull([&] { queue.execute(list); });
     other.destroy();
     expectNull([&] { other.barrier(); });
 
-    ze::Event ev;
+    zp::runtime::Event ev;
     expectNull([&] { ev.hostSignal(); });
     expectNull([&] { imm().barrier(nullptr, {&ev}); });
-    ze::Context noCtx;
-    expectNull([&] { ze::DeviceBuffer<int> b(noCtx, dev(), 1); });
-    ze::DeviceInfo noDevice;
-    expectNull([&] { ze::CommandList l(ctx(), noDevice); });
+    zp::runtime::Context noCtx;
+    expectNull([&] { zp::runtime::DeviceBuffer<int> b(noCtx, dev(), 1); });
+    zp::runtime::DeviceInfo noDevice;
+    expectNull([&] { zp::runtime::CommandList l(ctx(), noDevice); });
 }
 
 // Guards the ctest wiring: the device tests are meant to run under the validation layer.
@@ -418,14 +418,15 @@ kernel void grid_swap(global uint *slots, global uint *out, volatile global uint
 }  // namespace
 
 TEST_F(ZeclDevice, GivenAGridBarrierKernel_WhenLaunchedCooperativelyAtTheSuggestedCount_ThenEveryGroupSeesTheOthers) {
-    ze::Module m = ze::Module::fromSourceBundle(ctx(), dev(), bundle(std::string(kGridBarrierHeader) + kGridKernel));
-    ze::Kernel k(m, "grid_swap");
+    zp::runtime::Module m =
+        zp::runtime::Module::fromSourceBundle(ctx(), dev(), bundle(std::string(kGridBarrierHeader) + kGridKernel));
+    zp::runtime::Kernel k(m, "grid_swap");
     constexpr uint32_t items = 8;
     k.setGroupSize(items);
     const uint32_t groups = k.suggestMaxCooperativeGroupCount();
     ASSERT_GE(groups, 1u);
     const size_t n = size_t(groups) * items;
-    ze::DeviceBuffer<uint32_t> slots(ctx(), dev(), n), out(ctx(), dev(), n), state(ctx(), dev(), 2);
+    zp::runtime::DeviceBuffer<uint32_t> slots(ctx(), dev(), n), out(ctx(), dev(), n), state(ctx(), dev(), 2);
     state.fill(imm(), 0u);
     k.setArg(0, slots);
     k.setArg(1, out);
@@ -437,16 +438,17 @@ TEST_F(ZeclDevice, GivenAGridBarrierKernel_WhenLaunchedCooperativelyAtTheSuggest
 }
 
 TEST_F(ZeclDevice, GivenAGridAboveTheSuggestedCount_WhenLaunchedCooperatively_ThenErrorNamesTheCallAndTheGrid) {
-    ze::Module m = ze::Module::fromSourceBundle(ctx(), dev(), bundle(std::string(kGridBarrierHeader) + kGridKernel));
-    ze::Kernel k(m, "grid_swap");
+    zp::runtime::Module m =
+        zp::runtime::Module::fromSourceBundle(ctx(), dev(), bundle(std::string(kGridBarrierHeader) + kGridKernel));
+    zp::runtime::Kernel k(m, "grid_swap");
     k.setGroupSize(8);
-    ze::DeviceBuffer<uint32_t> buf(ctx(), dev(), 8);
+    zp::runtime::DeviceBuffer<uint32_t> buf(ctx(), dev(), 8);
     for (uint32_t i = 0; i < 3; ++i) k.setArg(i, buf);
     const uint32_t over = k.suggestMaxCooperativeGroupCount() + 1;
     try {
         imm().launchCooperative(k, {over});
         FAIL() << "no throw";
-    } catch (const ze::Error& e) {
+    } catch (const zp::runtime::Error& e) {
         EXPECT_EQ(e.code(), ZE_RESULT_ERROR_INVALID_ARGUMENT);
         std::string what = e.what();
         EXPECT_NE(what.find("zeCommandListAppendLaunchCooperativeKernel"), std::string::npos) << what;

@@ -16,8 +16,8 @@ ze_device_properties_t propsWith(ze_structure_type_t stype, uint64_t timerResolu
     return p;
 }
 
-ze::DeviceInfo infoWith(ze_structure_type_t stype, uint64_t timerResolution, uint32_t kernelBits) {
-    ze::DeviceInfo d;
+zp::runtime::DeviceInfo infoWith(ze_structure_type_t stype, uint64_t timerResolution, uint32_t kernelBits) {
+    zp::runtime::DeviceInfo d;
     d.props = propsWith(stype, timerResolution);
     d.props.kernelTimestampValidBits = kernelBits;
     return d;
@@ -26,13 +26,13 @@ ze::DeviceInfo infoWith(ze_structure_type_t stype, uint64_t timerResolution, uin
 }  // namespace
 
 TEST(ResultName, GivenEverySpec14Result_WhenNamed_ThenNameMatchesEnumerator) {
-    EXPECT_STREQ(ze::resultName(ZE_RESULT_SUCCESS), "ZE_RESULT_SUCCESS");
-    EXPECT_STREQ(ze::resultName(ZE_RESULT_NOT_READY), "ZE_RESULT_NOT_READY");
-    EXPECT_STREQ(ze::resultName(ZE_RESULT_ERROR_MODULE_BUILD_FAILURE), "ZE_RESULT_ERROR_MODULE_BUILD_FAILURE");
-    EXPECT_STREQ(ze::resultName(ZE_RESULT_ERROR_INVALID_KERNEL_NAME), "ZE_RESULT_ERROR_INVALID_KERNEL_NAME");
-    EXPECT_STREQ(ze::resultName(ZE_RESULT_EXP_ERROR_REMOTE_DEVICE), "ZE_RESULT_EXP_ERROR_REMOTE_DEVICE");
-    EXPECT_STREQ(ze::resultName(ZE_RESULT_WARNING_ACTION_REQUIRED), "ZE_RESULT_WARNING_ACTION_REQUIRED");
-    EXPECT_STREQ(ze::resultName(ZE_RESULT_ERROR_UNKNOWN), "ZE_RESULT_ERROR_UNKNOWN");
+    EXPECT_STREQ(zp::runtime::resultName(ZE_RESULT_SUCCESS), "ZE_RESULT_SUCCESS");
+    EXPECT_STREQ(zp::runtime::resultName(ZE_RESULT_NOT_READY), "ZE_RESULT_NOT_READY");
+    EXPECT_STREQ(zp::runtime::resultName(ZE_RESULT_ERROR_MODULE_BUILD_FAILURE), "ZE_RESULT_ERROR_MODULE_BUILD_FAILURE");
+    EXPECT_STREQ(zp::runtime::resultName(ZE_RESULT_ERROR_INVALID_KERNEL_NAME), "ZE_RESULT_ERROR_INVALID_KERNEL_NAME");
+    EXPECT_STREQ(zp::runtime::resultName(ZE_RESULT_EXP_ERROR_REMOTE_DEVICE), "ZE_RESULT_EXP_ERROR_REMOTE_DEVICE");
+    EXPECT_STREQ(zp::runtime::resultName(ZE_RESULT_WARNING_ACTION_REQUIRED), "ZE_RESULT_WARNING_ACTION_REQUIRED");
+    EXPECT_STREQ(zp::runtime::resultName(ZE_RESULT_ERROR_UNKNOWN), "ZE_RESULT_ERROR_UNKNOWN");
 }
 
 TEST(ResultName, GivenAllKnownResults_WhenNamed_ThenNoneIsUnknown) {
@@ -84,14 +84,14 @@ TEST(ResultName, GivenAllKnownResults_WhenNamed_ThenNoneIsUnknown) {
         ZE_RESULT_ERROR_UNKNOWN,
     };
     for (ze_result_t r : all) {
-        std::string name = ze::resultName(r);
+        std::string name = zp::runtime::resultName(r);
         EXPECT_EQ(name.rfind("ZE_RESULT_", 0), 0u) << name;
         EXPECT_EQ(name.find("unknown"), std::string::npos) << "value " << r;
     }
 }
 
 TEST(ResultName, GivenAValueOutsideTheEnum_WhenNamed_ThenHexValueIsShown) {
-    std::string name = ze::resultName(static_cast<ze_result_t>(0x7123abcd));
+    std::string name = zp::runtime::resultName(static_cast<ze_result_t>(0x7123abcd));
     EXPECT_NE(name.find("0x7123abcd"), std::string::npos) << name;
 }
 
@@ -100,7 +100,7 @@ TEST(Error, GivenAFailingCall_WhenZeCheckThrows_ThenErrorKeepsCodeExpressionAndL
     try {
         ZE_CHECK(failing());
         FAIL() << "ZE_CHECK did not throw";
-    } catch (const ze::Error& e) {
+    } catch (const zp::runtime::Error& e) {
         EXPECT_EQ(e.code(), ZE_RESULT_ERROR_INVALID_ARGUMENT);
         EXPECT_STREQ(e.codeName(), "ZE_RESULT_ERROR_INVALID_ARGUMENT");
         EXPECT_EQ(e.expression(), "failing()");
@@ -114,7 +114,7 @@ TEST(Error, GivenAFailingCall_WhenZeCheckThrows_ThenErrorKeepsCodeExpressionAndL
 TEST(Error, GivenSuccess_WhenChecked_ThenNothingIsThrown) { EXPECT_NO_THROW(ZE_CHECK(ZE_RESULT_SUCCESS)); }
 
 TEST(Error, GivenExtraText_WhenThrown_ThenWhatEndsWithIt) {
-    ze::Error e(ZE_RESULT_ERROR_MODULE_BUILD_FAILURE, "zeModuleCreate", "f.cpp", 7, "line 3: error: x");
+    zp::runtime::Error e(ZE_RESULT_ERROR_MODULE_BUILD_FAILURE, "zeModuleCreate", "f.cpp", 7, "line 3: error: x");
     EXPECT_EQ(e.extra(), "line 3: error: x");
     std::string what = e.what();
     EXPECT_NE(what.find("f.cpp:7"), std::string::npos) << what;
@@ -123,53 +123,53 @@ TEST(Error, GivenExtraText_WhenThrown_ThenWhatEndsWithIt) {
 
 TEST(Timestamp, GivenLegacyStype_WhenConverted_ThenTimerResolutionIsNsPerTick) {
     auto d = infoWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, 52, 32);
-    EXPECT_DOUBLE_EQ(ze::timestampToNs(d, 1000), 52000.0);
+    EXPECT_DOUBLE_EQ(zp::runtime::timestampToNs(d, 1000), 52000.0);
 }
 
 TEST(Timestamp, GivenStype12_WhenConverted_ThenTimerResolutionIsTicksPerSecond) {
     auto d = infoWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2, 19'200'000, 32);  // 19.2 MHz
-    EXPECT_NEAR(ze::timestampToNs(d, 192), 10'000.0, 1e-6);
+    EXPECT_NEAR(zp::runtime::timestampToNs(d, 192), 10'000.0, 1e-6);
     auto ns = infoWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2, 1'000'000'000, 64);
-    EXPECT_DOUBLE_EQ(ze::timestampToNs(ns, 123456789), 123456789.0);
+    EXPECT_DOUBLE_EQ(zp::runtime::timestampToNs(ns, 123456789), 123456789.0);
 }
 
 TEST(Timestamp, Given32ValidBits_WhenTicksOverflow_ThenHighBitsAreMasked) {
     auto d = infoWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, 1, 32);
-    EXPECT_DOUBLE_EQ(ze::timestampToNs(d, 0x1'0000'0005ull), 5.0);
+    EXPECT_DOUBLE_EQ(zp::runtime::timestampToNs(d, 0x1'0000'0005ull), 5.0);
 }
 
 TEST(Timestamp, Given36ValidBits_WhenTicksOverflow_ThenHighBitsAreMasked) {
     auto d = infoWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, 2, 36);
-    EXPECT_DOUBLE_EQ(ze::timestampToNs(d, (1ull << 36) | 7), 14.0);
-    EXPECT_DOUBLE_EQ(ze::timestampToNs(d, (1ull << 35)), double(1ull << 36));
+    EXPECT_DOUBLE_EQ(zp::runtime::timestampToNs(d, (1ull << 36) | 7), 14.0);
+    EXPECT_DOUBLE_EQ(zp::runtime::timestampToNs(d, (1ull << 35)), double(1ull << 36));
 }
 
 TEST(Timestamp, Given64ValidBits_WhenConverted_ThenNothingIsMaskedAndNoShiftOverflows) {
-    EXPECT_EQ(ze::validBitsMask(64), ~0ull);
-    EXPECT_EQ(ze::validBitsMask(65), ~0ull);
-    EXPECT_EQ(ze::validBitsMask(63), ~0ull >> 1);
-    EXPECT_EQ(ze::validBitsMask(36), (1ull << 36) - 1);
-    EXPECT_EQ(ze::validBitsMask(32), 0xffff'ffffull);
+    EXPECT_EQ(zp::runtime::validBitsMask(64), ~0ull);
+    EXPECT_EQ(zp::runtime::validBitsMask(65), ~0ull);
+    EXPECT_EQ(zp::runtime::validBitsMask(63), ~0ull >> 1);
+    EXPECT_EQ(zp::runtime::validBitsMask(36), (1ull << 36) - 1);
+    EXPECT_EQ(zp::runtime::validBitsMask(32), 0xffff'ffffull);
     auto d = infoWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, 1, 64);
-    EXPECT_DOUBLE_EQ(ze::timestampToNs(d, 1ull << 40), double(1ull << 40));
+    EXPECT_DOUBLE_EQ(zp::runtime::timestampToNs(d, 1ull << 40), double(1ull << 40));
 }
 
 TEST(Timestamp, GivenEndAfterWrapAround_WhenDurationTaken_ThenItIsTheShortForwardDistance) {
-    auto c32 = ze::TimestampClock::fromProperties(propsWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, 1), 32);
+    auto c32 = zp::runtime::TimestampClock::fromProperties(propsWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, 1), 32);
     EXPECT_EQ(c32.durationTicks(0xffff'fff0u, 0x10u), 0x20u);
     EXPECT_DOUBLE_EQ(c32.durationNs(100, 250), 150.0);
 
-    auto c36 = ze::TimestampClock::fromProperties(propsWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, 1), 36);
+    auto c36 = zp::runtime::TimestampClock::fromProperties(propsWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, 1), 36);
     EXPECT_EQ(c36.durationTicks((1ull << 36) - 3, 5), 8u);
 
-    auto c64 =
-        ze::TimestampClock::fromProperties(propsWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2, 1'000'000'000), 64);
+    auto c64 = zp::runtime::TimestampClock::fromProperties(
+        propsWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2, 1'000'000'000), 64);
     EXPECT_EQ(c64.durationTicks(~0ull - 1, 3), 5u);
     EXPECT_DOUBLE_EQ(c64.durationNs(10, 30), 20.0);
 }
 
 TEST(Timestamp, GivenDeviceInfo_WhenClocksTaken_ThenKernelAndGlobalUseTheirOwnValidBits) {
-    ze::DeviceInfo d = infoWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, 1, 32);
+    zp::runtime::DeviceInfo d = infoWith(ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES, 1, 32);
     d.props.timestampValidBits = 36;
     EXPECT_EQ(d.kernelClock().mask, 0xffff'ffffull);
     EXPECT_EQ(d.globalClock().mask, (1ull << 36) - 1);
@@ -180,8 +180,8 @@ TEST(AltDrivers, GivenTheEnvironment_WhenDefaultAltDriversBuilt_ThenItIsNonEmpty
     // returning an empty value.
     std::string value;
     try {
-        value = ze::defaultAltDrivers();
-    } catch (const ze::Error& e) {
+        value = zp::runtime::defaultAltDrivers();
+    } catch (const zp::runtime::Error& e) {
         EXPECT_EQ(e.code(), ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE);
         GTEST_SKIP() << "neither libze_intel_gpu.so.1 nor libze_zecl.so here: " << e.what();
     }
@@ -201,18 +201,18 @@ TEST(AltDrivers, GivenTheEnvironment_WhenDefaultAltDriversBuilt_ThenItIsNonEmpty
 
 TEST(AltDrivers, GivenAnExplicitZeclPath_WhenItExists_ThenItIsUsedAbsolute) {
     // Any existing file stands in for the library: the function only locates it.
-    auto found = ze::findZeclLibrary(std::string("/bin/sh"));
+    auto found = zp::runtime::findZeclLibrary(std::string("/bin/sh"));
     ASSERT_TRUE(found.has_value());
     EXPECT_EQ(found->front(), '/');
-    std::string value = ze::defaultAltDrivers(std::string("/bin/sh"));
+    std::string value = zp::runtime::defaultAltDrivers(std::string("/bin/sh"));
     EXPECT_NE(value.find("/bin/sh"), std::string::npos) << value;
 }
 
 TEST(AltDrivers, GivenAMissingExplicitZeclPath_WhenLookedUp_ThenErrorNamesThePath) {
     try {
-        ze::findZeclLibrary(std::string("/nonexistent/libze_zecl.so"));
+        zp::runtime::findZeclLibrary(std::string("/nonexistent/libze_zecl.so"));
         FAIL() << "no throw";
-    } catch (const ze::Error& e) {
+    } catch (const zp::runtime::Error& e) {
         EXPECT_EQ(e.code(), ZE_RESULT_ERROR_INVALID_ARGUMENT);
         EXPECT_NE(std::string(e.what()).find("/nonexistent/libze_zecl.so"), std::string::npos);
     }

@@ -48,22 +48,22 @@ inline std::vector<uint32_t> iota(size_t n, uint32_t first = 0) {
 }
 
 inline void initForTests() {
-    ze::InitOptions options;
+    zp::runtime::InitOptions options;
     options.setAltDriversIfUnset = true;
-    ze::init(options);
+    zp::runtime::init(options);
 }
 
 // Everything a device test needs, declared parents first so destruction runs children first.
 struct Rig {
-    ze::DeviceInfo dev;
-    ze::Context ctx;
-    ze::Module module;
-    ze::ImmediateCommandList imm;
+    zp::runtime::DeviceInfo dev;
+    zp::runtime::Context ctx;
+    zp::runtime::Module module;
+    zp::runtime::ImmediateCommandList imm;
 
-    explicit Rig(ze::DeviceInfo d)
+    explicit Rig(zp::runtime::DeviceInfo d)
         : dev(std::move(d)),
           ctx(dev),
-          module(ze::Module::fromSourceBundle(ctx, dev, bundle(kKernels))),
+          module(zp::runtime::Module::fromSourceBundle(ctx, dev, bundle(kKernels))),
           imm(ctx, dev) {}
 };
 

@@ -12,11 +12,11 @@ using namespace zp_runtime_test;
 
 TEST(TwoDevices, GivenTwoZeclDevices_WhenUsedFromTwoThreadsAtOnce_ThenBothComputeCorrectly) {
     initForTests();
-    std::vector<ze::DeviceInfo> zecl;
-    for (auto& d : ze::listDevices())
+    std::vector<zp::runtime::DeviceInfo> zecl;
+    for (auto& d : zp::runtime::listDevices())
         if (d.isZecl()) zecl.push_back(d);
     ASSERT_GE(zecl.size(), 2u) << "run with POCL_DEVICES=\"pthread pthread\" (PoCL 3.1; \"cpu cpu\" on PoCL >= 4)\n"
-                               << ze::formatDeviceList();
+                               << zp::runtime::formatDeviceList();
     ASSERT_NE(zecl[0].device, zecl[1].device);
 
     constexpr uint32_t n = 4096, rounds = 50;
@@ -25,15 +25,15 @@ TEST(TwoDevices, GivenTwoZeclDevices_WhenUsedFromTwoThreadsAtOnce_ThenBothComput
     auto work = [&](int i) {
         try {
             Rig rig(zecl[i]);
-            ze::DeviceBuffer<uint32_t> out(rig.ctx, rig.dev, n), counter(rig.ctx, rig.dev, 1);
+            zp::runtime::DeviceBuffer<uint32_t> out(rig.ctx, rig.dev, n), counter(rig.ctx, rig.dev, 1);
             counter.fill(rig.imm, 0u);
-            ze::Kernel gid(rig.module, "write_gid"), inc(rig.module, "increment");
+            zp::runtime::Kernel gid(rig.module, "write_gid"), inc(rig.module, "increment");
             gid.setGroupSize(64);
             gid.setArg(0, out);
             inc.setGroupSize(1);
             inc.setArg(0, counter);
-            ze::CommandQueue queue(rig.ctx, rig.dev);
-            ze::CommandList list(rig.ctx, rig.dev);
+            zp::runtime::CommandQueue queue(rig.ctx, rig.dev);
+            zp::runtime::CommandList list(rig.ctx, rig.dev);
             list.launch(gid, {n / 64});
             list.launch(inc, {1});
             list.close();

@@ -4,7 +4,7 @@
 
 #include "zp/oracle/chain.hpp"
 
-namespace zp::sched::test {
+namespace zp::scheduler::test {
 
 // H/32 = 32 blocks: every lane of the §4 tree sums two blocks; I/32 = 17 blocks: lane 0 sums
 // two, the others one (a reordered tree or lane sum shows, which H=128 would barely test).
@@ -20,4 +20,4 @@ inline oracle::ChainShape reducedShape() {
     return s;
 }
 
-}  // namespace zp::sched::test
+}  // namespace zp::scheduler::test

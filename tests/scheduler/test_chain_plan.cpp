@@ -16,13 +16,13 @@
 namespace {
 
 using zp::probe::Variant;
-using zp::sched::test::reducedShape;
+using zp::scheduler::test::reducedShape;
 
 TEST(ChainPlan, GivenEachVariant_WhenPlanned_ThenItLaunchesTheKernelsOfDesignMd) {
     const auto s = reducedShape();
     auto names = [&](Variant v) {
         std::vector<std::string> n;
-        for (const auto& l : zp::sched::planChain(v, s, {}).launches) n.push_back(l.kernel);
+        for (const auto& l : zp::scheduler::planChain(v, s, {}).launches) n.push_back(l.kernel);
         return n;
     };
     using V = std::vector<std::string>;
@@ -43,17 +43,17 @@ TEST(ChainPlan, GivenEachVariant_WhenPlanned_ThenItLaunchesTheKernelsOfDesignMd)
 
 TEST(ChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAskingForTheWiderOfItsTwoPhases) {
     const auto s = reducedShape();
-    const auto plan = zp::sched::planChain(Variant::OneLaunch, s, {});
+    const auto plan = zp::scheduler::planChain(Variant::OneLaunch, s, {});
     ASSERT_EQ(plan.launches.size(), 1u);
     const auto& l = plan.launches[0];
     EXPECT_TRUE(l.cooperative);
     EXPECT_TRUE(zp::probe::cooperative(Variant::OneLaunch));
     for (Variant v : zp::probe::kAllVariants)
         if (v != Variant::OneLaunch) {
-            for (const auto& other : zp::sched::planChain(v, s, {}).launches) EXPECT_FALSE(other.cooperative);
+            for (const auto& other : zp::scheduler::planChain(v, s, {}).launches) EXPECT_FALSE(other.cooperative);
         }
     // A: ceil(I / pairs) pair tiles x min(M*K, E/C) expert groups; B: ceil(H / cols) column tiles.
-    const zp::sched::KernelTuning t;
+    const zp::scheduler::KernelTuning t;
     const std::uint32_t pairs = std::uint32_t(t.colsPerWorkGroup) / 2, cols = std::uint32_t(t.colsPerWorkGroup);
     const std::uint32_t a =
         (s.intermediate + pairs - 1) / pairs * std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
@@ -64,10 +64,10 @@ TEST(ChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAskingFor
 }
 
 TEST(ChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTileAndAGroupPerExpertGroup) {
-    using zp::sched::KernelTuning;
+    using zp::scheduler::KernelTuning;
     const auto s = reducedShape();
     const auto t = KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_cols_per_wg=8,b_cols_per_item=2");
-    const auto plan = zp::sched::planChain(Variant::TwoLaunch, s, {}, t);
+    const auto plan = zp::scheduler::planChain(Variant::TwoLaunch, s, {}, t);
     ASSERT_EQ(plan.launches.size(), 2u);
     const auto& a = plan.launches[0];
     const auto& b = plan.launches[1];
@@ -79,17 +79,17 @@ TEST(ChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTi
     EXPECT_EQ(b.groups.x, (s.hidden + 7) / 8);
     EXPECT_EQ(b.groups.y, groupSlots);  // a work-group per (column tile, expert group), as gemm2
     // one_launch is one program (A's tile for B too): its grid asks for the wider of A's and B's units.
-    const auto one = zp::sched::planChain(Variant::OneLaunch, s, {}, {});
+    const auto one = zp::scheduler::planChain(Variant::OneLaunch, s, {}, {});
     const std::uint32_t cols = std::uint32_t(KernelTuning{}.colsPerWorkGroup);
     const std::uint32_t unitsA = (s.intermediate + cols / 2 - 1) / (cols / 2) * groupSlots;
     EXPECT_EQ(one.launches[0].groups.x, std::max(unitsA, (s.hidden + cols - 1) / cols * groupSlots));
     // Both read y and tile_done: the scratch and the per-tile counts of ChainBuffers.
-    zp::sched::ChainBuffers buffers;
+    zp::scheduler::ChainBuffers buffers;
     int y = 0, counts = 0;
     buffers.y = &y;
     buffers.tileDone = &counts;
-    for (const auto& launch : {zp::sched::planChain(Variant::TwoLaunch, s, buffers, t).launches[1],
-                               zp::sched::planChain(Variant::OneLaunch, s, buffers, {}).launches[0]}) {
+    for (const auto& launch : {zp::scheduler::planChain(Variant::TwoLaunch, s, buffers, t).launches[1],
+                               zp::scheduler::planChain(Variant::OneLaunch, s, buffers, {}).launches[0]}) {
         int seen = 0;
         for (const auto& arg : launch.args)
             if (const auto* p = std::get_if<const void*>(&arg)) seen += (*p == &y) + 2 * (*p == &counts);
@@ -99,15 +99,15 @@ TEST(ChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTi
 
 TEST(ChainPlan, GivenThePairedEpilogue_WhenPlanned_ThenItKeepsTheBaselineGemm1WorkGroupCount) {
     const auto s = reducedShape();
-    const auto base = zp::sched::planChain(Variant::Baseline, s, {}).launches[2];
-    const auto paired = zp::sched::planChain(Variant::PairedEpilogue, s, {}).launches[2];
+    const auto base = zp::scheduler::planChain(Variant::Baseline, s, {}).launches[2];
+    const auto paired = zp::scheduler::planChain(Variant::PairedEpilogue, s, {}).launches[2];
     EXPECT_EQ(base.groups.x * base.groups.y, paired.groups.x * paired.groups.y);
     EXPECT_EQ(base.group.x * base.group.y, paired.group.x * paired.group.y);
 }
 
 TEST(ChainPlan, GivenATuning_WhenPlanned_ThenTheGemmsGetItsColumnTile) {
-    const auto t = zp::sched::KernelTuning::parse("cols_per_wg=16,cols_per_item=4,e2m1_decode=0");
-    const auto plan = zp::sched::planChain(Variant::Baseline, reducedShape(), {}, t);
+    const auto t = zp::scheduler::KernelTuning::parse("cols_per_wg=16,cols_per_item=4,e2m1_decode=0");
+    const auto plan = zp::scheduler::planChain(Variant::Baseline, reducedShape(), {}, t);
     EXPECT_EQ(plan.launches[2].group.y, 4u);  // 16 columns, 4 per work-item
     EXPECT_EQ(plan.launches[2].groups.x, 2u * 544 / 16);
 }

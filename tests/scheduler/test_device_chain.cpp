@@ -6,7 +6,7 @@
 // (one_launch of the tilings and shapes in suites of their own: CI leaves some to label full,
 // tests/scheduler/CMakeLists.txt). Default shape (ZP_DEVICE_CHAIN_DEFAULT_SHAPE=1, its own
 // ctest): four six_local cases, printing kernel times.
-// ZP_TEST_DEVICE picks the device (ze::selectDevice, default "zecl"); ZP_KERNEL_TUNING runs
+// ZP_TEST_DEVICE picks the device (zp::runtime::selectDevice, default "zecl"); ZP_KERNEL_TUNING runs
 // the suites with other tile sizes (zecl only).
 #include <gtest/gtest.h>
 
@@ -37,7 +37,7 @@ using zp::oracle::bf16_t;
 using zp::oracle::ChainShape;
 using zp::probe::RoutePattern;
 using zp::probe::Variant;
-using zp::sched::test::reducedShape;
+using zp::scheduler::test::reducedShape;
 
 constexpr std::uint64_t kBaseSeed = 20240611;
 
@@ -45,9 +45,9 @@ constexpr std::uint64_t kBaseSeed = 20240611;
 // built on first use.
 class ChainRig {
 public:
-    explicit ChainRig(const ChainShape& shape, zp::sched::KernelTuning tuning = envTuning())
+    explicit ChainRig(const ChainShape& shape, zp::scheduler::KernelTuning tuning = envTuning())
         : shape_(shape),
-          setup_(ze::selectDevice(deviceSpec()), tuning),
+          setup_(zp::runtime::selectDevice(deviceSpec()), tuning),
           layer_(setup_, shape),
           queue_(setup_.makeQueue()),
           hostWeights_(zp::oracle::LocalWeights::zeros(shape)) {}
@@ -57,12 +57,12 @@ public:
         return s ? s : "zecl";
     }
     // ZP_KERNEL_TUNING="cols_per_wg=16,..." runs the suite with other tile sizes (zecl only).
-    static zp::sched::KernelTuning envTuning() {
+    static zp::scheduler::KernelTuning envTuning() {
         const char* s = std::getenv("ZP_KERNEL_TUNING");
-        return s ? zp::sched::KernelTuning::parse(s) : zp::sched::KernelTuning{};
+        return s ? zp::scheduler::KernelTuning::parse(s) : zp::scheduler::KernelTuning{};
     }
 
-    zp::sched::DeviceChain& chain(Variant v, zp::sched::IdWidth ids = zp::sched::IdWidth::Int32) {
+    zp::scheduler::DeviceChain& chain(Variant v, zp::scheduler::IdWidth ids = zp::scheduler::IdWidth::Int32) {
         auto& c = chains_[static_cast<int>(ids)][static_cast<int>(v)];
         if (!c) c = layer_.makeChain(v, ids);
         return *c;
@@ -84,21 +84,21 @@ public:
     }
 
     const ChainShape& shape() const { return shape_; }
-    ze::CommandQueue& queue() { return queue_; }
-    const ze::DeviceInfo& info() const { return setup_.device(); }
-    const zp::sched::KernelModules& modules() const { return setup_.modules(); }
+    zp::runtime::CommandQueue& queue() { return queue_; }
+    const zp::runtime::DeviceInfo& info() const { return setup_.device(); }
+    const zp::scheduler::KernelModules& modules() const { return setup_.modules(); }
     zp::oracle::LocalWeights& hostWeights() { return hostWeights_; }
-    zp::sched::DeviceWeights& deviceWeights() { return layer_.weights(); }
+    zp::scheduler::DeviceWeights& deviceWeights() { return layer_.weights(); }
     std::span<const bf16_t> silu() const { return layer_.silu(); }
-    ze::Context& context() { return setup_.context(); }
+    zp::runtime::Context& context() { return setup_.context(); }
 
 private:
     ChainShape shape_;
-    zp::sched::DeviceSetup setup_;
-    zp::sched::DeviceLayer layer_;
-    ze::CommandQueue queue_;
+    zp::scheduler::DeviceSetup setup_;
+    zp::scheduler::DeviceLayer layer_;
+    zp::runtime::CommandQueue queue_;
     zp::oracle::LocalWeights hostWeights_;
-    std::unique_ptr<zp::sched::DeviceChain> chains_[2][zp::probe::kAllVariants.size()];  // [IdWidth][Variant]
+    std::unique_ptr<zp::scheduler::DeviceChain> chains_[2][zp::probe::kAllVariants.size()];  // [IdWidth][Variant]
     std::map<std::pair<int, int>, std::optional<zp::oracle::ChainOutputs>> oracle_;
 };
 
@@ -110,7 +110,7 @@ std::string diff(const std::string& tensor, const std::vector<bf16_t>& got, cons
 }
 
 // Every tensor the variant materialises, plus the routes; "" when all match bit for bit.
-std::string compare(const ChainShape& s, Variant v, const zp::sched::DeviceResults& got,
+std::string compare(const ChainShape& s, Variant v, const zp::scheduler::DeviceResults& got,
                     const zp::oracle::ChainOutputs& want) {
     const std::size_t H = s.hidden, I = s.intermediate;
     std::ostringstream err;
@@ -202,10 +202,11 @@ TEST_P(DeviceChainReducedInt64, GivenInt64Ids_WhenTheChainRuns_ThenEveryTensorMa
     auto& rig = reducedRig();
     const auto [variant, pattern] = GetParam();
     if (auto why = zp::probe::patternInvalidReason(rig.shape(), pattern)) GTEST_SKIP() << *why;
-    auto& chain = rig.chain(variant, zp::sched::IdWidth::Int64);
-    ASSERT_EQ(chain.idWidth(), zp::sched::IdWidth::Int64);
+    auto& chain = rig.chain(variant, zp::scheduler::IdWidth::Int64);
+    ASSERT_EQ(chain.idWidth(), zp::scheduler::IdWidth::Int64);
     for (const auto& l : chain.plan().launches)
-        EXPECT_EQ(l.file, zp::sched::kernelFileFor(l.file.substr(0, l.file.rfind("_i64")), zp::sched::IdWidth::Int64));
+        EXPECT_EQ(l.file,
+                  zp::scheduler::kernelFileFor(l.file.substr(0, l.file.rfind("_i64")), zp::scheduler::IdWidth::Int64));
     for (int v = 0; v < zp::probe::kInputVariants; ++v) {
         auto [c, want] = rig.prepare(pattern, v);
         const std::vector<std::int64_t> ids(c.inputs.topkIds.begin(), c.inputs.topkIds.end());
@@ -252,10 +253,10 @@ TEST(DeviceChainReducedInt64Routes, GivenIdsBeyondInt32AndOutsideTheExpertRange_
     ASSERT_EQ(flag.count, int(bad.size()));
     ASSERT_EQ(flag.firstRoute, 2);
     EXPECT_THROW(zp::oracle::compactRoutes(s, ids), std::invalid_argument);
-    for (auto width : {zp::sched::IdWidth::Int64, zp::sched::IdWidth::Int32})
+    for (auto width : {zp::scheduler::IdWidth::Int64, zp::scheduler::IdWidth::Int32})
         for (Variant v : zp::probe::kAllVariants) {
             const std::string what =
-                std::string(zp::probe::variantName(v)) + " " + std::string(zp::sched::idWidthName(width));
+                std::string(zp::probe::variantName(v)) + " " + std::string(zp::scheduler::idWidthName(width));
             auto& chain = rig.chain(v, width);
             chain.setInputs(c.inputs, ids);
             chain.execute(rig.queue());
@@ -300,7 +301,7 @@ TEST(DeviceChainReducedRoutes, GivenARecordedChain_WhenAppendedToAnImmediateList
     auto [c, want] = rig.prepare(RoutePattern::CrossRowOverlap, 0);
     auto& chain = rig.chain(Variant::Baseline);
     chain.setInputs(c.inputs);
-    ze::ImmediateCommandList immediate(rig.context(), rig.info());
+    zp::runtime::ImmediateCommandList immediate(rig.context(), rig.info());
     chain.appendTo(immediate);
     immediate.synchronize();
     const auto err = compare(rig.shape(), Variant::Baseline, chain.results(), want);
@@ -354,8 +355,8 @@ class DeviceChainTuned : public ::testing::TestWithParam<TunedCase> {};
 // Tiles other than the packaged ones are built from the zecl source bundle, a capability of the
 // device: why this device does not get it, or nothing when it does.
 std::optional<std::string> withoutSourceBundle() {
-    const ze::DeviceInfo info = ze::selectDevice(ChainRig::deviceSpec());
-    const auto choice = zp::sched::chooseModules(info, zp::kernels::Package::instance());
+    const zp::runtime::DeviceInfo info = zp::runtime::selectDevice(ChainRig::deviceSpec());
+    const auto choice = zp::scheduler::chooseModules(info, zp::kernels::Package::instance());
     if (choice.format == zp::kernels::Format::Bundle) return std::nullopt;
     return "device '" + info.name() + "' gets " + choice.why +
            ", not the zecl source bundle: it runs the packaged tiles only";
@@ -374,7 +375,7 @@ void runTuned(const TunedCase& tiling, std::span<const Variant> variants) {
     // this check, a kernel that fails to build included, fails the test.
     if (auto why = withoutSourceBundle()) GTEST_SKIP() << *why;
     std::optional<ChainRig> rig;
-    rig.emplace(s, zp::sched::KernelTuning::parse(tiling.tuning));
+    rig.emplace(s, zp::scheduler::KernelTuning::parse(tiling.tuning));
     for (RoutePattern p : zp::probe::kAllRoutePatterns) {
         if (zp::probe::patternInvalidReason(s, p)) continue;
         for (int v : tiling.inputVariants) {
@@ -495,7 +496,7 @@ void runShape(const TwoLaunchShape& p, Variant variant) {
     if (std::string_view(p.tuning) != "packaged")
         if (auto why = withoutSourceBundle()) GTEST_SKIP() << *why;
     std::optional<ChainRig> rig;
-    rig.emplace(s, zp::sched::KernelTuning::parse(p.tuning));
+    rig.emplace(s, zp::scheduler::KernelTuning::parse(p.tuning));
     int ran = 0;
     for (RoutePattern pattern : zp::probe::kAllRoutePatterns) {
         if (zp::probe::patternInvalidReason(s, pattern)) continue;

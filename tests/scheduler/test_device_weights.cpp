@@ -35,14 +35,14 @@ protected:
         const char* s = std::getenv("ZP_TEST_DEVICE");
         return s ? s : "zecl";
     }
-    zp::oracle::ChainShape shape = zp::sched::test::reducedShape();
-    ze::DeviceInfo device = ze::selectDevice(deviceSpec());
-    ze::Context context{device};
-    ze::ImmediateCommandList copies{context, device};
+    zp::oracle::ChainShape shape = zp::scheduler::test::reducedShape();
+    zp::runtime::DeviceInfo device = zp::runtime::selectDevice(deviceSpec());
+    zp::runtime::Context context{device};
+    zp::runtime::ImmediateCommandList copies{context, device};
 };
 
 TEST_F(DeviceWeightsOnZecl, GivenEveryLocalExpert_WhenUploaded_ThenTheDeviceHoldsTheirBytes) {
-    zp::sched::DeviceWeights weights(context, device, shape);
+    zp::scheduler::DeviceWeights weights(context, device, shape);
     const LocalWeights host = patterned(shape, 1);
     weights.upload(host);
     EXPECT_EQ(weights.shape().localExperts(), 12);
@@ -53,7 +53,7 @@ TEST_F(DeviceWeightsOnZecl, GivenEveryLocalExpert_WhenUploaded_ThenTheDeviceHold
 }
 
 TEST_F(DeviceWeightsOnZecl, GivenSomeLocalExperts_WhenUploaded_ThenOnlyTheirBytesChange) {
-    zp::sched::DeviceWeights weights(context, device, shape);
+    zp::scheduler::DeviceWeights weights(context, device, shape);
     const LocalWeights before = patterned(shape, 1), after = patterned(shape, 2);
     weights.upload(before);
     const int touched[] = {3, 11};
@@ -69,7 +69,7 @@ TEST_F(DeviceWeightsOnZecl, GivenSomeLocalExperts_WhenUploaded_ThenOnlyTheirByte
 }
 
 TEST_F(DeviceWeightsOnZecl, GivenWeightsOfAnotherShapeOrAnExpertOutOfRange_WhenUploaded_ThenItThrows) {
-    zp::sched::DeviceWeights weights(context, device, shape);
+    zp::scheduler::DeviceWeights weights(context, device, shape);
     zp::oracle::ChainShape other = shape;
     other.cards = 2;  // 24 local experts
     EXPECT_THROW(weights.upload(LocalWeights::zeros(other)), std::invalid_argument);

@@ -1,4 +1,4 @@
-// Which module a device gets (zp::sched::chooseModules, scheduler/kernel_modules.hpp): the native
+// Which module a device gets (zp::scheduler::chooseModules, scheduler/kernel_modules.hpp): the native
 // binary for its IP version or, without one, its PCI device id; else SPIR-V; and the card's line
 // says which and why. The kernel files of each topk_ids width.
 // Devices are described by their properties alone (no driver needed), against a package on
@@ -62,9 +62,9 @@ Package makePackage(const fs::path& dir, bool lnlComplete = true) {
     return Package::fromDirectory(dir);
 }
 
-ze::DeviceInfo intelGpu(const char* name, std::optional<std::uint32_t> ip, std::uint32_t deviceId) {
-    ze::DeviceInfo d;
-    d.kind = ze::DriverKind::Intel;
+zp::runtime::DeviceInfo intelGpu(const char* name, std::optional<std::uint32_t> ip, std::uint32_t deviceId) {
+    zp::runtime::DeviceInfo d;
+    d.kind = zp::runtime::DriverKind::Intel;
     d.props.type = ZE_DEVICE_TYPE_GPU;
     d.props.vendorId = 0x8086;
     d.props.deviceId = deviceId;
@@ -95,7 +95,7 @@ TEST_F(ModuleChoice, GivenKnownIntelGpus_WhenChoosing_ThenEachGetsItsTargetsBina
         {"Intel(R) Arc(TM) A770 Graphics", ipVersion(12, 55, 8), 0x56a0, "dg2", "native dg2 binary for IP 12.55.8"},
     };
     for (const auto& c : cases) {
-        const auto got = zp::sched::chooseModules(intelGpu(c.name, c.ip, c.deviceId), package);
+        const auto got = zp::scheduler::chooseModules(intelGpu(c.name, c.ip, c.deviceId), package);
         EXPECT_EQ(got.format, Format::Native) << c.name;
         EXPECT_EQ(got.target, c.target) << c.name;
         EXPECT_EQ(got.why, c.why) << c.name;
@@ -104,7 +104,7 @@ TEST_F(ModuleChoice, GivenKnownIntelGpus_WhenChoosing_ThenEachGetsItsTargetsBina
 
 TEST_F(ModuleChoice, GivenAnUnknownIntelGpu_WhenChoosing_ThenItGetsSpirvAndTheCardSaysWhy) {
     // Panther Lake (Xe3, IP 30.0.4): no binary in the package.
-    const auto c = zp::sched::chooseModules(intelGpu("Intel(R) Graphics", ipVersion(30, 0, 4), 0xb080), package);
+    const auto c = zp::scheduler::chooseModules(intelGpu("Intel(R) Graphics", ipVersion(30, 0, 4), 0xb080), package);
     EXPECT_EQ(c.format, Format::Spirv);
     EXPECT_EQ(c.target, "spirv64");
     EXPECT_EQ(c.why,
@@ -112,19 +112,19 @@ TEST_F(ModuleChoice, GivenAnUnknownIntelGpu_WhenChoosing_ThenItGetsSpirvAndTheCa
 }
 
 TEST_F(ModuleChoice, GivenADriverWithoutIpVersion_WhenChoosing_ThenTheDeviceIdPicksTheBinary) {
-    const auto b580 = zp::sched::chooseModules(intelGpu("B580", std::nullopt, 0xe20b), package);
+    const auto b580 = zp::scheduler::chooseModules(intelGpu("B580", std::nullopt, 0xe20b), package);
     EXPECT_EQ(b580.format, Format::Native);
     EXPECT_EQ(b580.target, "bmg");
     EXPECT_EQ(b580.why, "native bmg binary for device id 0xe20b");
     // dg2 carries no device id table: by device id alone it gets SPIR-V, and the card says so.
-    const auto a770 = zp::sched::chooseModules(intelGpu("A770", std::nullopt, 0x56a0), package);
+    const auto a770 = zp::scheduler::chooseModules(intelGpu("A770", std::nullopt, 0x56a0), package);
     EXPECT_EQ(a770.format, Format::Spirv);
     EXPECT_NE(a770.why.find("no native binary for device id 0x56a0"), std::string::npos) << a770.why;
 }
 
 TEST_F(ModuleChoice, GivenATargetMissingOneKernelFile_WhenChoosing_ThenTheDeviceGetsSpirv) {
     const Package partial = makePackage(dir / "partial", /*lnlComplete=*/false);
-    const auto c = zp::sched::chooseModules(intelGpu("LNL", ipVersion(20, 4, 4), 0x64a0), partial);
+    const auto c = zp::scheduler::chooseModules(intelGpu("LNL", ipVersion(20, 4, 4), 0x64a0), partial);
     EXPECT_EQ(c.format, Format::Spirv) << c.why;
 }
 
@@ -135,7 +135,7 @@ TEST(ModuleChoiceBuiltPackage, GivenEveryNativeTargetOfThisBuild_WhenADeviceRepo
         const auto* a = p.find(p.kernelFiles().front(), Format::Native, t);
         ASSERT_NE(a, nullptr) << t;
         if (a->ipVersions.empty()) continue;
-        const auto c = zp::sched::chooseModules(intelGpu(t.c_str(), a->ipVersions.front(), 0), p);
+        const auto c = zp::scheduler::chooseModules(intelGpu(t.c_str(), a->ipVersions.front(), 0), p);
         EXPECT_EQ(c.format, Format::Native) << t << ": " << c.why;
         EXPECT_EQ(c.target, t) << c.why;
         ++checked;
@@ -151,7 +151,7 @@ TEST(ModuleChoiceBuiltPackage, GivenEveryNativeTargetOfThisBuild_WhenADeviceRepo
 // read ids with, and every launch of every variant at either width names a packaged file.
 TEST(IdWidthBuilds,
      GivenTheEmbeddedPackage_WhenPlanningEachWidth_ThenEveryLaunchFileIsPackagedAndOnlyReadersAreDoubled) {
-    using zp::sched::IdWidth;
+    using zp::scheduler::IdWidth;
     const Package p = Package::embedded();
     const auto files = p.kernelFiles();
     const std::set<std::string> have(files.begin(), files.end());
@@ -160,7 +160,7 @@ TEST(IdWidthBuilds,
         if (f.size() > 4 && f.compare(f.size() - 4, 4, "_i64") == 0) {
             const std::string base = f.substr(0, f.size() - 4);
             EXPECT_TRUE(have.count(base)) << f << " without " << base;
-            EXPECT_EQ(zp::sched::kernelFileFor(base, IdWidth::Int64), f);
+            EXPECT_EQ(zp::scheduler::kernelFileFor(base, IdWidth::Int64), f);
             doubled.insert(base);
         }
     EXPECT_EQ(doubled, (std::set<std::string>{"m1_oracle_mxfp4", "one_launch", "route_compact", "two_launch_a",
@@ -168,23 +168,23 @@ TEST(IdWidthBuilds,
     zp::oracle::ChainShape s;
     for (auto width : {IdWidth::Int32, IdWidth::Int64})
         for (auto v : zp::probe::kAllVariants)
-            for (const auto& l : zp::sched::planChain(v, s, {}, {}, width).launches) {
+            for (const auto& l : zp::scheduler::planChain(v, s, {}, {}, width).launches) {
                 EXPECT_TRUE(have.count(l.file)) << l.file;
                 const bool wide = l.file.size() > 4 && l.file.compare(l.file.size() - 4, 4, "_i64") == 0;
                 const std::string base = wide ? l.file.substr(0, l.file.size() - 4) : l.file;
                 EXPECT_EQ(wide, width == IdWidth::Int64 && doubled.count(base) > 0) << l.file;
             }
-    EXPECT_EQ(zp::sched::parseIdWidth("i64"), IdWidth::Int64);
-    EXPECT_EQ(zp::sched::parseIdWidth("int32"), IdWidth::Int32);
-    EXPECT_THROW(zp::sched::parseIdWidth("int16"), std::invalid_argument);
+    EXPECT_EQ(zp::scheduler::parseIdWidth("i64"), IdWidth::Int64);
+    EXPECT_EQ(zp::scheduler::parseIdWidth("int32"), IdWidth::Int32);
+    EXPECT_THROW(zp::scheduler::parseIdWidth("int16"), std::invalid_argument);
 }
 
 TEST(IdWidthBuilds, GivenEachWidth_WhenNamedAndMapped_ThenOnlyRouteReadersGetTheInt64File) {
-    using zp::sched::IdWidth;
-    EXPECT_EQ(zp::sched::idWidthName(IdWidth::Int32), "int32");
-    EXPECT_EQ(zp::sched::idWidthName(IdWidth::Int64), "int64");
-    EXPECT_EQ(zp::sched::parseIdWidth(zp::sched::idWidthName(IdWidth::Int64)), IdWidth::Int64);
-    EXPECT_EQ(zp::sched::kernelFileFor("route_compact", IdWidth::Int64), "route_compact_i64");
-    EXPECT_EQ(zp::sched::kernelFileFor("route_compact", IdWidth::Int32), "route_compact");
-    EXPECT_EQ(zp::sched::kernelFileFor("gemm1_mxfp4_m2", IdWidth::Int64), "gemm1_mxfp4_m2");
+    using zp::scheduler::IdWidth;
+    EXPECT_EQ(zp::scheduler::idWidthName(IdWidth::Int32), "int32");
+    EXPECT_EQ(zp::scheduler::idWidthName(IdWidth::Int64), "int64");
+    EXPECT_EQ(zp::scheduler::parseIdWidth(zp::scheduler::idWidthName(IdWidth::Int64)), IdWidth::Int64);
+    EXPECT_EQ(zp::scheduler::kernelFileFor("route_compact", IdWidth::Int64), "route_compact_i64");
+    EXPECT_EQ(zp::scheduler::kernelFileFor("route_compact", IdWidth::Int32), "route_compact");
+    EXPECT_EQ(zp::scheduler::kernelFileFor("gemm1_mxfp4_m2", IdWidth::Int64), "gemm1_mxfp4_m2");
 }

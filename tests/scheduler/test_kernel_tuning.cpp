@@ -11,7 +11,7 @@
 namespace {
 
 TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedDefaults) {
-    using zp::sched::KernelTuning;
+    using zp::scheduler::KernelTuning;
     const auto t = KernelTuning::parse("cols_per_wg=16,cols_per_item=4,e2m1_decode=0");
     EXPECT_EQ(t.colsPerWorkGroup, 16);
     EXPECT_EQ(t.colsPerItem, 4);
@@ -52,7 +52,7 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
 }
 
 TEST(KernelTuning, GivenKernelBTiles_WhenAskedForEachFilesTiles_ThenTwoLaunchBGetsItsOwnColumnTile) {
-    using zp::sched::KernelTuning;
+    using zp::scheduler::KernelTuning;
     const auto t = KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_cols_per_wg=8,b_cols_per_item=2");
     // B's module is built with B's tile, every other file with the GEMM tile; b_cols_* are no -D.
     EXPECT_EQ(t.forKernelFile("two_launch_b").buildOptions(),
@@ -78,9 +78,9 @@ TEST(KernelTuning, GivenKernelBTiles_WhenAskedForEachFilesTiles_ThenTwoLaunchBGe
 }
 
 TEST(KernelTuning, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidiaGpusThroughZeclGetTheStreamTile) {
-    using zp::sched::KernelTuning;
-    ze::DeviceInfo d;
-    d.kind = ze::DriverKind::Zecl;
+    using zp::scheduler::KernelTuning;
+    zp::runtime::DeviceInfo d;
+    d.kind = zp::runtime::DriverKind::Zecl;
     d.props.type = ZE_DEVICE_TYPE_GPU;
     d.props.vendorId = 0x10de;
     const auto nvidia = KernelTuning::recommendedFor(d);
@@ -92,7 +92,7 @@ TEST(KernelTuning, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidiaGp
     EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
     d.props.type = ZE_DEVICE_TYPE_GPU;
     d.props.vendorId = 0x8086;
-    d.kind = ze::DriverKind::Intel;  // native binaries or SPIR-V: the packaged tiles only
+    d.kind = zp::runtime::DriverKind::Intel;  // native binaries or SPIR-V: the packaged tiles only
     EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
 }
 

@@ -19,6 +19,21 @@ inline zp::oracle::ChainShape reducedShape() {
     return s;
 }
 
+// A gtest parameter name from free text: letters and digits kept, every run of anything else one
+// '_' ("--set hiden=128" -> "set_hiden_128"), at most 60 characters.
+inline std::string paramName(const std::string& text) {
+    std::string n;
+    for (char c : text) {
+        const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (keep)
+            n += c;
+        else if (!n.empty() && n.back() != '_')
+            n += '_';
+    }
+    while (!n.empty() && n.back() == '_') n.pop_back();
+    return n.substr(0, 60);
+}
+
 struct ProbeRun {
     int exitCode;        // -1 when it did not exit normally
     std::string output;  // stdout and stderr

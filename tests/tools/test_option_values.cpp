@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "zp/tools/option_values.hpp"
+#include "zp/cli/option_values.hpp"
 
-using namespace zp::tools;
+using namespace zp::cli;
 
 TEST(OptionValues, GivenMalformedOrOutOfRangeNumbers_ThenOptionErrorNotSaturatedOrDropped) {
     EXPECT_EQ(parseUnsignedOption("18446744073709551615", "--seed", 0, UINT64_MAX), UINT64_MAX);

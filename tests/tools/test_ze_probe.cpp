@@ -159,7 +159,10 @@ const BadInput kBadInputs[] = {
     {"sweep-merge /nonexistent-dir", "/nonexistent-dir: not a directory"},
 };
 
-INSTANTIATE_TEST_SUITE_P(Table, ZeProbeBadInput, ::testing::ValuesIn(kBadInputs));
+// Named by the row's index and its options: two rows may share their first 60 characters.
+INSTANTIATE_TEST_SUITE_P(Table, ZeProbeBadInput, ::testing::ValuesIn(kBadInputs), [](const auto& info) {
+    return std::to_string(info.index) + "_" + paramName(info.param.args);
+});
 
 TEST(ZeProbeCli, GivenVersion_ThenToolVersionGitAndContract) {
     const ProbeRun r = runProbe("--version");

@@ -581,7 +581,8 @@ INSTANTIATE_TEST_SUITE_P(Table, ZeProbeBadSweep,
                                            BadSweep{"sweep:\n  axes:\n    variant: [fastest]\n", "fastest"},
                                            BadSweep{"sweep:\n  axes:\n    hidden: [128]\n  repeats: lots\n", "repeats"},
                                            BadSweep{"sweep:\n  axes:\n    hidden: [128]\n  warmpu: 3\n", "warmpu"},
-                                           BadSweep{"sweep:\n  name: x\n", "sweep.axes"}));
+                                           BadSweep{"sweep:\n  name: x\n", "sweep.axes"}),
+                         [](const auto& info) { return paramName(info.param.fragment); });
 
 TEST_F(ZeProbeTiming, GivenSweepWithSet_WhenRun_ThenRejectedAsExclusive) {
     writeSweep(dir / "tiny.yaml", 1);

@@ -50,7 +50,7 @@ using zp::oracle::ChainShape;
 using zp::probe::median;
 using zp::probe::RoutePattern;
 using zp::probe::Variant;
-using zp::sched::KernelTuning;
+using zp::scheduler::KernelTuning;
 
 constexpr std::uint64_t kBaseSeed = 20240611;
 
@@ -149,14 +149,14 @@ struct BenchOptions {
 
 // 1. A device->device memoryCopy of `copyMib` MiB timed with event timestamps (median of 5);
 // returns bytes per us read + write.
-double copyBandwidth(zp::sched::DeviceSetup& setup, int copyMib) {
-    const ze::DeviceInfo& dev = setup.device();
-    ze::Context& ctx = setup.context();
+double copyBandwidth(zp::scheduler::DeviceSetup& setup, int copyMib) {
+    const zp::runtime::DeviceInfo& dev = setup.device();
+    zp::runtime::Context& ctx = setup.context();
     const std::size_t bytes = std::size_t(copyMib) << 20;
-    ze::DeviceBuffer<std::uint8_t> src(ctx, dev, bytes), dst(ctx, dev, bytes);
-    ze::ImmediateCommandList imm(ctx, dev);
-    ze::EventPool pool(ctx, dev, 1, {.hostVisible = true, .kernelTimestamps = true});
-    ze::Event ev(pool, 0);
+    zp::runtime::DeviceBuffer<std::uint8_t> src(ctx, dev, bytes), dst(ctx, dev, bytes);
+    zp::runtime::ImmediateCommandList imm(ctx, dev);
+    zp::runtime::EventPool pool(ctx, dev, 1, {.hostVisible = true, .kernelTimestamps = true});
+    zp::runtime::Event ev(pool, 0);
     const auto clock = dev.kernelClock();
     std::vector<double> us;
     for (int r = 0; r < 6; ++r) {
@@ -177,8 +177,8 @@ double copyBandwidth(zp::sched::DeviceSetup& setup, int copyMib) {
 // 2.-4.: the chains of every pattern, tuning and variant on one device, and what they measured.
 class ChainBench {
 public:
-    ChainBench(const BenchOptions& o, std::vector<Variant> variants, zp::sched::DeviceSetup& setup,
-               ze::CommandQueue& queue, double bwBytesPerUs)
+    ChainBench(const BenchOptions& o, std::vector<Variant> variants, zp::scheduler::DeviceSetup& setup,
+               zp::runtime::CommandQueue& queue, double bwBytesPerUs)
         : o_(o),
           variants_(std::move(variants)),
           setup_(setup),
@@ -230,7 +230,7 @@ public:
     }
 
 private:
-    zp::sched::DeviceChain& chainOf(std::size_t ti, Variant v) {
+    zp::scheduler::DeviceChain& chainOf(std::size_t ti, Variant v) {
         auto& c = chains_[{int(ti), int(v)}];
         if (!c) c = layer_.makeChain(v, *modules_[ti]);
         return *c;
@@ -241,10 +241,10 @@ private:
     bool measure(const std::string& pname, const zp::oracle::ChainInputs& inputs, const std::vector<bf16_t>& want,
                  int R, int G, std::size_t ti, Variant v) {
         const std::string tname = modules_[ti]->tuning().describe();
-        zp::sched::DeviceChain* made = nullptr;
+        zp::scheduler::DeviceChain* made = nullptr;
         try {
             made = &chainOf(ti, v);
-        } catch (const zp::sched::VariantNotValid& e) {
+        } catch (const zp::scheduler::VariantNotValid& e) {
             // this variant only (one_launch without cooperative launches); the tiling stays usable
             fmt::print("NOT VALID [{}]: {}\n", tname, e.what());
             return true;
@@ -310,7 +310,7 @@ private:
 
     // --replays executions: the median chain time (first kernel start -> last kernel end) and
     // the median of each kernel.
-    void time(zp::sched::DeviceChain& chain, Measured& m) {
+    void time(zp::scheduler::DeviceChain& chain, Measured& m) {
         std::vector<double> chainUs;
         std::vector<std::vector<double>> perKernel(chain.plan().launches.size());
         for (int r = 0; r < o_.replays; ++r) {
@@ -341,13 +341,13 @@ private:
     // list (the kernels launch their full grids and exit at once: the grid size is part of what a
     // launch costs), against raw OpenCL empty-kernel launches; the goal takes the cheapest tuning.
     void launchCost(const zp::oracle::ChainInputs& inputs) {
-        const ze::DeviceInfo& dev = setup_.device();
+        const zp::runtime::DeviceInfo& dev = setup_.device();
         std::size_t launches = 0;
         for (std::size_t ti = 0; ti < o_.tunings.size(); ++ti) {
             if (unusable_.count(ti) || modules_[ti]->tuning().ablation) continue;
             auto& chain = chainOf(ti, Variant::Baseline);
             chain.setInputs(inputs);
-            ze::CommandList list(setup_.context(), dev);
+            zp::runtime::CommandList list(setup_.context(), dev);
             for (int i = 0; i < o_.chainReps; ++i) chain.appendTo(list);
             list.close();
             launches = std::size_t(o_.chainReps) * chain.plan().launches.size();
@@ -410,13 +410,13 @@ private:
 
     const BenchOptions& o_;
     const std::vector<Variant> variants_;
-    zp::sched::DeviceSetup& setup_;
-    ze::CommandQueue& queue_;
+    zp::scheduler::DeviceSetup& setup_;
+    zp::runtime::CommandQueue& queue_;
     const double bwBytesPerUs_;
-    zp::sched::DeviceLayer layer_;
+    zp::scheduler::DeviceLayer layer_;
     zp::oracle::LocalWeights hostWeights_;
-    std::vector<zp::sched::KernelModules*> modules_;  // one per tuning, in --tuning order
-    std::map<std::pair<int, int>, std::unique_ptr<zp::sched::DeviceChain>> chains_;  // (tuning, variant)
+    std::vector<zp::scheduler::KernelModules*> modules_;  // one per tuning, in --tuning order
+    std::map<std::pair<int, int>, std::unique_ptr<zp::scheduler::DeviceChain>> chains_;  // (tuning, variant)
     std::vector<Measured> all_;
     int failures_ = 0;
     std::map<std::string, double> rooflineUs_;
@@ -431,7 +431,7 @@ private:
 int main(int argc, char** argv) {
     CLI::App app{"The MoE device chain against the memory roofline and raw launch cost (docs/perf.md)"};
     BenchOptions o;
-    app.add_option("-d,--device", o.deviceSpec, "Level Zero device (ze::selectDevice): zecl, intel, an index");
+    app.add_option("-d,--device", o.deviceSpec, "Level Zero device (zp::runtime::selectDevice): zecl, intel, an index");
     app.add_option("--tuning", o.tunings,
                    "kernel tiling(s) to measure, each \"cols_per_wg=..,cols_per_item=..,rows_per_pass=..,"
                    "e2m1_decode=..\" (repeatable; \"\" = the packaged defaults; default: the defaults)");
@@ -462,13 +462,13 @@ int main(int argc, char** argv) {
         const ChainShape& shape = o.shape;
         zp::oracle::validateShape(shape);
         // The first tuning's modules with the context; the others share it (and the weights).
-        const auto setup = zp::sched::DeviceSetup::open(
+        const auto setup = zp::scheduler::DeviceSetup::open(
             {.device = o.deviceSpec,
              .tuning = KernelTuning::parse(o.tunings.front(), KernelTuning::Ablation::allowed)});
-        const ze::DeviceInfo& dev = setup->device();
-        ze::CommandQueue queue = setup->makeQueue();
-        fmt::print("device: [{}] {} ({}), {} compute units\n", dev.index, dev.name(), ze::driverKindName(dev.kind),
-                   dev.computeUnits());
+        const zp::runtime::DeviceInfo& dev = setup->device();
+        zp::runtime::CommandQueue queue = setup->makeQueue();
+        fmt::print("device: [{}] {} ({}), {} compute units\n", dev.index, dev.name(),
+                   zp::runtime::driverKindName(dev.kind), dev.computeUnits());
         fmt::print("shape: H={} I={} E={} K={} M={} C={} card={}\n", shape.hidden, shape.intermediate, shape.experts,
                    shape.topK, shape.rows, shape.cards, shape.card);
         const double bwBytesPerUs = copyBandwidth(*setup, o.copyMib);

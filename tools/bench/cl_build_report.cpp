@@ -22,7 +22,7 @@
 #include "raw_opencl.hpp"
 #include "zp/probe/file_io.hpp"
 #include "zp/probe/input_error.hpp"
-#include "zp/tools/cli.hpp"
+#include "zp/cli/cli.hpp"
 #include "zp/scheduler/kernel_tuning.hpp"
 
 namespace {
@@ -83,9 +83,9 @@ int main(int argc, char** argv) {
     app.add_flag("--log", rawLog, "also print each file's build log (to stderr)");
     app.add_option("--tuning", tuningText, "kernel tuning (KernelTuning::parse), default the packaged tiles");
     app.add_option("--kernels-dir", dir, "the kernels' source folder")->check(CLI::ExistingDirectory);
-    if (const int rc = zp::tools::parse(app, "zp-cl-build-report", argc, argv); rc >= 0) return rc;
+    if (const int rc = zp::cli::parse(app, "zp-cl-build-report", argc, argv); rc >= 0) return rc;
     try {
-        const auto tuning = zp::sched::KernelTuning::parse(tuningText);
+        const auto tuning = zp::scheduler::KernelTuning::parse(tuningText);
         const cl_device_id dev = deviceName.empty() ? firstGpuOrAny() : zp::bench::clDeviceNamed(deviceName);
         const std::string name = zp::bench::clDeviceName(dev);
         constexpr cl_uint kNvidiaVendorId = 0x10de;

@@ -71,19 +71,19 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     try {
-        ze::InitOptions init;
+        zp::runtime::InitOptions init;
         init.setAltDriversIfUnset = true;
         init.zeclPath = zeclPath;
-        ze::init(init);
+        zp::runtime::init(init);
 
         std::vector<cl_device_id> clDevices = clAllDevices();
         if (list) {
-            fmt::print("Level Zero:\n{}OpenCL:\n", ze::formatDeviceList());
+            fmt::print("Level Zero:\n{}OpenCL:\n", zp::runtime::formatDeviceList());
             for (size_t i = 0; i < clDevices.size(); ++i) fmt::print("  [{}] {}\n", i, clDeviceName(clDevices[i]));
             return 0;
         }
 
-        ze::DeviceInfo dev = ze::selectDevice(deviceSpec);
+        zp::runtime::DeviceInfo dev = zp::runtime::selectDevice(deviceSpec);
         cl_device_id cl = nullptr;
         if (clDevice) {
             if (*clDevice < 0 || size_t(*clDevice) >= clDevices.size())
@@ -101,21 +101,22 @@ int main(int argc, char** argv) {
                     fmt::format("no OpenCL device named '{}'; pick one with --cl-device (see --list)", dev.name()));
         }
         if (!dev.isZecl())
-            fmt::print("note: device {} is driven by '{}', not zecl\n", dev.index, ze::driverKindName(dev.kind));
+            fmt::print("note: device {} is driven by '{}', not zecl\n", dev.index,
+                       zp::runtime::driverKindName(dev.kind));
 
         // (a) and (b): zp::runtime
-        ze::Context ctx(dev);
+        zp::runtime::Context ctx(dev);
         std::vector<uint8_t> b = zecl::makeSourceBundle("-cl-std=CL1.2", kNoopKernelSource);
         std::vector<std::byte> bytes(b.size());
         std::memcpy(bytes.data(), b.data(), b.size());
-        ze::Module module = ze::Module::fromSourceBundle(ctx, dev, bytes);
-        ze::Kernel kernel(module, "noop");
-        ze::DeviceBuffer<int32_t> sink(ctx, dev, 1);
+        zp::runtime::Module module = zp::runtime::Module::fromSourceBundle(ctx, dev, bytes);
+        zp::runtime::Kernel kernel(module, "noop");
+        zp::runtime::DeviceBuffer<int32_t> sink(ctx, dev, 1);
         kernel.setArg(0, sink);
         kernel.setArg(1, int32_t{0});
         kernel.setGroupSize(1);
-        ze::CommandQueue queue(ctx, dev);
-        ze::CommandList regular(ctx, dev);
+        zp::runtime::CommandQueue queue(ctx, dev);
+        zp::runtime::CommandList regular(ctx, dev);
         auto r0 = std::chrono::steady_clock::now();
         for (uint32_t i = 0; i < launches; ++i) regular.launch(kernel, {1, 1, 1});
         regular.close();
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
             queue.execute(regular);
             queue.synchronize();
         });
-        ze::ImmediateCommandList imm(ctx, dev);
+        zp::runtime::ImmediateCommandList imm(ctx, dev);
         auto zeImmediate = timeRepeats(repeats, launches, [&] {
             for (uint32_t i = 0; i < launches; ++i) imm.launch(kernel, {1, 1, 1});
             imm.synchronize();
@@ -136,7 +137,7 @@ int main(int argc, char** argv) {
         auto raw = rawOpenClLaunchUs(cl, launches, repeats);
 
         Stats a = stats(zeRegular), im = stats(zeImmediate), c = stats(raw);
-        fmt::print("device: [{}] {} ({}), OpenCL: {}\n", dev.index, dev.name(), ze::driverKindName(dev.kind),
+        fmt::print("device: [{}] {} ({}), OpenCL: {}\n", dev.index, dev.name(), zp::runtime::driverKindName(dev.kind),
                    clDeviceName(cl));
         fmt::print("{} launches x {} repeats; per-launch µs (min / median / max)\n", launches, repeats);
         fmt::print("  ze regular list (replay)   {:8.3f} {:8.3f} {:8.3f}   (recording: {:.3f} µs/launch)\n", a.min,

@@ -1,11 +1,11 @@
-#include "zp/tools/cli.hpp"
+#include "zp/cli/cli.hpp"
 
 #include <iostream>
 #include <sstream>
 
-#include "zp/tools/git_describe.hpp"
+#include "zp/cli/git_describe.hpp"
 
-namespace zp::tools {
+namespace zp::cli {
 namespace {
 
 constexpr std::size_t kHelpWidth = 100;  // the whole line
@@ -105,4 +105,4 @@ int parse(CLI::App& app, const std::string& tool, int argc, char** argv) {
     return -1;
 }
 
-}  // namespace zp::tools
+}  // namespace zp::cli

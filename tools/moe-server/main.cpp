@@ -56,8 +56,8 @@
 #include "http_guard.hpp"
 #include "moe_service.hpp"
 #include "openapi_json.hpp"
-#include "zp/tools/cli.hpp"
-#include "zp/tools/option_values.hpp"
+#include "zp/cli/cli.hpp"
+#include "zp/cli/option_values.hpp"
 
 namespace {
 
@@ -238,11 +238,10 @@ int parseCommandLine(Options& o, int argc, char** argv) {
         "moe-server: an example HTTP server embedding the ze-probe MoE chain (zeprobe facade). Serves POST "
         "/v1/moe (JSON or safetensors), GET /health (/healthz), GET /metrics and GET /openapi.json (docs/server.md); "
         "no authentication, no TLS."};
-    zp::tools::configureApp(
-        app, "moe-server", zeprobe::contractVersion(),
-        {"moe-server --config configs/deepseek-v4-flash.yaml --port 8080",
-         "moe-server --set hidden=128 --set intermediate=64 --set experts=48 --port 0 --port-file p",
-         "moe-server --weights layer.safetensors --prefix model.layers.3.mlp.experts. --threads 4"});
+    zp::cli::configureApp(app, "moe-server", zeprobe::contractVersion(),
+                          {"moe-server --config configs/deepseek-v4-flash.yaml --port 8080",
+                           "moe-server --set hidden=128 --set intermediate=64 --set experts=48 --port 0 --port-file p",
+                           "moe-server --weights layer.safetensors --prefix model.layers.3.mlp.experts. --threads 4"});
     app.add_option("--config", o.config, "model shape YAML (configs/*.yaml)");
     app.add_option("--set", o.sets, "override one config key, e.g. --set hidden=128 (repeatable)");
     app.add_option("--seed", o.seedText, "random weights from this seed (default: the config's seed)");
@@ -285,11 +284,11 @@ int parseCommandLine(Options& o, int argc, char** argv) {
                    "largest request body in bytes, 1 to 4294967296 (413 above, chunked bodies too)")
         ->capture_default_str();
     app.add_flag("--enable-shutdown", o.enableShutdown, "serve POST /shutdown (for tests)");
-    if (const int rc = zp::tools::parse(app, "moe-server", argc, argv); rc >= 0) return rc;
+    if (const int rc = zp::cli::parse(app, "moe-server", argc, argv); rc >= 0) return rc;
     try {
-        if (o.seedText) o.seed = zp::tools::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
-        o.window = std::size_t(zp::tools::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
-        o.maxBody = std::size_t(zp::tools::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
+        if (o.seedText) o.seed = zp::cli::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+        o.window = std::size_t(zp::cli::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
+        o.maxBody = std::size_t(zp::cli::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
         if (o.seed && !o.weights.empty()) throw UsageError("give --seed or --weights, not both");
         if (o.prefix && o.weights.empty())
             throw UsageError("--prefix names tensors in --weights: not without --weights");
@@ -302,7 +301,7 @@ int parseCommandLine(Options& o, int argc, char** argv) {
         }
         if (!o.portFile.empty() && o.port != 0)
             std::cerr << "moe-server: note: --port-file with a fixed --port " << o.port << "\n";
-    } catch (const std::invalid_argument& e) {  // UsageError, zp::tools::OptionError
+    } catch (const std::invalid_argument& e) {  // UsageError, zp::cli::OptionError
         std::cerr << "moe-server: error: " << e.what() << "\n";
         return kExitBadInput;
     } catch (const zeprobe::Error& e) {
@@ -636,7 +635,7 @@ int main(int argc, char** argv) {
 
     zp::moeserver::Metrics metrics(o.window);
     metrics.chains = chains->size();
-    metrics.setBuildInfo(buildInfo(zp::tools::versionText(zeprobe::contractVersion()), device->info().name,
+    metrics.setBuildInfo(buildInfo(zp::cli::versionText(zeprobe::contractVersion()), device->info().name,
                                    device->info().driver, variant));
     zp::moeserver::GuardedServer server(httpLimits(o));
     setCommonHandlers(server, metrics, o);

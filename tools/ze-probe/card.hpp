@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probe.hpp"
+#include "case_run.hpp"
 #include "timing.hpp"
 #include "zp/probe/config.hpp"
 #include "zp/probe/gate.hpp"

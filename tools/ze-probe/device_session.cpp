@@ -14,25 +14,25 @@ namespace {
 
 // A --device value that names no device is bad input (exit 2), not a device fault. The useful
 // line first ("index out of range; valid choices ..."), the call and code last.
-probe::InputError deviceInputError(const sched::NoSuchDevice& e) {
+probe::InputError deviceInputError(const scheduler::NoSuchDevice& e) {
     return probe::InputError("--device " + e.spec() + ": " + e.reason() + "(" + e.cause().codeName() + " from " +
                              e.cause().expression() + ")");
 }
 
 }  // namespace
 
-ze::DeviceInfo selectDeviceOrInputError(const std::string& spec) {
+runtime::DeviceInfo selectDeviceOrInputError(const std::string& spec) {
     try {
-        return sched::selectDevice(spec);
-    } catch (const sched::NoSuchDevice& e) {
+        return scheduler::selectDevice(spec);
+    } catch (const scheduler::NoSuchDevice& e) {
         throw deviceInputError(e);
     }
 }
 
-std::optional<sched::KernelTuning> parseTuningOrInputError(const std::string& text) {
+std::optional<scheduler::KernelTuning> parseTuningOrInputError(const std::string& text) {
     if (text.empty()) return std::nullopt;
     try {
-        return sched::KernelTuning::parse(text);
+        return scheduler::KernelTuning::parse(text);
     } catch (const std::invalid_argument& e) {
         throw probe::InputError(std::string("--kernel-tuning: ") + e.what());
     }
@@ -40,15 +40,15 @@ std::optional<sched::KernelTuning> parseTuningOrInputError(const std::string& te
 
 namespace {
 
-// The device stack of `spec` and `tuning` (sched::DeviceSetup::open), with a spec that names no
+// The device stack of `spec` and `tuning` (scheduler::DeviceSetup::open), with a spec that names no
 // device or a tuning the device cannot build turned into an InputError (exit 2).
-std::unique_ptr<sched::DeviceSetup> openDeviceOrInputError(const std::string& spec,
-                                                           const std::optional<sched::KernelTuning>& tuning) {
+std::unique_ptr<scheduler::DeviceSetup> openDeviceOrInputError(const std::string& spec,
+                                                               const std::optional<scheduler::KernelTuning>& tuning) {
     try {
-        return sched::DeviceSetup::open({.device = spec, .tuning = tuning});
-    } catch (const sched::NoSuchDevice& e) {
+        return scheduler::DeviceSetup::open({.device = spec, .tuning = tuning});
+    } catch (const scheduler::NoSuchDevice& e) {
         throw deviceInputError(e);
-    } catch (const sched::TuningNotBuildable& e) {
+    } catch (const scheduler::TuningNotBuildable& e) {
         throw probe::InputError(std::string("--kernel-tuning: ") + e.what());
     }
 }
@@ -57,14 +57,14 @@ std::unique_ptr<sched::DeviceSetup> openDeviceOrInputError(const std::string& sp
 
 struct DeviceSession::State {
     // Declaration order is destruction order reversed: the setup outlives everything.
-    std::unique_ptr<sched::DeviceSetup> setup;
-    ze::CommandQueue queue;
-    std::unique_ptr<sched::DeviceLayer> layer;
-    std::vector<std::pair<probe::Variant, std::unique_ptr<sched::DeviceChain>>> chains;
+    std::unique_ptr<scheduler::DeviceSetup> setup;
+    runtime::CommandQueue queue;
+    std::unique_ptr<scheduler::DeviceLayer> layer;
+    std::vector<std::pair<probe::Variant, std::unique_ptr<scheduler::DeviceChain>>> chains;
     std::vector<std::pair<probe::Variant, std::string>> notValid;
     ExecutionSink sink;
     oracle::ChainShape shape;
-    sched::IdWidth ids = sched::IdWidth::Int32;
+    scheduler::IdWidth ids = scheduler::IdWidth::Int32;
 
     void buildChains() {
         for (auto& [v, chain] : chains) chain = layer->makeChain(v, ids);
@@ -73,7 +73,7 @@ struct DeviceSession::State {
 
 DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& shape,
                              const std::vector<probe::Variant>& variants,
-                             const std::optional<sched::KernelTuning>& requested, sched::IdWidth ids)
+                             const std::optional<scheduler::KernelTuning>& requested, scheduler::IdWidth ids)
     : state_(std::make_unique<State>()) {
     State& s = *state_;
     s.setup = openDeviceOrInputError(spec, requested);
@@ -81,12 +81,12 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
     s.queue = s.setup->makeQueue();
     // A shape too large for this device is the user's to fix (exit 2), named before allocating.
     probe::checkFitsMemory(shape, device_.totalMemory(), "the memory of device " + device_.name());
-    s.layer = std::make_unique<sched::DeviceLayer>(*s.setup, shape);
+    s.layer = std::make_unique<scheduler::DeviceLayer>(*s.setup, shape);
     s.shape = shape;
     s.ids = ids;
     for (probe::Variant v : variants) try {
             s.chains.emplace_back(v, s.layer->makeChain(v, ids));
-        } catch (const sched::VariantNotValid& e) {
+        } catch (const scheduler::VariantNotValid& e) {
             s.notValid.emplace_back(v, e.what());  // never run at the risk of a hang
         }
 }
@@ -98,7 +98,7 @@ void DeviceSession::rebuild(const oracle::LocalWeights& weights, std::span<const
     // constructor makes it, so the allocator sees what a fresh process would ask of it.
     for (auto& c : s.chains) c.second.reset();
     s.layer.reset();
-    s.layer = std::make_unique<sched::DeviceLayer>(*s.setup, s.shape);
+    s.layer = std::make_unique<scheduler::DeviceLayer>(*s.setup, s.shape);
     s.layer->weights().upload(weights, localExperts);
     s.buildChains();
 }
@@ -113,7 +113,7 @@ DeviceSession::~DeviceSession() {
     } catch (...) {}
 }
 
-const sched::ModuleChoice& DeviceSession::moduleChoice() const { return state_->setup->modules().choice(); }
+const scheduler::ModuleChoice& DeviceSession::moduleChoice() const { return state_->setup->modules().choice(); }
 
 std::string DeviceSession::kernelsText() const { return state_->setup->kernelsText(); }
 
@@ -121,14 +121,14 @@ void DeviceSession::uploadWeights(const oracle::LocalWeights& weights, std::span
     state_->layer->weights().upload(weights, localExperts);
 }
 
-sched::DeviceChain& DeviceSession::chain(probe::Variant v) {
+scheduler::DeviceChain& DeviceSession::chain(probe::Variant v) {
     for (auto& [variant, chain] : state_->chains)
         if (variant == v) return *chain;
     throw std::logic_error(fmt::format("no chain for variant {}", probe::variantName(v)));
 }
 
-ze::CommandQueue& DeviceSession::queue() { return state_->queue; }
-ze::Context& DeviceSession::context() { return state_->setup->context(); }
+runtime::CommandQueue& DeviceSession::queue() { return state_->queue; }
+runtime::Context& DeviceSession::context() { return state_->setup->context(); }
 
 void DeviceSession::setExecutionSink(ExecutionSink sink) { state_->sink = std::move(sink); }
 
@@ -144,7 +144,7 @@ std::vector<Executor> DeviceSession::executors() {
         const probe::Variant v = variant;
         // The chain is looked up at each call: rebuild() replaces it.
         out.push_back({std::string(probe::variantName(v)), [this, v](const CaseRun& run) {
-                           sched::DeviceChain* c = &this->chain(v);
+                           scheduler::DeviceChain* c = &this->chain(v);
                            c->setInputs(run.inputs);
                            const auto t0 = std::chrono::steady_clock::now();
                            c->execute(state_->queue);
@@ -161,7 +161,7 @@ nlohmann::json DeviceSession::describe() const {
     const auto& d = device_;
     return {{"name", d.name()},
             {"type", d.isGpu() ? "gpu" : "cpu"},
-            {"driver", ze::driverKindName(d.kind)},
+            {"driver", runtime::driverKindName(d.kind)},
             {"driver_version", d.driverProps.driverVersion},
             {"compute_units", d.computeUnits()},
             {"memory_bytes", d.totalMemory()},
@@ -172,7 +172,7 @@ nlohmann::json DeviceSession::describe() const {
             {"kernel_tuning", state_->setup->modules().tuning().describe()}};
 }
 
-ExecutorResult toExecutorResult(const oracle::ChainShape& s, probe::Variant v, const sched::DeviceResults& d) {
+ExecutorResult toExecutorResult(const oracle::ChainShape& s, probe::Variant v, const scheduler::DeviceResults& d) {
     ExecutorResult r;
     r.materialised = probe::materialised(v);
     r.outputs.routes.rows = d.compactRows;

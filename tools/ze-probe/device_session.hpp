@@ -1,4 +1,4 @@
-// ze-probe's device side: one Level Zero device (sched::DeviceSetup) with the chain of each
+// ze-probe's device side: one Level Zero device (scheduler::DeviceSetup) with the chain of each
 // variant recorded once, turned into app::Executors. Owns every device object.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "probe.hpp"
+#include "case_run.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/scheduler/device_chain.hpp"
 #include "zp/scheduler/kernel_modules.hpp"
@@ -25,14 +25,14 @@ public:
     // chains' device buffers (an --inputs file's I64 topk_ids run the int64 route readers).
     DeviceSession(const std::string& deviceSpec, const oracle::ChainShape& shape,
                   const std::vector<probe::Variant>& variants,
-                  const std::optional<sched::KernelTuning>& tuning = std::nullopt,
-                  sched::IdWidth ids = sched::IdWidth::Int32);
+                  const std::optional<scheduler::KernelTuning>& tuning = std::nullopt,
+                  scheduler::IdWidth ids = scheduler::IdWidth::Int32);
     ~DeviceSession();
     DeviceSession(const DeviceSession&) = delete;
     DeviceSession& operator=(const DeviceSession&) = delete;
 
-    const ze::DeviceInfo& device() const noexcept { return device_; }
-    const sched::ModuleChoice& moduleChoice() const;
+    const runtime::DeviceInfo& device() const noexcept { return device_; }
+    const scheduler::ModuleChoice& moduleChoice() const;
     // One line for reports: the module choice, and the tiles when not the packaged ones.
     std::string kernelsText() const;
     bool flushesSubnormals() const noexcept { return !device_.supportsFp32Denorm(); }
@@ -49,11 +49,11 @@ public:
     // Called after every execute of an executor with the wall time of execute + synchronize
     // and the launches' kernel timestamps, e.g. to time the case set's own executions.
     using ExecutionSink =
-        std::function<void(probe::Variant, const CaseRun&, double hostNs, const std::vector<sched::KernelSpan>&)>;
+        std::function<void(probe::Variant, const CaseRun&, double hostNs, const std::vector<scheduler::KernelSpan>&)>;
     void setExecutionSink(ExecutionSink);
-    sched::DeviceChain& chain(probe::Variant);
-    ze::CommandQueue& queue();
-    ze::Context& context();
+    scheduler::DeviceChain& chain(probe::Variant);
+    runtime::CommandQueue& queue();
+    runtime::Context& context();
     std::vector<probe::Variant> variants() const;  // in construction order, the valid ones
     // Variants asked for that this device cannot run safely (one_launch without cooperative
     // launches), with the reason: left out of variants() and executors(), reported instead.
@@ -62,17 +62,17 @@ public:
 
 private:
     struct State;
-    ze::DeviceInfo device_;
+    runtime::DeviceInfo device_;
     std::unique_ptr<State> state_;
 };
 
-// ze::selectDevice, with a spec that names no device turned into an InputError (exit 2).
-ze::DeviceInfo selectDeviceOrInputError(const std::string& spec);
+// runtime::selectDevice, with a spec that names no device turned into an InputError (exit 2).
+runtime::DeviceInfo selectDeviceOrInputError(const std::string& spec);
 
 // --kernel-tuning's text as a KernelTuning (none for ""); a bad key or value is an InputError (exit 2).
-std::optional<sched::KernelTuning> parseTuningOrInputError(const std::string& text);
+std::optional<scheduler::KernelTuning> parseTuningOrInputError(const std::string& text);
 
 // A device's results as the executor result the comparison reads.
-ExecutorResult toExecutorResult(const oracle::ChainShape&, probe::Variant, const sched::DeviceResults&);
+ExecutorResult toExecutorResult(const oracle::ChainShape&, probe::Variant, const scheduler::DeviceResults&);
 
 }  // namespace zp::app

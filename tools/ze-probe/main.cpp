@@ -23,7 +23,7 @@
 #include "cards_at_once.hpp"
 #include "child_process.hpp"
 #include "device_session.hpp"
-#include "probe.hpp"
+#include "case_run.hpp"
 #include "report_cards.hpp"
 #include "repeat_run.hpp"
 #include "step.hpp"
@@ -32,8 +32,8 @@
 #include "trace_json.hpp"
 #include "zp/kernels/package.hpp"
 #include "zp/runtime/ze.hpp"
-#include "zp/tools/cli.hpp"
-#include "zp/tools/option_values.hpp"
+#include "zp/cli/cli.hpp"
+#include "zp/cli/option_values.hpp"
 #include "zp/probe/case_io.hpp"
 #include "zp/probe/sweep.hpp"
 #include "zp/probe/compare.hpp"
@@ -56,10 +56,11 @@ struct Options {
     std::string configFile;
     std::vector<std::string> sets;
     std::string weightsFile, inputsFile, dumpFile;
-    std::string variant;                        // empty: every variant (with --inputs: baseline)
-    std::string device;                         // empty: the best device (first Intel GPU, else first zecl device)
-    std::string kernelTuning;                   // empty: the packaged tiles
-    std::optional<sched::KernelTuning> tuning;  // kernelTuning parsed by run(); none: the device's recommended tiles
+    std::string variant;       // empty: every variant (with --inputs: baseline)
+    std::string device;        // empty: the best device (first Intel GPU, else first zecl device)
+    std::string kernelTuning;  // empty: the packaged tiles
+    std::optional<scheduler::KernelTuning>
+        tuning;  // kernelTuning parsed by run(); none: the device's recommended tiles
     std::string routePattern = "six_local";
     std::string outDir = "probe-out";
     std::optional<std::string> seedText;  // read strictly by strictValues()
@@ -92,7 +93,7 @@ struct Options {
 // The tools (never the library) point the loader at the Intel driver and zecl when the user
 // has not set ZE_ENABLE_ALT_DRIVERS, so a fresh machine finds zecl without any setup: the
 // device setup's default initialisation, also for the commands that open no device.
-void initLevelZero() { ze::init(sched::DeviceRequest{}.init); }
+void initLevelZero() { runtime::init(scheduler::DeviceRequest{}.init); }
 
 probe::Config loadSettings(const Options& o) {
     probe::Config cfg = o.configFile.empty() ? probe::Config{} : probe::loadConfig(o.configFile);
@@ -110,10 +111,10 @@ std::vector<probe::RoutePattern> choosePatterns(const std::string& name) {
 // The values CLI11 would read loosely (a seed of -1 or 2^64 saturated, "0,,1" read as two
 // cards), read strictly: out of range or malformed is bad input.
 void strictValues(Options& o) {
-    if (o.seedText) o.seed = tools::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+    if (o.seedText) o.seed = cli::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
     auto count = [](const std::optional<std::string>& text, const char* option, int least, int most) {
         return text ? std::optional<int>(
-                          int(tools::parseUnsignedOption(*text, option, std::uint64_t(least), std::uint64_t(most))))
+                          int(cli::parseUnsignedOption(*text, option, std::uint64_t(least), std::uint64_t(most))))
                     : std::nullopt;
     };
     o.repeats = count(o.repeatsText, "--repeats", 1, 100000);
@@ -121,7 +122,7 @@ void strictValues(Options& o) {
     o.blocks = count(o.blocksText, "--blocks", 2, 10000);
     if (o.gateRepeatText) o.gateRepeat = *count(o.gateRepeatText, "--gate-repeat", 2, 100);
     for (const auto& list : o.cardLists)
-        for (std::uint64_t card : tools::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
+        for (std::uint64_t card : cli::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
 }
 
 // Flags that cannot both hold, and output paths that cannot be written: refused before any
@@ -195,7 +196,8 @@ int runOneCase(const Options& o, const probe::Config& cfg) {
     probe::DType idsDType = probe::DType::I32;
     const auto in = probe::loadInputs(o.inputsFile, s, &idsDType);
     // The chain reads topk_ids at the file's width (I64: the route readers' int64 builds).
-    const sched::IdWidth ids = idsDType == probe::DType::I64 ? sched::IdWidth::Int64 : sched::IdWidth::Int32;
+    const scheduler::IdWidth ids =
+        idsDType == probe::DType::I64 ? scheduler::IdWidth::Int64 : scheduler::IdWidth::Int32;
     const auto weights = o.weightsFile.empty() ? probe::makeRandomWeights(s, cfg.seed)
                                                : probe::loadWeights(o.weightsFile, s, cfg.weightsPrefix);
     const auto silu = oracle::buildSiluTable(s.swigluAlpha);
@@ -216,7 +218,7 @@ int runOneCase(const Options& o, const probe::Config& cfg) {
         session->uploadWeights(weights, {});
         got = session->executors().front().run(app::CaseRun{s, weights, in, silu, nullptr});
         fmt::print("device: {} ({}; topk_ids {})\n", session->device().name(), session->kernelsText(),
-                   sched::idWidthName(ids));
+                   scheduler::idWidthName(ids));
     }
     const auto mismatch = app::compareWithOracle(s, want, got);
     if (!o.dumpFile.empty()) {
@@ -274,7 +276,7 @@ std::vector<std::pair<probe::RoutePattern, int>> parseBlockBatches(const std::st
         if (eq == std::string::npos)
             throw probe::InputError("--timing-block-batches: " + item + ": expected pattern=B");
         out.emplace_back(probe::parsePattern(item.substr(0, eq)),
-                         int(tools::parseUnsignedOption(item.substr(eq + 1), "--timing-block-batches", 1, 1 << 20)));
+                         int(cli::parseUnsignedOption(item.substr(eq + 1), "--timing-block-batches", 1, 1 << 20)));
         begin = end + 1;
     }
     if (out.empty()) throw probe::InputError("--timing-block-batches: no pattern");
@@ -306,14 +308,14 @@ nlohmann::json timeBlockInChild(const Options& o, int card, const std::string& d
     fs::remove(file, ec);
     const int rc = app::runSelf(args, log, "timing block");
     if (rc != 0)
-        throw sched::DeviceError(
+        throw scheduler::DeviceError(
             fmt::format("card {}: timing block {} (a fresh ze-probe process) exited {}; its log: {}", card, block + 1,
                         rc, log.string()));
     std::ifstream in(file);
     nlohmann::json samples = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (samples.is_discarded())
-        throw sched::DeviceError(fmt::format("card {}: timing block {} wrote no samples to {}; its log: {}", card,
-                                             block + 1, file.string(), log.string()));
+        throw scheduler::DeviceError(fmt::format("card {}: timing block {} wrote no samples to {}; its log: {}", card,
+                                                 block + 1, file.string(), log.string()));
     fs::remove(file, ec);
     fs::remove(log, ec);
     fs::remove(dir, ec);  // only when empty
@@ -405,7 +407,7 @@ private:
                 session_->uploadWeights(w, c.touchedLocalExperts);
             };
         out_.text += fmt::format("device: {} [{}], {}\n", session_->device().name(),
-                                 ze::driverKindName(session_->device().kind), session_->kernelsText());
+                                 runtime::driverKindName(session_->device().kind), session_->kernelsText());
         for (const auto& [v, why] : session_->notValid())
             out_.text += fmt::format("variant {}: {}\n", probe::variantName(v), why);
     }
@@ -435,7 +437,7 @@ private:
                         upload(c, w);
                 };
                 session_->setExecutionSink([this](probe::Variant v, const app::CaseRun& run, double hostNs,
-                                                  const std::vector<sched::KernelSpan>& spans) {
+                                                  const std::vector<scheduler::KernelSpan>& spans) {
                     if (run.kase) recorder_->record(std::string(probe::variantName(v)), *run.kase, hostNs, spans);
                 });
             }
@@ -726,10 +728,10 @@ CardDevices cardDevices(const Options& o, std::size_t cards) {
                               : "one after another on device " + o.device + ", the one --device names (not at once)";
         return d;
     }
-    const auto all = ze::listDevices();
+    const auto all = runtime::listDevices();
     std::string kind = o.device;
     if (kind.empty()) {
-        const ze::DeviceInfo best = app::selectDeviceOrInputError("");
+        const runtime::DeviceInfo best = app::selectDeviceOrInputError("");
         kind = best.isIntel() ? "intel" : best.isZecl() ? "zecl" : "";
     }
     std::vector<std::string> same;
@@ -756,7 +758,7 @@ CardDevices cardDevices(const Options& o, std::size_t cards) {
 }
 
 // --list-devices --json: what the text list says, one object per device, for scripts.
-nlohmann::json devicesJson(const std::vector<ze::DeviceInfo>& devices) {
+nlohmann::json devicesJson(const std::vector<runtime::DeviceInfo>& devices) {
     auto typeName = [](ze_device_type_t t) {
         switch (t) {
             case ZE_DEVICE_TYPE_GPU: return "gpu";
@@ -773,7 +775,7 @@ nlohmann::json devicesJson(const std::vector<ze::DeviceInfo>& devices) {
             {{"index", d.index},
              {"name", d.name()},
              {"type", typeName(d.props.type)},
-             {"driver", ze::driverKindName(d.kind)},
+             {"driver", runtime::driverKindName(d.kind)},
              {"driver_version", d.driverProps.driverVersion},
              {"api_version", fmt::format("{}.{}", ZE_MAJOR_VERSION(d.apiVersion), ZE_MINOR_VERSION(d.apiVersion))},
              {"compute_units", d.computeUnits()},
@@ -790,14 +792,14 @@ int printKernels() {
     const auto& package = kernels::Package::instance();
     fmt::print("{}", kernels::describeNativeBinaries(package));
     initLevelZero();
-    for (const auto& d : ze::listDevices()) {
+    for (const auto& d : runtime::listDevices()) {
         std::string why;
         try {
-            why = sched::chooseModules(d, package).why;
-        } catch (const sched::UnsupportedDevice& e) {
+            why = scheduler::chooseModules(d, package).why;
+        } catch (const scheduler::UnsupportedDevice& e) {
             why = e.what();
         }
-        fmt::print("device {} ({}, {}): {}\n", d.index, d.name(), ze::driverKindName(d.kind), why);
+        fmt::print("device {} ({}, {}): {}\n", d.index, d.name(), runtime::driverKindName(d.kind), why);
     }
     return kExitOk;
 }
@@ -941,9 +943,9 @@ int run(Options& o) {
     if (o.listDevices) {
         initLevelZero();
         if (o.json)
-            fmt::print("{}\n", devicesJson(ze::listDevices()).dump(2));
+            fmt::print("{}\n", devicesJson(runtime::listDevices()).dump(2));
         else
-            fmt::print("{}", ze::formatDeviceList());
+            fmt::print("{}", runtime::formatDeviceList());
         return kExitOk;
     }
     if (o.kernels) return printKernels();
@@ -1007,12 +1009,12 @@ int guarded(F&& body) {
         return body();
     } catch (const probe::InputError& e) {
         return badInput(e);
-    } catch (const tools::OptionError& e) {
+    } catch (const cli::OptionError& e) {
         return badInput(e);
-    } catch (const ze::Error& e) {
+    } catch (const runtime::Error& e) {
         fmt::print(stderr, "ze-probe: error: Level Zero: {}\n", e.what());
         return kExitDeviceError;
-    } catch (const sched::DeviceError& e) {
+    } catch (const scheduler::DeviceError& e) {
         fmt::print(stderr, "ze-probe: error: device: {}\n", e.what());
         return kExitDeviceError;
     } catch (const std::exception& e) {
@@ -1036,11 +1038,10 @@ CLI::App* addReportCommand(CLI::App& parent, ReportCommand& args) {
         "the per-kernel breakdown, the launch floor and the roofline fraction. Several cards render side by "
         "side (the cards of one run, or runs of two devices); with the step.json of a --cards run, the step first (its "
         "gate, the cards side by side, the interference).");
-    zp::tools::configureApp(
-        app, "ze-probe report", probe::Config{}.contract,
-        {"ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
-         "ze-probe report probe-out/card*.json probe-out/step.json -o step.html   # of --cards 0,1,2,3",
-         "ze-probe report --sweep probe-out/smoke/smoke.jsonl -o smoke.html   # a sweep alone"});
+    cli::configureApp(app, "ze-probe report", probe::Config{}.contract,
+                      {"ze-probe report h200/card0.json b580/card0.json -o two-devices.html",
+                       "ze-probe report probe-out/card*.json probe-out/step.json -o step.html   # of --cards 0,1,2,3",
+                       "ze-probe report --sweep probe-out/smoke/smoke.jsonl -o smoke.html   # a sweep alone"});
     std::vector<std::string>& cardFiles = args.cardFiles;
     std::string& sweepFile = args.sweepFile;
     std::string& outFile = args.outFile;
@@ -1108,11 +1109,10 @@ CLI::App* addSweepMergeCommand(CLI::App& parent, SweepMergeCommand& args) {
         "ze-probe sweep-merge: join the --out directories of a sweep's shards (--shard K/N) into one "
         "sweep: <OUT>/<name>.jsonl and .csv in plan order. Overlapping shards are refused (exit 2); "
         "missing points are listed and exit 1 (the merge is still written).");
-    zp::tools::configureApp(
-        app, "ze-probe sweep-merge", probe::Config{}.contract,
-        {"ze-probe sweep-merge shard1 shard2 shard3 -o merged",
-         "ze-probe sweep-merge probe-out/smoke-* -o probe-out/smoke",
-         "ze-probe sweep-merge s1 s2 s3 -o s   # after --shard 1/3, 2/3, 3/3 with --out s1, s2, s3"});
+    cli::configureApp(app, "ze-probe sweep-merge", probe::Config{}.contract,
+                      {"ze-probe sweep-merge shard1 shard2 shard3 -o merged",
+                       "ze-probe sweep-merge probe-out/smoke-* -o probe-out/smoke",
+                       "ze-probe sweep-merge s1 s2 s3 -o s   # after --shard 1/3, 2/3, 3/3 with --out s1, s2, s3"});
     std::vector<std::string>& dirs = args.dirs;
     std::string& outDir = args.outDir;
     app.add_option("dirs", dirs, "the shards' --out directories")->required();
@@ -1143,10 +1143,9 @@ CLI::App* addGateRepeatMergeCommand(CLI::App& parent, GateRepeatMergeCommand& ar
         "candidate and pattern the spread of the medians and how often one run's median lies in another's CI) "
         "from run directories already made, e.g. the repeat-<i>/ of two --gate-repeat calls that each fitted a "
         "time limit. Each directory holds the card<N>.json of one run.");
-    zp::tools::configureApp(
-        app, "ze-probe gate-repeat-merge", probe::Config{}.contract,
-        {"ze-probe gate-repeat-merge a/repeat-1 a/repeat-2 a/repeat-3 b/repeat-1 b/repeat-2 -o five",
-         "ze-probe gate-repeat-merge run1 run2 --report repeat.html"});
+    cli::configureApp(app, "ze-probe gate-repeat-merge", probe::Config{}.contract,
+                      {"ze-probe gate-repeat-merge a/repeat-1 a/repeat-2 a/repeat-3 b/repeat-1 b/repeat-2 -o five",
+                       "ze-probe gate-repeat-merge run1 run2 --report repeat.html"});
     std::vector<std::string>& dirs = args.dirs;
     std::string& outDir = args.outDir;
     std::string& report = args.report;
@@ -1177,11 +1176,10 @@ int main(int argc, char** argv) {
         "oracle, timed, and gated (CONTRACT §8). Subcommands: `ze-probe report CARD.json... -o OUT.html` "
         "renders saved cards; `ze-probe sweep-merge DIR... -o OUT` merges sharded sweeps; `ze-probe "
         "gate-repeat-merge DIR...` tables the gates of runs already made."};
-    zp::tools::configureApp(
-        app, "ze-probe", probe::Config{}.contract,
-        {"ze-probe --route-pattern six_local               # the 12 cases of one pattern",
-         "ze-probe --device zecl --set hidden=256 --report gate.html   # check, time, gate",
-         "ze-probe --sweep configs/sweeps/smoke.yaml --shard 2/3 --out shard2   # a third of a sweep"});
+    cli::configureApp(app, "ze-probe", probe::Config{}.contract,
+                      {"ze-probe --route-pattern six_local               # the 12 cases of one pattern",
+                       "ze-probe --device zecl --set hidden=256 --report gate.html   # check, time, gate",
+                       "ze-probe --sweep configs/sweeps/smoke.yaml --shard 2/3 --out shard2   # a third of a sweep"});
     Options o;
     app.add_option("--config", o.configFile, "YAML config (CONTRACT §1 keys)")->check(CLI::ExistingFile);
     app.add_option("--set", o.sets, "override a config key, e.g. --set swiglu.limit=7 (repeatable)");
@@ -1269,7 +1267,7 @@ int main(int argc, char** argv) {
     const CLI::App* reportCommand = addReportCommand(app, report);
     const CLI::App* sweepMergeCommand = addSweepMergeCommand(app, sweepMerge);
     const CLI::App* gateRepeatMergeCommand = addGateRepeatMergeCommand(app, gateRepeatMerge);
-    if (const int rc = zp::tools::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
+    if (const int rc = cli::parse(app, "ze-probe", argc, argv); rc >= 0) return rc;
     if (reportCommand->parsed()) return runReport(report);
     if (sweepMergeCommand->parsed()) return runSweepMerge(sweepMerge);
     if (gateRepeatMergeCommand->parsed()) return runGateRepeatMerge(gateRepeatMerge);

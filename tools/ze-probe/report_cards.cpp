@@ -413,13 +413,21 @@ struct SweepSeries {
     std::vector<std::tuple<json, double, double, double>> points;  // x, y, y low, y high (NaN: none)
 };
 
-// `colourOrder`: the series named so far, shared by the plots of a report (a series keeps its colour).
-std::string sweepPlotSvg(const std::vector<json>& rows, const std::string& title,
-                         const std::function<std::optional<std::tuple<double, double, double>>(const json&)>& metric,
-                         std::optional<double> bar, bool withBaseline, double width,
-                         std::vector<std::string>& colourOrder) {
-    std::vector<std::string> axes;
+// The axes of a sweep's points, the values each takes, and the plot's x axis.
+struct SweepAxes {
+    std::vector<std::string> axes;  // first seen first
     std::map<std::string, std::vector<json>> values;
+    std::string xAxis;
+    bool numeric = false;  // the x axis' values are all numbers
+    double xmin = 0, xmax = 1;
+    bool log2x = false;
+};
+
+SweepAxes sweepAxes(const std::vector<json>& rows) {
+    SweepAxes ax;
+    auto& axes = ax.axes;
+    auto& values = ax.values;
+    auto& xAxis = ax.xAxis;
     for (const auto& r : rows)
         if (r.contains("point") && r["point"].is_object())
             for (const auto& [k, v] : r["point"].items()) {
@@ -427,7 +435,6 @@ std::string sweepPlotSvg(const std::vector<json>& rows, const std::string& title
                 auto& vs = values[k];
                 if (std::find(vs.begin(), vs.end(), v) == vs.end()) vs.push_back(v);
             }
-    std::string xAxis;
     for (int numericPass = 1; numericPass >= 0 && xAxis.empty(); --numericPass)
         for (const auto& a : axes) {
             if (a == "variant" || values[a].size() < 2) continue;
@@ -440,20 +447,40 @@ std::string sweepPlotSvg(const std::vector<json>& rows, const std::string& title
         }
     if (xAxis.empty()) xAxis = "variant";
     const auto& xs = values[xAxis];
-    const bool numeric = !xs.empty() && std::all_of(xs.begin(), xs.end(), [](const json& v) { return v.is_number(); });
-    double xmin = 0, xmax = 1;
-    bool log2x = false;
-    if (numeric) {
+    ax.numeric = !xs.empty() && std::all_of(xs.begin(), xs.end(), [](const json& v) { return v.is_number(); });
+    double& xmin = ax.xmin;
+    double& xmax = ax.xmax;
+    if (ax.numeric) {
         xmin = xmax = xs[0].get<double>();
         for (const auto& v : xs) {
             xmin = std::min(xmin, v.get<double>());
             xmax = std::max(xmax, v.get<double>());
         }
-        log2x = xmin > 0 && xmax / xmin >= 8;
+        ax.log2x = xmin > 0 && xmax / xmin >= 8;
         if (xmax == xmin) xmax = xmin + 1;
     }
-    // Series: variant, then the other varying axes' values.
+    return ax;
+}
+
+using SweepMetric = std::function<std::optional<std::tuple<double, double, double>>(const json&)>;
+
+// The plot's series (one per variant and value of the other varying axes) and the range of
+// their y values, the bar included.
+struct SweepData {
     std::vector<SweepSeries> series;
+    double ymin, ymax;
+};
+
+SweepData sweepSeries(const std::vector<json>& rows, SweepAxes& ax, const SweepMetric& metric,
+                      std::optional<double> bar, bool withBaseline, std::vector<std::string>& colourOrder) {
+    const auto& axes = ax.axes;
+    auto& values = ax.values;
+    const auto& xAxis = ax.xAxis;
+    // Series: variant, then the other varying axes' values.
+    SweepData data{{}, bar.value_or(INFINITY), bar.value_or(-INFINITY)};
+    auto& series = data.series;
+    double& ymin = data.ymin;
+    double& ymax = data.ymax;
     auto seriesOf = [&](const std::string& name) -> SweepSeries& {
         for (auto& s : series)
             if (s.name == name) return s;
@@ -461,7 +488,6 @@ std::string sweepPlotSvg(const std::vector<json>& rows, const std::string& title
         if (std::find(colourOrder.begin(), colourOrder.end(), name) == colourOrder.end()) colourOrder.push_back(name);
         return series.back();
     };
-    double ymin = bar.value_or(INFINITY), ymax = bar.value_or(-INFINITY);
     for (const auto& r : rows) {
         if (r.value("status", "") != "ok" || !r.contains("result") || !r.contains("point")) continue;
         const json& point = r["point"];
@@ -489,6 +515,21 @@ std::string sweepPlotSvg(const std::vector<json>& rows, const std::string& title
         if (withBaseline && variant != "baseline")
             if (const auto b = num(res, "baseline_median_ns")) add("baseline" + rest, *b / 1e3, NAN, NAN, true);
     }
+    return data;
+}
+
+// `colourOrder`: the series named so far, shared by the plots of a report (a series keeps its colour).
+std::string sweepPlotSvg(const std::vector<json>& rows, const std::string& title, const SweepMetric& metric,
+                         std::optional<double> bar, bool withBaseline, double width,
+                         std::vector<std::string>& colourOrder) {
+    SweepAxes ax = sweepAxes(rows);
+    SweepData data = sweepSeries(rows, ax, metric, bar, withBaseline, colourOrder);
+    const std::string& xAxis = ax.xAxis;
+    const auto& xs = ax.values[xAxis];
+    const bool numeric = ax.numeric, log2x = ax.log2x;
+    const double xmin = ax.xmin, xmax = ax.xmax;
+    const auto& series = data.series;
+    double ymin = data.ymin, ymax = data.ymax;
     const double label = 60, rightPad = 20, top = 28, plotH = 220;
     const double legendRows = double((series.size() + 2) / 3), H = top + plotH + 40 + 18 * legendRows + 8;
     std::string s = fmt::format(

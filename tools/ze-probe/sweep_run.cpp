@@ -32,7 +32,7 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 // varies fastest, so put shape axes first).
 struct SessionCache {
     std::string device;
-    std::optional<sched::KernelTuning> tuning;
+    std::optional<scheduler::KernelTuning> tuning;
     std::string key;
     std::unique_ptr<DeviceSession> session;
     std::unique_ptr<oracle::LocalWeights> scratch;
@@ -86,6 +86,80 @@ private:
     struct sigaction oldTerm_ {};
 };
 
+// The timed case checked against the host oracle (the chains' last execute ran it).
+struct TimedCaseCheck {
+    std::string correctness = "passed";  // or "failed", "skipped"
+    nlohmann::json mismatches = nlohmann::json::array();
+};
+
+TimedCaseCheck checkTimedCase(DeviceSession& session, const oracle::ChainShape& s, const oracle::LocalWeights& weights,
+                              const PatternTiming& pt, probe::Variant variant) {
+    TimedCaseCheck check;
+    const auto silu = oracle::buildSiluTable(s.swigluAlpha);
+    const auto want = oracle::runChain(s, weights, pt.inputs, silu);
+    if (session.flushesSubnormals() && want.metSubnormal) {
+        check.correctness = "skipped";
+        return check;
+    }
+    for (probe::Variant v : {probe::Variant::Baseline, variant}) {
+        const auto got = toExecutorResult(s, v, session.chain(v).results());
+        if (auto why = compareWithOracle(s, want, got)) {
+            check.correctness = "failed";
+            check.mismatches.push_back({{"variant", probe::variantName(v)}, {"message", *why}});
+        }
+    }
+    return check;
+}
+
+// A measured point's result row: baseline (pt.variants[0]) against the point's variant
+// (pt.variants[1]), the gate's projection and the check.
+nlohmann::json pointResult(const probe::Config& cfg, const PatternTiming& pt, probe::Variant variant,
+                           const TimingSettings& ts, const probe::Projection& proj, const probe::PairedSaving& host,
+                           const TimedCaseCheck& check, const std::string& deviceName) {
+    const VariantTiming& a = pt.variants[0];
+    const VariantTiming& b = pt.variants[1];
+    const std::string& correctness = check.correctness;
+    const nlohmann::json& mismatches = check.mismatches;
+    auto least = [](const std::vector<double>& v) {
+        return v.empty() ? nlohmann::json(nullptr) : num(*std::min_element(v.begin(), v.end()));
+    };
+    auto most = [](const std::vector<double>& v) {
+        return v.empty() ? nlohmann::json(nullptr) : num(*std::max_element(v.begin(), v.end()));
+    };
+    return {
+        {"baseline_median_ns", num(probe::median(a.deviceNs))},
+        {"candidate_median_ns", num(probe::median(b.deviceNs))},
+        {"baseline_min_ns", least(a.deviceNs)},
+        {"baseline_max_ns", most(a.deviceNs)},
+        {"candidate_min_ns", least(b.deviceNs)},
+        {"candidate_max_ns", most(b.deviceNs)},
+        // The point's whole config (the sweep's `set` keys and its axes): config.* columns in the CSV.
+        {"config", probe::toJson(cfg)},
+        {"saving_median_ms", num(proj.medianMs)},
+        {"saving_ci_low_ms", num(proj.ciLowMs)},
+        {"saving_ci_high_ms", num(proj.ciHighMs)},
+        {"gate_verdict", probe::verdictKey(proj.verdict)},
+        {"more_rounds", proj.moreRounds ? nlohmann::json(*proj.moreRounds) : nlohmann::json(nullptr)},
+        {"baseline_host_median_ns", num(probe::median(a.hostNs))},
+        {"candidate_host_median_ns", num(probe::median(b.hostNs))},
+        {"host_saving_median_us", num(host.median / 1e3)},
+        {"pattern", pt.pattern},
+        {"variant", probe::variantName(variant)},
+        {"case", pt.caseName},
+        {"pairs", proj.pairs},
+        {"blocks", proj.blocks},
+        {"batch", pt.batch},
+        {"tick_ns", pt.tickNs},
+        {"warmup", ts.warmup},
+        {"layers", cfg.layers},
+        {"min_saving_ms", cfg.gateMinSavingMs},
+        {"correctness", correctness},
+        {"correctness_scope", "the timed case, baseline and the point's variant, against the host oracle"},
+        {"mismatches", mismatches},
+        {"device", deviceName},
+    };
+}
+
 }  // namespace
 
 int runSweep(const SweepCliOptions& o) {
@@ -138,62 +212,9 @@ int runSweep(const SweepCliOptions& o) {
         const VariantTiming& b = pt.variants[1];
         const probe::Projection proj = projectTiming(pt, a, b, cfg);  // the gate's interval and verdict
         const auto host = probe::pairedSaving(a.hostNs, b.hostNs);
-
-        // The chains' last execute ran the timed case: check it against the host oracle.
-        const auto silu = oracle::buildSiluTable(s.swigluAlpha);
-        const auto want = oracle::runChain(s, *cache.scratch, pt.inputs, silu);
-        std::string correctness = "passed";
-        nlohmann::json mismatches = nlohmann::json::array();
-        if (session.flushesSubnormals() && want.metSubnormal) {
-            correctness = "skipped";
-        } else {
-            for (probe::Variant v : {probe::Variant::Baseline, variant}) {
-                const auto got = toExecutorResult(s, v, session.chain(v).results());
-                if (auto why = compareWithOracle(s, want, got)) {
-                    correctness = "failed";
-                    mismatches.push_back({{"variant", probe::variantName(v)}, {"message", *why}});
-                }
-            }
-        }
-        if (correctness == "failed") anyFailed = true;
-        auto least = [](const std::vector<double>& v) {
-            return v.empty() ? nlohmann::json(nullptr) : num(*std::min_element(v.begin(), v.end()));
-        };
-        auto most = [](const std::vector<double>& v) {
-            return v.empty() ? nlohmann::json(nullptr) : num(*std::max_element(v.begin(), v.end()));
-        };
-        return {
-            {"baseline_median_ns", num(probe::median(a.deviceNs))},
-            {"candidate_median_ns", num(probe::median(b.deviceNs))},
-            {"baseline_min_ns", least(a.deviceNs)},
-            {"baseline_max_ns", most(a.deviceNs)},
-            {"candidate_min_ns", least(b.deviceNs)},
-            {"candidate_max_ns", most(b.deviceNs)},
-            // The point's whole config (the sweep's `set` keys and its axes): config.* columns in the CSV.
-            {"config", probe::toJson(cfg)},
-            {"saving_median_ms", num(proj.medianMs)},
-            {"saving_ci_low_ms", num(proj.ciLowMs)},
-            {"saving_ci_high_ms", num(proj.ciHighMs)},
-            {"gate_verdict", probe::verdictKey(proj.verdict)},
-            {"more_rounds", proj.moreRounds ? nlohmann::json(*proj.moreRounds) : nlohmann::json(nullptr)},
-            {"baseline_host_median_ns", num(probe::median(a.hostNs))},
-            {"candidate_host_median_ns", num(probe::median(b.hostNs))},
-            {"host_saving_median_us", num(host.median / 1e3)},
-            {"pattern", pt.pattern},
-            {"variant", probe::variantName(variant)},
-            {"case", pt.caseName},
-            {"pairs", proj.pairs},
-            {"blocks", proj.blocks},
-            {"batch", pt.batch},
-            {"tick_ns", pt.tickNs},
-            {"warmup", ts.warmup},
-            {"layers", cfg.layers},
-            {"min_saving_ms", cfg.gateMinSavingMs},
-            {"correctness", correctness},
-            {"correctness_scope", "the timed case, baseline and the point's variant, against the host oracle"},
-            {"mismatches", mismatches},
-            {"device", deviceName},
-        };
+        const TimedCaseCheck check = checkTimedCase(session, s, *cache.scratch, pt, variant);
+        if (check.correctness == "failed") anyFailed = true;
+        return pointResult(cfg, pt, variant, ts, proj, host, check, deviceName);
     };
 
     // One writer per sweep output: a second sweep into the same --out, or a --resume while the

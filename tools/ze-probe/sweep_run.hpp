@@ -22,9 +22,9 @@ namespace zp::app {
 
 struct SweepCliOptions {
     std::string file;
-    std::string device;                         // as --device
-    std::optional<sched::KernelTuning> tuning;  // as --kernel-tuning (none: the device's recommended)
-    std::string outDir;                         // <out>/<sweep name>.jsonl and .csv
+    std::string device;                             // as --device
+    std::optional<scheduler::KernelTuning> tuning;  // as --kernel-tuning (none: the device's recommended)
+    std::string outDir;                             // <out>/<sweep name>.jsonl and .csv
     bool resume = false, overwrite = false;
     std::optional<int> repeats, warmup;  // override the sweep file's
     std::function<void()> initDevices;   // called once before the first device is opened

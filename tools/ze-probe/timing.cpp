@@ -32,7 +32,7 @@ nlohmann::json summaryJson(const std::vector<double>& x) {
             {"max", s.max},       {"mean", s.mean}, {"stddev", s.stddev}, {"n", s.n}};
 }
 
-TimingSettings TimingSettings::defaultsFor(const ze::DeviceInfo& d) {
+TimingSettings TimingSettings::defaultsFor(const runtime::DeviceInfo& d) {
     // 10 blocks, not 5: on the H200 a launch-bound pattern's block sits in one of two states for
     // seconds at a time (all_remote's baseline ~43 or ~65 µs, the GPU clock fixed at 1980 MHz;
     // docs/perf.md), so a run of 5 blocks often lands all in one state and its interval misses
@@ -83,7 +83,7 @@ bool CaseSetRecorder::opensBlock(const probe::Case& kase) const {
 }
 
 void CaseSetRecorder::record(const std::string& variant, const probe::Case& kase, double hostNs,
-                             const std::vector<sched::KernelSpan>& spans) {
+                             const std::vector<scheduler::KernelSpan>& spans) {
     const std::string name = kase.name();
     if (firstCase_.empty()) firstCase_ = name;
     if (name == firstCase_) return;  // the warm-up
@@ -184,9 +184,9 @@ void timeBlock(PatternTiming& pt, DeviceSession& session, const std::vector<prob
                const probe::Case& kase, const oracle::LocalWeights& weights, bool fixedWeights, int warmup, int rounds,
                bool chooseB, std::vector<TraceSpan>* trace, const std::string& trackPrefix, std::size_t rotation = 0) {
     session.rebuild(weights, fixedWeights ? std::span<const int>{} : std::span<const int>(kase.touchedLocalExperts));
-    std::vector<sched::DeviceChain*> chains;
+    std::vector<scheduler::DeviceChain*> chains;
     for (probe::Variant v : variants) {
-        sched::DeviceChain& c = session.chain(v);
+        scheduler::DeviceChain& c = session.chain(v);
         c.setInputs(kase.inputs);
         chains.push_back(&c);
     }
@@ -285,7 +285,7 @@ int deviceBatch(DeviceSession& session, const std::vector<probe::Variant>& varia
         const oracle::LocalWeights& w = fixedWeights ? *fixedWeights : *scratch;
         session.rebuild(w, fixedWeights ? std::span<const int>{} : std::span<const int>(kase.touchedLocalExperts));
         for (probe::Variant v : variants) {
-            sched::DeviceChain& c = session.chain(v);
+            scheduler::DeviceChain& c = session.chain(v);
             c.setInputs(kase.inputs);
             c.executeBatch(session.queue(), 1);  // warm-up
             fastest = std::min(fastest, c.executeBatch(session.queue(), 1));
@@ -363,7 +363,7 @@ void addBlocks(PatternTiming& pt, int blocks, DeviceSession& session, const std:
 }
 
 Bandwidth deviceBandwidth(DeviceSession& session) {
-    const ze::DeviceInfo& d = session.device();
+    const runtime::DeviceInfo& d = session.device();
     double best = 0;
     for (const auto& m : d.memory)
         if (m.maxClockRate && m.maxBusWidth)
@@ -371,10 +371,11 @@ Bandwidth deviceBandwidth(DeviceSession& session) {
     if (best > 0) return {best, "L0 memory properties: maxClockRate x maxBusWidth / 8 (theoretical peak)"};
 
     const std::size_t bytes = std::size_t(d.isGpu() ? 256 : 64) << 20;
-    ze::DeviceBuffer<std::uint8_t> src(session.context(), d, bytes), dst(session.context(), d, bytes);
-    ze::ImmediateCommandList list(session.context(), d);
-    ze::EventPool pool(session.context(), d, 1, ze::EventPoolOptions{.hostVisible = true, .kernelTimestamps = true});
-    ze::Event ev(pool, 0);
+    runtime::DeviceBuffer<std::uint8_t> src(session.context(), d, bytes), dst(session.context(), d, bytes);
+    runtime::ImmediateCommandList list(session.context(), d);
+    runtime::EventPool pool(session.context(), d, 1,
+                            runtime::EventPoolOptions{.hostVisible = true, .kernelTimestamps = true});
+    runtime::Event ev(pool, 0);
     const std::uint8_t zero = 0;
     list.memoryFill(src.data(), &zero, 1, bytes);
     list.memoryFill(dst.data(), &zero, 1, bytes);
@@ -391,7 +392,7 @@ Bandwidth deviceBandwidth(DeviceSession& session) {
         try {
             const auto t = ev.kernelTimestamp();
             ns = d.kernelClock().durationNs(t.context.kernelStart, t.context.kernelEnd);
-        } catch (const ze::Error&) {
+        } catch (const runtime::Error&) {
             ns = 0;
         }
         if (!(ns > 0)) {

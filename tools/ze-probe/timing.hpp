@@ -52,7 +52,7 @@ struct TimingSettings {
     // timed rounds) of case v0. A PoCL CPU one takes up to 1.5 s at the default shape, where
     // the case set alone fills the main job's two minutes: the case set's executions are
     // timed instead.
-    static TimingSettings defaultsFor(const ze::DeviceInfo&);
+    static TimingSettings defaultsFor(const runtime::DeviceInfo&);
     std::string describe() const;
 };
 
@@ -95,7 +95,8 @@ struct PatternTiming {
 class CaseSetRecorder {
 public:
     CaseSetRecorder(const oracle::ChainShape&, double tickNs, std::vector<TraceSpan>* trace, std::string trackPrefix);
-    void record(const std::string& variant, const probe::Case&, double hostNs, const std::vector<sched::KernelSpan>&);
+    void record(const std::string& variant, const probe::Case&, double hostNs,
+                const std::vector<scheduler::KernelSpan>&);
     // Whether `kase` opens a block (its chains to be rebuilt first): every second case of a
     // pattern, except the run's first (the warm-up, on chains just built).
     bool opensBlock(const probe::Case& kase) const;

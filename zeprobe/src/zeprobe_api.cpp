@@ -64,19 +64,19 @@ Error::Error(ErrorCode code, const std::string& message, std::int32_t zeResult)
 
 namespace {
 
-ErrorCode codeOf(const ze::Error& e) {
-    switch (zp::sched::classify(e)) {
-        case zp::sched::ZeFailure::KernelBuild: return ErrorCode::kernel_build;
-        case zp::sched::ZeFailure::Unsupported: return ErrorCode::unsupported;
-        case zp::sched::ZeFailure::OutOfMemory: return ErrorCode::out_of_memory;
-        case zp::sched::ZeFailure::NotFound: return ErrorCode::not_found;
-        case zp::sched::ZeFailure::Device: return ErrorCode::device;
+ErrorCode codeOf(const zp::runtime::Error& e) {
+    switch (zp::scheduler::classify(e)) {
+        case zp::scheduler::ZeFailure::KernelBuild: return ErrorCode::kernel_build;
+        case zp::scheduler::ZeFailure::Unsupported: return ErrorCode::unsupported;
+        case zp::scheduler::ZeFailure::OutOfMemory: return ErrorCode::out_of_memory;
+        case zp::scheduler::ZeFailure::NotFound: return ErrorCode::not_found;
+        case zp::scheduler::ZeFailure::Device: return ErrorCode::device;
     }
     return ErrorCode::device;
 }
 
 // Called inside a catch block: rethrows the exception in flight as zeprobe::Error, prefixed
-// with the API call, by its type: ze::Error by its result, the scheduler's UnsupportedDevice
+// with the API call, by its type: zp::runtime::Error by its result, the scheduler's UnsupportedDevice
 // and DeviceFault, InputError by its kind (a missing named thing is not_found, anything else
 // `inputCode`). Any other std::runtime_error (the kernel package's own loading, say) becomes
 // `runtimeCode`.
@@ -87,16 +87,16 @@ ErrorCode codeOf(const ze::Error& e) {
         throw;
     } catch (const Error&) {
         throw;
-    } catch (const ze::Error& e) {
+    } catch (const zp::runtime::Error& e) {
         throw Error(codeOf(e), prefix + e.what(), static_cast<std::int32_t>(e.code()));
-    } catch (const zp::sched::UnsupportedDevice& e) {
+    } catch (const zp::scheduler::UnsupportedDevice& e) {
         throw Error(ErrorCode::unsupported, prefix + e.what());
-    } catch (const zp::sched::DeviceFault& e) {
+    } catch (const zp::scheduler::DeviceFault& e) {
         throw Error(ErrorCode::device, prefix + e.what());
     } catch (const zp::probe::InputError& e) {
         throw Error(e.kind() == zp::probe::InputErrorKind::not_found ? ErrorCode::not_found : inputCode,
                     prefix + e.what());
-    } catch (const zp::sched::VariantNotValid& e) {
+    } catch (const zp::scheduler::VariantNotValid& e) {
         // one_launch on a driver without cooperative launches: the device cannot run it
         throw Error(ErrorCode::unsupported, prefix + e.what());
     } catch (const std::invalid_argument& e) {
@@ -127,8 +127,8 @@ std::optional<std::string> zeclNextToThisLibrary() {
 }
 
 // The loader's initialisation: untouched unless the caller asks the library to configure it.
-ze::InitOptions initOptions(bool configureLoader, const std::string& zeclPath) {
-    ze::InitOptions options;
+zp::runtime::InitOptions initOptions(bool configureLoader, const std::string& zeclPath) {
+    zp::runtime::InitOptions options;
     if (configureLoader) {
         options.setAltDriversIfUnset = true;
         if (!zeclPath.empty()) {
@@ -141,11 +141,11 @@ ze::InitOptions initOptions(bool configureLoader, const std::string& zeclPath) {
     return options;
 }
 
-DeviceInfo describe(const ze::DeviceInfo& d) {
+DeviceInfo describe(const zp::runtime::DeviceInfo& d) {
     DeviceInfo info;
     info.index = d.index;
     info.name = d.name();
-    info.driver = ze::driverKindName(d.kind);
+    info.driver = zp::runtime::driverKindName(d.kind);
     info.driverVersion = d.driverProps.driverVersion;
     info.gpu = d.isGpu();
     info.computeUnits = d.computeUnits();
@@ -192,9 +192,9 @@ Shape fromChainShape(const zp::oracle::ChainShape& c) {
 
 std::vector<DeviceInfo> listDevices(bool configureLoader) {
     try {
-        ze::init(initOptions(configureLoader, {}));
+        zp::runtime::init(initOptions(configureLoader, {}));
         std::vector<DeviceInfo> out;
-        for (const auto& d : ze::listDevices()) out.push_back(describe(d));
+        for (const auto& d : zp::runtime::listDevices()) out.push_back(describe(d));
         return out;
     } catch (...) {
         rethrowTranslated("zeprobe::listDevices");
@@ -214,7 +214,7 @@ std::vector<std::string> variants() {
 namespace detail {
 
 struct DeviceState {
-    std::unique_ptr<zp::sched::DeviceSetup> setup;
+    std::unique_ptr<zp::scheduler::DeviceSetup> setup;
     DeviceInfo info;
     // Guards `setup` (its kernel modules are not thread-safe) and serialises every creation of
     // device objects on behalf of Layers and Chains.
@@ -225,15 +225,15 @@ struct LayerState {
     std::shared_ptr<DeviceState> device;  // first: destroyed last
     Shape shape;
     zp::oracle::ChainShape chainShape;
-    std::unique_ptr<zp::sched::DeviceLayer> layer;  // the weights and the CONTRACT §5 SiLU table
+    std::unique_ptr<zp::scheduler::DeviceLayer> layer;  // the weights and the CONTRACT §5 SiLU table
 };
 
 struct ChainState {
     std::shared_ptr<LayerState> layer;  // first: destroyed last
     std::string variantName;
     zp::probe::Variant variant{};
-    ze::CommandQueue queue;
-    std::unique_ptr<zp::sched::DeviceChain> chain;
+    zp::runtime::CommandQueue queue;
+    std::unique_ptr<zp::scheduler::DeviceChain> chain;
     zp::oracle::ChainInputs inputs;  // staging, reused between calls: [M, ·] with padded rows
     std::int32_t paddingId = 0;      // expert id of padded routes: another card's when C > 1
     IdWidth idWidth = IdWidth::int32;
@@ -256,19 +256,20 @@ struct ChainState {
 
 Device::Device(const DeviceOptions& options) {
     try {
-        std::optional<zp::sched::KernelTuning> tuning;
-        if (!options.kernelTuning.empty()) tuning = zp::sched::KernelTuning::parse(options.kernelTuning);
+        std::optional<zp::scheduler::KernelTuning> tuning;
+        if (!options.kernelTuning.empty()) tuning = zp::scheduler::KernelTuning::parse(options.kernelTuning);
         auto s = std::make_shared<detail::DeviceState>();
         try {
-            s->setup = zp::sched::DeviceSetup::open({.device = options.device,
-                                                     .tuning = tuning,
-                                                     .init = initOptions(options.configureLoader, options.zeclPath)});
-        } catch (const zp::sched::NoSuchDevice& e) {
+            s->setup =
+                zp::scheduler::DeviceSetup::open({.device = options.device,
+                                                  .tuning = tuning,
+                                                  .init = initOptions(options.configureLoader, options.zeclPath)});
+        } catch (const zp::scheduler::NoSuchDevice& e) {
             throw Error(e.wellFormed() ? ErrorCode::not_found : ErrorCode::invalid_argument,
                         std::string("zeprobe::Device: ") + e.cause().extra(),
                         static_cast<std::int32_t>(e.cause().code()));
         }
-        const ze::DeviceInfo& device = s->setup->device();
+        const zp::runtime::DeviceInfo& device = s->setup->device();
         s->info = describe(device);
         s->info.kernels = s->setup->kernelsText();
         state_ = std::move(s);
@@ -307,7 +308,7 @@ std::shared_ptr<detail::LayerState> makeLayer(const std::shared_ptr<detail::Devi
     s->shape = shape;
     s->chainShape = toChainShape(shape);
     std::lock_guard lock(device->mutex);
-    s->layer = std::make_unique<zp::sched::DeviceLayer>(*device->setup, s->chainShape);
+    s->layer = std::make_unique<zp::scheduler::DeviceLayer>(*device->setup, s->chainShape);
     s->layer->weights().upload(weights);
     return s;
 }
@@ -414,7 +415,7 @@ Chain::Chain(const Layer& layer, const std::string& variant, IdWidth ids) {
         s->queue = d.setup->makeQueue();
         s->idWidth = ids;
         s->chain = s->layer->layer->makeChain(
-            s->variant, ids == IdWidth::int64 ? zp::sched::IdWidth::Int64 : zp::sched::IdWidth::Int32);
+            s->variant, ids == IdWidth::int64 ? zp::scheduler::IdWidth::Int64 : zp::scheduler::IdWidth::Int32);
         state_ = std::move(s);
     } catch (...) {
         rethrowTranslated("zeprobe::Chain", ErrorCode::invalid_argument, ErrorCode::unsupported);
@@ -473,7 +474,7 @@ void forwardInto(detail::ChainState& s, std::span<const std::uint16_t> hidden, s
         s.chain->setInputs(s.inputs);
         s.chain->execute(s.queue);
         s.ran = true;
-        const zp::sched::DeviceResults r = s.chain->results();
+        const zp::scheduler::DeviceResults r = s.chain->results();
         if (r.invalidIds > 0)
             throw Error(ErrorCode::internal, "zeprobe::Chain::forward: the device flagged " +
                                                  std::to_string(r.invalidIds) + " expert id(s) outside [0, " +

@@ -1,7 +1,7 @@
 // Bad user input: YAML configs, --set options, safetensors files, route files, requests.
 // Tools catch it and exit with code 2 (README "Exit codes"); the facade maps its kind to a
-// zeprobe::ErrorCode. Device and driver errors are ze::Error (runtime/) and
-// sched::UnsupportedDevice (scheduler/), exit 3.
+// zeprobe::ErrorCode. Device and driver errors are runtime::Error (runtime/) and
+// scheduler::UnsupportedDevice (scheduler/), exit 3.
 #pragma once
 
 #include <stdexcept>

@@ -1,6 +1,7 @@
 // zp::runtime: move-only RAII C++20 over the Level Zero API (ze_api.h, spec 1.4 headers).
+// Code in namespace zp spells it runtime::, code outside zp::runtime::.
 //
-// Links only the Level Zero loader. Knows nothing of MoE. Every failing call throws ze::Error;
+// Links only the Level Zero loader. Knows nothing of MoE. Every failing call throws runtime::Error;
 // library code never prints or exits.
 //
 // Ownership: objects that need a parent keep its raw handle, not a reference count. Destroy
@@ -10,19 +11,19 @@
 // Thread safety follows Level Zero: distinct objects may be used from distinct threads; one
 // command list or queue must not be appended to / executed from two threads at once.
 //
-//   ze::init({.setAltDriversIfUnset = true});          // tools only; libraries pass nothing
-//   ze::DeviceInfo dev = ze::selectDevice("");         // first Intel GPU, else first zecl device
-//   ze::Context ctx(dev);
-//   ze::Module mod = ze::Module::fromSourceBundle(ctx, dev, bytes);   // or fromNative / fromSpirv
-//   ze::Kernel k(mod, "gemm1");
-//   ze::DeviceBuffer<float> y(ctx, dev, n);
-//   k.setGroupSize(64);  k.setArg(0, y);  k.setArg(1, n);  k.setArg(2, ze::LocalMem{4096});
-//   ze::CommandQueue q(ctx, dev);
-//   ze::CommandList list(ctx, dev);                    // record once ...
+//   runtime::init({.setAltDriversIfUnset = true});    // tools only; libraries pass nothing
+//   runtime::DeviceInfo dev = runtime::selectDevice("");  // first Intel GPU, else first zecl device
+//   runtime::Context ctx(dev);
+//   runtime::Module mod = runtime::Module::fromSourceBundle(ctx, dev, bytes);  // or fromNative / fromSpirv
+//   runtime::Kernel k(mod, "gemm1");
+//   runtime::DeviceBuffer<float> y(ctx, dev, n);
+//   k.setGroupSize(64);  k.setArg(0, y);  k.setArg(1, n);  k.setArg(2, runtime::LocalMem{4096});
+//   runtime::CommandQueue q(ctx, dev);
+//   runtime::CommandList list(ctx, dev);              // record once ...
 //   list.launch(k, {groups});  list.barrier();  list.close();
-//   q.execute(list);  q.synchronize();                 // ... replay many times
-//   ze::ImmediateCommandList imm(ctx, dev);
-//   std::vector<float> host = y.download(imm);         // blocking copy
+//   q.execute(list);  q.synchronize();                // ... replay many times
+//   runtime::ImmediateCommandList imm(ctx, dev);
+//   std::vector<float> host = y.download(imm);        // blocking copy
 #pragma once
 
 #include <level_zero/ze_api.h>
@@ -50,7 +51,7 @@
 #define ZP_ZE_HEADER_VERSION ZE_MAKE_VERSION(1, 4)
 #endif
 
-namespace ze {
+namespace zp::runtime {
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -88,12 +89,12 @@ inline void check(ze_result_t code, const char* expression, const char* file, in
 }
 }  // namespace detail
 
-}  // namespace ze
+}  // namespace zp::runtime
 
-// Throws ze::Error{code, "expr", file:line} when expr does not return ZE_RESULT_SUCCESS.
-#define ZE_CHECK(expr) ::ze::detail::check((expr), #expr, __FILE__, __LINE__)
+// Throws runtime::Error{code, "expr", file:line} when expr does not return ZE_RESULT_SUCCESS.
+#define ZE_CHECK(expr) ::zp::runtime::detail::check((expr), #expr, __FILE__, __LINE__)
 
-namespace ze {
+namespace zp::runtime {
 
 // ---------------------------------------------------------------------------------------------
 // Init
@@ -119,7 +120,7 @@ std::optional<std::string> findZeclLibrary(std::optional<std::string> zeclPath =
 
 // Value for ZE_ENABLE_ALT_DRIVERS: the Intel GPU driver (absolute path of libze_intel_gpu.so.1
 // found in the standard library dirs) and zecl, joined by ',' without spaces; absolute paths
-// only. Never empty: throws ze::Error (ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE) if neither is
+// only. Never empty: throws runtime::Error (ZE_RESULT_ERROR_DEPENDENCY_UNAVAILABLE) if neither is
 // found.
 std::string defaultAltDrivers(std::optional<std::string> zeclPath = std::nullopt);
 
@@ -200,7 +201,7 @@ double timestampToNs(const DeviceInfo& device, uint64_t ticks);
 std::vector<DeviceInfo> listDevices();
 
 // "" → first Intel GPU, else first zecl device, else first device; "intel" / "zecl" → the first
-// of that driver; "N" → listDevices()[N]. Throws ze::Error(ZE_RESULT_ERROR_INVALID_ARGUMENT)
+// of that driver; "N" → listDevices()[N]. Throws runtime::Error(ZE_RESULT_ERROR_INVALID_ARGUMENT)
 // naming the value and listing the valid choices.
 DeviceInfo selectDevice(const std::string& spec);
 
@@ -336,7 +337,7 @@ public:
     }
     static Module fromSpirv(const Context& ctx, const DeviceInfo& dev, std::span<const std::byte> spirv,
                             const std::string& buildFlags = {});
-    // On failure: ze::Error whose extra() is the build log (zeModuleBuildLogGetString).
+    // On failure: runtime::Error whose extra() is the build log (zeModuleBuildLogGetString).
     static Module create(const Context& ctx, const DeviceInfo& dev, ze_module_format_t format,
                          std::span<const std::byte> bytes, const std::string& buildFlags);
 
@@ -672,4 +673,4 @@ void Buffer<T, K>::fill(ImmediateCommandList& list, const T& value) {
     list.fillAndWait(data(), &value, sizeof(T), bytes());
 }
 
-}  // namespace ze
+}  // namespace zp::runtime

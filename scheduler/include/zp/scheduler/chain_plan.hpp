@@ -18,16 +18,16 @@
 #include "zp/scheduler/kernel_modules.hpp"
 #include "zp/scheduler/kernel_tuning.hpp"
 
-namespace zp::sched {
+namespace zp::scheduler {
 
 // One kernel launch of a plan. Arguments in kernel order: a device pointer, an int32, a
 // float, or local memory of N bytes.
-using KernelArg = std::variant<const void*, std::int32_t, float, ze::LocalMem>;
+using KernelArg = std::variant<const void*, std::int32_t, float, runtime::LocalMem>;
 struct PlannedLaunch {
     std::string file;    // kernel file stem in the package, e.g. "gemm1_mxfp4_m2"
     std::string kernel;  // entry point
-    ze::GroupSize group;
-    ze::GroupCount groups;  // cooperative: the most groups the kernel can use (groups.x; y = z = 1)
+    runtime::GroupSize group;
+    runtime::GroupCount groups;  // cooperative: the most groups the kernel can use (groups.x; y = z = 1)
     std::vector<KernelArg> args;
     // A cooperative launch (zeCommandListAppendLaunchCooperativeKernel) over min(groups.x, the
     // kernel's zeKernelSuggestMaxCooperativeGroupCount) groups: the grid is the device's to
@@ -67,4 +67,4 @@ struct ChainBuffers {
 ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& shape, const ChainBuffers& buffers,
                     const KernelTuning& tuning = {}, IdWidth ids = IdWidth::Int32);
 
-}  // namespace zp::sched
+}  // namespace zp::scheduler

@@ -15,7 +15,7 @@
 #include "zp/scheduler/device_weights.hpp"
 #include "zp/scheduler/kernel_modules.hpp"
 
-namespace zp::sched {
+namespace zp::scheduler {
 
 struct KernelTiming {
     std::string kernel;  // entry point
@@ -49,7 +49,7 @@ struct DeviceResults {
 // timestamps on every launch, a barrier between launches). Not thread-safe; move-only.
 class DeviceChain {
 public:
-    DeviceChain(const ze::Context& context, const ze::DeviceInfo& device, KernelModules& modules,
+    DeviceChain(const runtime::Context& context, const runtime::DeviceInfo& device, KernelModules& modules,
                 const oracle::ChainShape& shape, probe::Variant variant, const DeviceWeights& weights,
                 std::span<const oracle::bf16_t> siluTable, IdWidth ids = IdWidth::Int32);
     DeviceChain(DeviceChain&&) noexcept = default;
@@ -63,16 +63,16 @@ public:
     // same route as the Int64 kernels do.
     void setInputs(const oracle::ChainInputs& inputs, std::span<const std::int64_t> topkIds);
     // Replays the recorded list on `queue` and waits for it.
-    void execute(ze::CommandQueue& queue);
+    void execute(runtime::CommandQueue& queue);
     // CONTRACT §8's timed sample where the timer is coarse: `times` executions of the same
     // plan back to back in one list (recorded once per `times`, a barrier between every two
     // launches as in one execution), and waits for it. Kernel timestamps on the first launch of
     // the first execution and on every launch of the last; returns first start .. last end in
     // ns (divide by `times` for one execution). kernelSpans() and kernelTimings() then describe
     // the last execution alone. times == 1 is execute().
-    double executeBatch(ze::CommandQueue& queue, int times);
+    double executeBatch(runtime::CommandQueue& queue, int times);
     // Appends the same launches (no timestamps) to another list, e.g. an immediate one.
-    void appendTo(ze::CommandListBase& list);
+    void appendTo(runtime::CommandListBase& list);
 
     DeviceResults results();
     // Per launch, in plan order, from the kernel timestamps of the last execute().
@@ -85,35 +85,35 @@ public:
     const ChainPlan& plan() const noexcept { return plan_; }
     // The grid each launch runs with: the plan's, or for a cooperative launch min(the plan's,
     // the suggested cooperative count).
-    const std::vector<ze::GroupCount>& grids() const noexcept { return grids_; }
+    const std::vector<runtime::GroupCount>& grids() const noexcept { return grids_; }
 
 private:
-    void record(ze::CommandListBase& list, bool timestamps);
+    void record(runtime::CommandListBase& list, bool timestamps);
     void uploadInputs(const oracle::ChainInputs& in, std::size_t ids);
 
-    const ze::Context* context_;
-    ze::DeviceInfo device_;
+    const runtime::Context* context_;
+    runtime::DeviceInfo device_;
     oracle::ChainShape shape_;
     probe::Variant variant_;
-    ze::ImmediateCommandList copies_;
-    ze::DeviceBuffer<std::uint16_t> hidden_, silu_, a_, gateUp_, act_, y_, out_;
-    ze::DeviceBuffer<std::int32_t> topkIds_, routeInfo_, compactRows_, routeRow_, groups_;  // topkIds_: Int32
-    ze::DeviceBuffer<std::int64_t> topkIds64_;                                              // Int64
-    ze::DeviceBuffer<float> topkWeights_;
-    ze::DeviceBuffer<std::uint32_t> gridBarrier_;
-    ze::DeviceBuffer<std::uint32_t> tileDone_;
+    runtime::ImmediateCommandList copies_;
+    runtime::DeviceBuffer<std::uint16_t> hidden_, silu_, a_, gateUp_, act_, y_, out_;
+    runtime::DeviceBuffer<std::int32_t> topkIds_, routeInfo_, compactRows_, routeRow_, groups_;  // topkIds_: Int32
+    runtime::DeviceBuffer<std::int64_t> topkIds64_;                                              // Int64
+    runtime::DeviceBuffer<float> topkWeights_;
+    runtime::DeviceBuffer<std::uint32_t> gridBarrier_;
+    runtime::DeviceBuffer<std::uint32_t> tileDone_;
     ChainPlan plan_;
-    std::vector<ze::Kernel> kernels_;    // one per launch
-    std::vector<ze::GroupCount> grids_;  // one per launch
-    ze::EventPool timestampPool_;
-    std::vector<ze::Event> events_;  // one per launch
-    ze::CommandList list_;
+    std::vector<runtime::Kernel> kernels_;    // one per launch
+    std::vector<runtime::GroupCount> grids_;  // one per launch
+    runtime::EventPool timestampPool_;
+    std::vector<runtime::Event> events_;  // one per launch
+    runtime::CommandList list_;
     std::vector<std::int32_t> lastIds_;  // host copy of the ids of the last setInputs (beyond int32: -1)
     // executeBatch's list for batchTimes_ executions and its extra event (the first launch's).
     int batchTimes_ = 0;
-    ze::EventPool batchPool_;
-    std::vector<ze::Event> batchStart_;
-    ze::CommandList batchList_;
+    runtime::EventPool batchPool_;
+    std::vector<runtime::Event> batchStart_;
+    runtime::CommandList batchList_;
 };
 
-}  // namespace zp::sched
+}  // namespace zp::scheduler

@@ -1,4 +1,4 @@
-// The scheduler's device errors (a failed Level Zero call is ze::Error, from runtime/).
+// The scheduler's device errors (a failed Level Zero call is runtime::Error, from runtime/).
 #pragma once
 
 #include <stdexcept>
@@ -6,9 +6,9 @@
 
 #include "zp/runtime/ze.hpp"
 
-namespace zp::sched {
+namespace zp::scheduler {
 
-// Tools exit 3 for a DeviceError or a ze::Error (README "Exit codes").
+// Tools exit 3 for a DeviceError or a runtime::Error (README "Exit codes").
 struct DeviceError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
@@ -42,15 +42,15 @@ struct TuningNotBuildable : UnsupportedDevice {
     using UnsupportedDevice::UnsupportedDevice;
 };
 
-// A device spec that names no device (ze::selectDevice refused it with
+// A device spec that names no device (runtime::selectDevice refused it with
 // ZE_RESULT_ERROR_INVALID_ARGUMENT): the caller's input, not a device fault. what() is the
 // runtime's message.
 class NoSuchDevice : public std::invalid_argument {
 public:
-    NoSuchDevice(std::string spec, const ze::Error& cause);
+    NoSuchDevice(std::string spec, const runtime::Error& cause);
 
     const std::string& spec() const noexcept { return spec_; }
-    const ze::Error& cause() const noexcept { return cause_; }
+    const runtime::Error& cause() const noexcept { return cause_; }
     // The runtime's reason without its "device '<spec>': " prefix, e.g. "index 7 is out of range; ...".
     std::string reason() const;
     // The spec has one of selectDevice's forms ("", "intel", "zecl", an index) but names no
@@ -59,12 +59,12 @@ public:
 
 private:
     std::string spec_;
-    ze::Error cause_;
+    runtime::Error cause_;
 };
 
 // What a failed Level Zero call means to a caller of the device stack: the one mapping of
 // ze_result_t that the zeprobe facade's error codes are read from.
 enum class ZeFailure { KernelBuild, Unsupported, OutOfMemory, NotFound, Device };
-ZeFailure classify(const ze::Error& error) noexcept;
+ZeFailure classify(const runtime::Error& error) noexcept;
 
-}  // namespace zp::sched
+}  // namespace zp::scheduler

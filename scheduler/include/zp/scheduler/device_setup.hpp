@@ -19,19 +19,19 @@
 #include "zp/scheduler/kernel_modules.hpp"
 #include "zp/scheduler/kernel_tuning.hpp"
 
-namespace zp::sched {
+namespace zp::scheduler {
 
 // What a caller asks of DeviceSetup::open.
 struct DeviceRequest {
-    std::string device;                  // ze::selectDevice's spec: "" (the best), "intel", "zecl" or an index
+    std::string device;                  // runtime::selectDevice's spec: "" (the best), "intel", "zecl" or an index
     std::optional<KernelTuning> tuning;  // none: KernelTuning::recommendedFor(the device)
-    // The loader's initialisation (ze::init: the first call's options win). The tools' choice by
+    // The loader's initialisation (runtime::init: the first call's options win). The tools' choice by
     // default: the loader is pointed at zecl when ZE_ENABLE_ALT_DRIVERS is unset.
-    ze::InitOptions init{.flags = 0, .setAltDriversIfUnset = true, .zeclPath = std::nullopt};
+    runtime::InitOptions init{.flags = 0, .setAltDriversIfUnset = true, .zeclPath = std::nullopt};
 };
 
-// ze::selectDevice, with a spec that names no device thrown as NoSuchDevice.
-ze::DeviceInfo selectDevice(const std::string& spec);
+// runtime::selectDevice, with a spec that names no device thrown as NoSuchDevice.
+runtime::DeviceInfo selectDevice(const std::string& spec);
 
 // One device: its context and its kernel modules, for one tuning or several (chain-bench
 // compares tunings on the same weights, so they share a context). Must outlive every layer,
@@ -41,17 +41,17 @@ public:
     // Initialises the loader, selects the device and makes its context and the modules of the
     // tuning. Throws NoSuchDevice (the spec names no device), TuningNotBuildable (a tuning asked
     // for that is not the packaged one and the device cannot build it), UnsupportedDevice (the
-    // device cannot run the kernel package) or ze::Error.
+    // device cannot run the kernel package) or runtime::Error.
     static std::unique_ptr<DeviceSetup> open(const DeviceRequest& request);
     // `tuning`: none = KernelTuning::recommendedFor(device). Throws UnsupportedDevice when the
     // device cannot run the kernel package, or the tuning is not the packaged one and the
     // device does not build the zecl source bundle.
-    explicit DeviceSetup(const ze::DeviceInfo& device, const std::optional<KernelTuning>& tuning = std::nullopt);
+    explicit DeviceSetup(const runtime::DeviceInfo& device, const std::optional<KernelTuning>& tuning = std::nullopt);
     DeviceSetup(const DeviceSetup&) = delete;
     DeviceSetup& operator=(const DeviceSetup&) = delete;
 
-    const ze::DeviceInfo& device() const noexcept { return device_; }
-    ze::Context& context() noexcept { return context_; }
+    const runtime::DeviceInfo& device() const noexcept { return device_; }
+    runtime::Context& context() noexcept { return context_; }
     // The modules of the tuning given at construction.
     KernelModules& modules() { return *modules_.front().second; }
     const KernelModules& modules() const { return *modules_.front().second; }
@@ -60,11 +60,11 @@ public:
     // One line for reports: the module choice, and the tiles when not the packaged ones.
     std::string kernelsText() const;
     // A queue of this context (the chains' execute() runs on one).
-    ze::CommandQueue makeQueue() const { return ze::CommandQueue(context_, device_); }
+    runtime::CommandQueue makeQueue() const { return runtime::CommandQueue(context_, device_); }
 
 private:
-    ze::DeviceInfo device_;
-    ze::Context context_;  // declared before the modules: destroyed after them
+    runtime::DeviceInfo device_;
+    runtime::Context context_;  // declared before the modules: destroyed after them
     std::vector<std::pair<KernelTuning, std::unique_ptr<KernelModules>>> modules_;
 };
 
@@ -89,4 +89,4 @@ private:
     std::vector<oracle::bf16_t> silu_;
 };
 
-}  // namespace zp::sched
+}  // namespace zp::scheduler

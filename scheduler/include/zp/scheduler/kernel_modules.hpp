@@ -11,7 +11,7 @@
 #include "zp/scheduler/device_errors.hpp"
 #include "zp/scheduler/kernel_tuning.hpp"
 
-namespace zp::sched {
+namespace zp::scheduler {
 
 // topk_ids' element type in device memory: int32, or int64 as torch.topk returns it. Chosen
 // when a chain is recorded: the kernel files that read topk_ids (route_compact, two_launch_a/b,
@@ -38,31 +38,31 @@ struct ModuleChoice {
     std::string why;     // one line for the card: "native bmg binary for IP 20.1.4", "SPIR-V (..., no native binary for
                          // IP 30.0.4 (package has: ...))"
 };
-ModuleChoice chooseModules(const ze::DeviceInfo& device, const kernels::Package& package);
+ModuleChoice chooseModules(const runtime::DeviceInfo& device, const kernels::Package& package);
 
 // The kernel modules of one device, one per kernel file, built on first use and kept.
 // A non-packaged tuning needs the source bundle (throws UnsupportedDevice otherwise).
 // Must outlive the chains made from it. Not thread-safe.
 class KernelModules {
 public:
-    KernelModules(const ze::Context& context, const ze::DeviceInfo& device,
+    KernelModules(const runtime::Context& context, const runtime::DeviceInfo& device,
                   const kernels::Package& package = kernels::Package::instance(), KernelTuning tuning = {});
 
     const ModuleChoice& choice() const noexcept { return choice_; }
     const KernelTuning& tuning() const noexcept { return tuning_; }
-    const ze::DeviceInfo& device() const noexcept { return device_; }
-    // Throws ze::Error with the build log when the module does not build.
-    const ze::Module& module(const std::string& kernelFile);
+    const runtime::DeviceInfo& device() const noexcept { return device_; }
+    // Throws runtime::Error with the build log when the module does not build.
+    const runtime::Module& module(const std::string& kernelFile);
     // A fresh kernel object (arguments and group size are per-object state).
-    ze::Kernel kernel(const std::string& kernelFile, const std::string& name);
+    runtime::Kernel kernel(const std::string& kernelFile, const std::string& name);
 
 private:
-    const ze::Context* context_;
-    ze::DeviceInfo device_;
+    const runtime::Context* context_;
+    runtime::DeviceInfo device_;
     const kernels::Package* package_;
     ModuleChoice choice_;
     KernelTuning tuning_;
-    std::map<std::string, ze::Module> modules_;
+    std::map<std::string, runtime::Module> modules_;
 };
 
-}  // namespace zp::sched
+}  // namespace zp::scheduler

@@ -6,7 +6,7 @@
 
 #include "zp/runtime/ze.hpp"
 
-namespace zp::sched {
+namespace zp::scheduler {
 
 // Build-time knobs of the GEMM kernels (kernels_cl/abi/zp_abi.h). The packaged
 // SPIR-V and native binaries are built with the defaults below; other values need the zecl
@@ -43,7 +43,7 @@ struct KernelTuning {
     // The tiles this project measured fastest on the device, where they differ from the packaged
     // ones and the device builds the zecl source bundle: NVIDIA GPUs get the stream tile
     // (docs/perf.md, H200); every other device the packaged tiles.
-    static KernelTuning recommendedFor(const ze::DeviceInfo& device);
+    static KernelTuning recommendedFor(const runtime::DeviceInfo& device);
     std::string describe() const;      // the same form
     std::string buildOptions() const;  // "-DZP_GEMM_COLS_PER_WG=8 ..."
     // NVIDIA's OpenCL compiler only: max_registers as -cl-nv-maxrregcount, with the kernels'
@@ -57,4 +57,4 @@ struct KernelTuning {
     bool operator==(const KernelTuning&) const = default;
 };
 
-}  // namespace zp::sched
+}  // namespace zp::scheduler

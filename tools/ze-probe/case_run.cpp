@@ -1,4 +1,4 @@
-#include "probe.hpp"
+#include "case_run.hpp"
 
 #include <fmt/format.h>
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace zp::tools {
+namespace zp::cli {
 
 // "0.1.0 (git v0.1-12-gabcdef0), contract 1": `contract` is the contract version of the code the
 // tool runs (probe::Config's for ze-probe, zeprobe::contractVersion() for moe-server).
@@ -25,4 +25,4 @@ void configureApp(CLI::App& app, const std::string& tool, int contract, const st
 // "<tool>: error: ..." and a hint to --help and returns 2; otherwise returns -1 (go on).
 int parse(CLI::App& app, const std::string& tool, int argc, char** argv);
 
-}  // namespace zp::tools
+}  // namespace zp::cli

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace zp::tools {
+namespace zp::cli {
 
 // A malformed or out-of-range option value: the caller prints it and exits 2.
 struct OptionError : std::invalid_argument {
@@ -52,4 +52,4 @@ inline std::vector<std::uint64_t> parseUnsignedList(std::string_view text, std::
     }
 }
 
-}  // namespace zp::tools
+}  // namespace zp::cli
