@@ -4,6 +4,7 @@
 // cl_context cannot span platforms, and an L0 context belongs to one driver); one L0
 // device per OpenCL device.
 #include "api.hpp"
+#include "nvidia_sm.hpp"
 #include "objects.hpp"
 
 #include <algorithm>
@@ -162,15 +163,17 @@ uint32_t parseClVersion(const std::string& v) {
 }
 
 // Extension queries, kept as literals so no extension header is needed.
-constexpr cl_device_info kHalfFpConfig = 0x1033;         // CL_DEVICE_HALF_FP_CONFIG (cl_khr_fp16)
-constexpr cl_device_info kSubGroupSizesIntel = 0x4108;   // CL_DEVICE_SUB_GROUP_SIZES_INTEL
-constexpr cl_device_info kWarpSizeNv = 0x4003;           // CL_DEVICE_WARP_SIZE_NV
-constexpr cl_device_info kRegistersPerBlockNv = 0x4002;  // CL_DEVICE_REGISTERS_PER_BLOCK_NV
-constexpr cl_device_info kWavefrontWidthAmd = 0x4043;    // CL_DEVICE_WAVEFRONT_WIDTH_AMD
-constexpr cl_device_info kPciBusIdNv = 0x4008;           // CL_DEVICE_PCI_BUS_ID_NV
-constexpr cl_device_info kPciSlotIdNv = 0x4009;          // CL_DEVICE_PCI_SLOT_ID_NV
-constexpr cl_device_info kPciDomainIdNv = 0x400A;        // CL_DEVICE_PCI_DOMAIN_ID_NV
-constexpr cl_device_info kPciBusInfoKhr = 0x410F;        // CL_DEVICE_PCI_BUS_INFO_KHR
+constexpr cl_device_info kHalfFpConfig = 0x1033;              // CL_DEVICE_HALF_FP_CONFIG (cl_khr_fp16)
+constexpr cl_device_info kSubGroupSizesIntel = 0x4108;        // CL_DEVICE_SUB_GROUP_SIZES_INTEL
+constexpr cl_device_info kWarpSizeNv = 0x4003;                // CL_DEVICE_WARP_SIZE_NV
+constexpr cl_device_info kComputeCapabilityMajorNv = 0x4000;  // CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
+constexpr cl_device_info kComputeCapabilityMinorNv = 0x4001;  // CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV
+constexpr cl_device_info kRegistersPerBlockNv = 0x4002;       // CL_DEVICE_REGISTERS_PER_BLOCK_NV
+constexpr cl_device_info kWavefrontWidthAmd = 0x4043;         // CL_DEVICE_WAVEFRONT_WIDTH_AMD
+constexpr cl_device_info kPciBusIdNv = 0x4008;                // CL_DEVICE_PCI_BUS_ID_NV
+constexpr cl_device_info kPciSlotIdNv = 0x4009;               // CL_DEVICE_PCI_SLOT_ID_NV
+constexpr cl_device_info kPciDomainIdNv = 0x400A;             // CL_DEVICE_PCI_DOMAIN_ID_NV
+constexpr cl_device_info kPciBusInfoKhr = 0x410F;             // CL_DEVICE_PCI_BUS_INFO_KHR
 
 // The memory bus width in bits. OpenCL has no query for it, so it comes from what else
 // knows: a CPU device's memory is the host's DRAM, whose channels are 64 bits wide (DDR3/4/5
@@ -316,8 +319,12 @@ std::unique_ptr<Device> describe(Driver* driver, cl_device_id id, uint32_t ordin
         d->simdWidth = std::max<cl_uint>(1, deviceValue<cl_uint>(id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT));
     d->memoryBusWidth = memoryBusWidth(id, t, extensions);
     d->residency = residencyOf(*driver, *d, extensions);
-    if (d->residency == Device::Residency::NvidiaSm)
+    if (d->residency == Device::Residency::NvidiaSm) {
         d->registersPerSm = deviceValue<cl_uint>(id, kRegistersPerBlockNv, 0);
+        d->computeCapabilityMajor = deviceValue<cl_uint>(id, kComputeCapabilityMajorNv, 0);
+        d->sharedMemoryPerSm =
+            nvidiaSharedMemoryPerSm(d->computeCapabilityMajor, deviceValue<cl_uint>(id, kComputeCapabilityMinorNv, 0));
+    }
     d->timerResolutionNs = std::max<size_t>(1, deviceValue<size_t>(id, CL_DEVICE_PROFILING_TIMER_RESOLUTION));
     d->hostUnifiedMemory = deviceValue<cl_bool>(id, CL_DEVICE_HOST_UNIFIED_MEMORY) == CL_TRUE;
     d->ecc = deviceValue<cl_bool>(id, CL_DEVICE_ERROR_CORRECTION_SUPPORT) == CL_TRUE;

@@ -1,5 +1,6 @@
 // Modules (source bundles or SPIR-V built by OpenCL) and kernels.
 #include "api.hpp"
+#include "nvidia_sm.hpp"
 #include "objects.hpp"
 #include "ptxas_log.hpp"
 #include "spirv_args.hpp"
@@ -467,24 +468,14 @@ ze_result_t cooperativeGroupLimit(const Kernel& k, uint32_t& groups) {
         case Device::Residency::ThreadPerGroup: groups = d.computeUnits; break;
         case Device::Residency::GpuCu: groups = d.computeUnits; break;
         case Device::Residency::NvidiaSm: {
-            // Registers: with ptxas' count and the SM's register file, the warps whose
-            // registers (per thread rounded up to 8, per warp to 256) fit the file, in whole
-            // groups, and at most 1024 threads (the fewest per SM of NVIDIA GPUs since Turing);
-            // else CL_KERNEL_WORK_GROUP_SIZE, what the driver says one SM holds of this kernel
-            // (it may be the kernel's required size). Local memory: CL_DEVICE_LOCAL_MEM_SIZE
-            // (the per-group 48 KiB) stands for the SM's larger pool. All under-count (2048
-            // threads, 228 KiB per SM on Hopper), never over.
-            const uint64_t warp = std::max<uint32_t>(1, d.simdWidth);
-            const uint64_t warps = (size + warp - 1) / warp * warp;
-            uint64_t perSm = std::max<uint64_t>(1, k.maxGroupSize / warps);
-            if (k.registers > 0 && d.registersPerSm > 0) {
-                const uint64_t perWarp = (uint64_t(k.registers + 7) / 8 * 8 * warp + 255) / 256 * 256;
-                const uint64_t byRegisters = d.registersPerSm / perWarp / (warps / warp);
-                perSm = std::max<uint64_t>(1, std::min<uint64_t>(byRegisters, 1024 / warps));
-            }
-            if (local > 0) perSm = std::min<uint64_t>(perSm, d.localMemSize / local);
-            perSm = std::clamp<uint64_t>(perSm, 1, 16);  // 16: the fewest resident blocks per SM of any CUDA GPU
-            groups = uint32_t(std::min<uint64_t>(UINT32_MAX, perSm * d.computeUnits));
+            const uint32_t perSm = nvidiaGroupsPerSm(
+                {.groupSize = size, .maxGroupSize = k.maxGroupSize, .registers = k.registers, .localBytes = local},
+                {.warp = d.simdWidth,
+                 .registers = d.registersPerSm,
+                 .sharedPerSm = d.sharedMemoryPerSm,
+                 .localPerGroup = d.localMemSize,
+                 .ccMajor = d.computeCapabilityMajor});
+            groups = uint32_t(std::min<uint64_t>(UINT32_MAX, uint64_t(perSm) * d.computeUnits));
             break;
         }
     }

@@ -125,6 +125,8 @@ struct Device {
     uint32_t memoryBusWidth = 0;  // bits; 0 when nothing on the system says (see driver.cpp)
     uint32_t simdWidth = 1;
     uint32_t registersPerSm = 0;  // NVIDIA (CL_DEVICE_REGISTERS_PER_BLOCK_NV): the SM's register file; 0 = unknown
+    uint32_t computeCapabilityMajor = 0;  // NVIDIA (CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV); 0 = unknown
+    uint32_t sharedMemoryPerSm = 0;       // NVIDIA: bytes, by compute capability (nvidia_sm.hpp); 0 = unknown
     uint64_t timerResolutionNs = 1;
     bool hostUnifiedMemory = false;
     bool ecc = false;
