@@ -4,8 +4,10 @@
  * work-groups. The grid is whatever that count allows, not A's or B's grid, so every work-group
  * loops over the units of work: A's (pair tile, expert group) units u = wg, wg + n, ... < tiles
  * * G, then the barrier, then B's (column tile, expert group) units the same way (B's tiles
- * complete themselves through tile_done, no second barrier). Any grid of at least one group
- * gives the same bits (a unit's result does not depend on which group computes it).
+ * complete themselves through tile_done, no second barrier). A group with no B unit arrives at
+ * the barrier and leaves (zp_grid_arrive) rather than spin beside working groups. Any grid of at
+ * least one group gives the same bits (a unit's result does not depend on which group computes
+ * it).
  *
  * Every work-group derives the route table itself, once; group 0 stores it for the host.
  * Data crossing the barrier: only act (written by A units, read by B units). No group reads act
@@ -61,11 +63,16 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
         zp_unit_step(&g, &tile, step_g, step_tile, tiles_a);
     }
 
-    zp_grid_barrier(grid_state);
-
-    /* B's units u = g * tiles_b + tile, (tile, g) stepped as A's */
+    /* B's units u = g * tiles_b + tile, (tile, g) stepped as A's. A group with none arrives at
+     * the barrier and leaves (units_b is work-group uniform: every group derived the routes). */
     const int tiles_b = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
     const int units_b = tiles_b * max(ZP_RT_COUNT_G(routes, mk), 1);
+    if (wg >= units_b) {
+        zp_grid_arrive(grid_state);
+        return;
+    }
+    zp_grid_barrier(grid_state);
+
     int g_b = wg / tiles_b, tile_b = wg - g_b * tiles_b;
     const int step_g_b = n / tiles_b, step_tile_b = n - step_g_b * tiles_b;
     for (int u = wg; u < units_b; u += n) {

@@ -663,7 +663,9 @@ TEST_F(ZeclTest, GivenSpecPreconditionsBroken_WhenCalled_ThenZeclRefusesOrRunsAs
 
 // Each round every item writes its slot, the grid meets, every item reads the slot of the
 // same item one group on (written by another group) and counts a wrong value, and the grid
-// meets again before the next round overwrites the slots.
+// meets again before the next round overwrites the slots; at the last meeting odd groups only
+// arrive and leave (zp_grid_arrive), and the barrier must still leave its state for the next
+// launch.
 // After kGridBarrierHeader (kernels_cl/common/zp_grid_barrier.h, embedded at build time).
 const char* kGridKernels = R"CL(
 kernel void grid_rounds(global uint *slots, global uint *wrong, volatile global uint *state, uint rounds) {
@@ -677,6 +679,17 @@ kernel void grid_rounds(global uint *slots, global uint *wrong, volatile global 
         if (shared[other] != r * 65536u + other) atomic_inc(wrong);
         zp_grid_barrier(state);
     }
+    /* A last meeting where odd groups only arrive (zp_grid_arrive) and leave: the even ones
+     * still wait for them and read what they wrote before arriving. */
+    const uint last = (rounds + 1u) * 65536u;
+    shared[gid] = last + gid;
+    if (get_group_id(0) & 1u) {
+        zp_grid_arrive(state);
+        return;
+    }
+    zp_grid_barrier(state);
+    const uint other = (gid + (uint)get_local_size(0)) % n;
+    if (shared[other] != last + other) atomic_inc(wrong);
 }
 )CL";
 
@@ -773,13 +786,14 @@ protected:
         }
         ZE_OK(res);
         EXPECT_EQ(download<uint32_t>(r.wrong, 1)[0], 0u) << "stale reads across the grid barrier";
-        // Both barrier words: arrivals back at zero, generation advanced twice per round.
+        // Both barrier words: arrivals back at zero, generation advanced twice per round and
+        // once at the last meeting, per launch.
         auto st = download<uint32_t>(r.state, 2);
         EXPECT_EQ(st[0], 0u);
-        EXPECT_EQ(st[1], 2u * r.rounds * r.launches);
+        EXPECT_EQ(st[1], (2u * r.rounds + 1u) * r.launches);
         const size_t n = size_t(r.groups) * kItems;
         auto out = download<uint32_t>(r.slots, n);
-        for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], r.rounds * 65536u + uint32_t(i)) << "slot " << i;
+        for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], (r.rounds + 1u) * 65536u + uint32_t(i)) << "slot " << i;
         ZE_OK(zeCommandQueueDestroy(r.queue));
         ZE_OK(zeCommandListDestroy(r.list));
         ZE_OK(zeMemFree(z->context, r.slots));
