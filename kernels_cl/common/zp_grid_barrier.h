@@ -27,37 +27,36 @@
 
 ZP_FN uint zp_grid_groups(void) { return (uint)(get_num_groups(0) * get_num_groups(1) * get_num_groups(2)); }
 
+/* Work-item (0, 0, 0)'s arrival: the last group to arrive resets the count (nobody arrives again
+ * before the release) and then advances the generation, which releases the waiters. */
+ZP_FN void zp_grid_arrival(volatile __global uint* state) {
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    if (atomic_inc(&state[0]) == zp_grid_groups() - 1u) {
+        atomic_xchg(&state[0], 0u);
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        atomic_inc(&state[1]);
+    }
+}
+
+ZP_FN int zp_grid_leader(void) { return get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0; }
+
 /* Arrives at the barrier without waiting for the others: for a group with no work after it
  * (it reads nothing the others wrote before it), which then leaves the device rather than spin
  * beside groups that still work on its compute unit. Every group of the grid arrives exactly
- * once per barrier, through this or zp_grid_barrier; the last to arrive releases the waiters. */
+ * once per barrier, through this or zp_grid_barrier. */
 ZP_FN void zp_grid_arrive(volatile __global uint* state) {
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-    if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) {
-        mem_fence(CLK_GLOBAL_MEM_FENCE);
-        if (atomic_inc(&state[0]) == zp_grid_groups() - 1u) {
-            atomic_xchg(&state[0], 0u);
-            mem_fence(CLK_GLOBAL_MEM_FENCE);
-            atomic_inc(&state[1]);
-        }
-    }
+    if (zp_grid_leader()) zp_grid_arrival(state);
 }
 
 ZP_FN void zp_grid_barrier(volatile __global uint* state) {
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-    if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) {
-        const uint groups = zp_grid_groups();
+    if (zp_grid_leader()) {
         /* The generation is read before arriving: it can only advance once every group,
          * this one included, has arrived. */
         const uint generation = atomic_add(&state[1], 0u);
-        mem_fence(CLK_GLOBAL_MEM_FENCE);
-        if (atomic_inc(&state[0]) == groups - 1u) {
-            atomic_xchg(&state[0], 0u); /* reset before release: nobody arrives again before it */
-            mem_fence(CLK_GLOBAL_MEM_FENCE);
-            atomic_inc(&state[1]);
-        } else {
-            while (atomic_add(&state[1], 0u) == generation) {}
-        }
+        zp_grid_arrival(state);
+        while (atomic_add(&state[1], 0u) == generation) {}
         mem_fence(CLK_GLOBAL_MEM_FENCE);
     }
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
