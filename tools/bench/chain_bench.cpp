@@ -10,6 +10,8 @@
 //      fails the run, exit 2), then replayed --replays times; the median chain time (first
 //      kernel start -> last kernel end) and the median of each kernel are printed with the
 //      bytes each kernel must move, its GB/s and its fraction of the copy bandwidth;
+//      with --batch B also replayed B times back to back in one list, as the gate's samples are
+//      (DeviceChain::executeBatch: first start to last end / B, and the host's wall time / B);
 //   3. all_remote: each tuning's recorded baseline chain appended --chain-reps times into one
 //      regular list, wall time per launch, against raw OpenCL back-to-back launches of an empty
 //      kernel on the same device (tools/bench/raw_opencl.hpp, shared with zecl-launch-bench); the goal takes the
