@@ -183,7 +183,10 @@ INSTANTIATE_TEST_SUITE_P(
                     "the module has this kernel"}},
         ProbeFault{"enqueue:1", {"ZE_RESULT_ERROR_DEVICE_LOST", "from zeCommand"}},
         ProbeFault{"enqueue:5", {"ZE_RESULT_ERROR_DEVICE_LOST", "from zeCommand"}},
-        ProbeFault{"enqueue:100", {"ZE_RESULT_ERROR_DEVICE_LOST", "from zeCommand"}},
+        // A fault inside a case's execution: the case and the variant are named before the error.
+        ProbeFault{"enqueue:100",
+                   {"ZE_RESULT_ERROR_DEVICE_LOST", "from zeCommand", "ze-probe: case all_duplicate/v",
+                    ", variant baseline: the execution failed"}},
         // Several faults: the first to fire ends the run.
         ProbeFault{"enqueue:200,alloc:2", {"ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "from zeMemAlloc"}}),
     [](const auto& info) {

@@ -111,7 +111,13 @@ Correctness runCases(const RunSettings& rs, const std::vector<Executor>& executo
                          "the device flushes f32 subnormals and the oracle met one in this case (CONTRACT §2)"});
                     continue;
                 }
-                const ExecutorResult got = executors[ei].run(CaseRun{s, weights, kase.inputs, silu, &kase});
+                ExecutorResult got;
+                try {
+                    got = executors[ei].run(CaseRun{s, weights, kase.inputs, silu, &kase});
+                } catch (const std::exception&) {  // the error itself follows from the caller
+                    fmt::print(stderr, "ze-probe: case {}, variant {}: the execution failed\n", caseName, variant);
+                    throw;
+                }
                 if (variant == "m1_oracle") m1Out = got.outputs.out;
                 std::optional<std::string> why = compareWithOracle(s, want, got);
                 if (!why && m1Out && variant != "m1_oracle")
