@@ -13,7 +13,8 @@ kernel ZP_GEMM_ATTRS void gemm2_mxfp4_m2_loader_fused(global const ushort* gate_
                                                       global ushort* y, /* [M*K, H] */
                                                       int hidden, int intermediate, float limit, float up_bias,
                                                       int layout, local ushort* act_tile) {
-    local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
+    /* the lane tile's sums whatever the tuning's tile: this kernel's dot is always the lane tile's */
+    local float red[ZP_LANE_RED_FLOATS] __attribute__((aligned(16)));
     const int g = get_group_id(1);
     if (g >= route_info[ZP_INFO_GROUPS]) return;
     const global int* grp = groups + ZP_GROUP_WORDS * g;

@@ -13,6 +13,30 @@
 
 namespace zp::scheduler {
 
+namespace {
+
+// A launch whose work-group needs more local memory (the kernel's own plus its local arguments)
+// than the device has per work-group would fail only when executed, and as the driver's
+// out-of-resources: refuse it here, naming the kernel, the bytes and the tuning.
+void checkLocalMemory(const runtime::Kernel& kernel, const PlannedLaunch& launch, const runtime::DeviceInfo& device,
+                      const KernelTuning& tuning) {
+    const std::uint64_t limit = device.compute.maxSharedLocalMemory;
+    if (limit == 0) return;  // the driver does not say
+    std::uint64_t fromArgs = 0;
+    for (const auto& a : launch.args)
+        if (const auto* local = std::get_if<runtime::LocalMem>(&a)) fromArgs += local->bytes;
+    const std::uint64_t own = kernel.properties().localMemSize;
+    if (own + fromArgs <= limit) return;
+    const std::string why = launch.kernel + " needs " + std::to_string(own + fromArgs) +
+                            " bytes of local memory per work-group (" + std::to_string(own) + " its own, " +
+                            std::to_string(fromArgs) + " in its arguments) with the kernel tuning '" +
+                            tuning.describe() + "'; device " + device.name() + " has " + std::to_string(limit);
+    if (tuning.isPackaged()) throw UnsupportedDevice(why);
+    throw TuningNotBuildable(why);
+}
+
+}  // namespace
+
 DeviceChain::DeviceChain(const runtime::Context& context, const runtime::DeviceInfo& device, KernelModules& modules,
                          const oracle::ChainShape& shape, probe::Variant variant, const DeviceWeights& weights,
                          std::span<const oracle::bf16_t> siluTable, IdWidth ids)
@@ -76,6 +100,7 @@ DeviceChain::DeviceChain(const runtime::Context& context, const runtime::DeviceI
         for (std::uint32_t a = 0; a < l.args.size(); ++a)
             std::visit([&](const auto& v) { kernel.setArg(a, v); }, l.args[a]);
         kernel.setGroupSize(l.group);
+        checkLocalMemory(kernel, l, device, modules.tuning());
         runtime::GroupCount grid = l.groups;
         if (l.cooperative) {
             // Asked with the group size and local arguments set: they decide what stays resident.

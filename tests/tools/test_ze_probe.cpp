@@ -149,6 +149,10 @@ const BadInput kBadInputs[] = {
     {"--kernel-tuning nosuch=1 --no-timing", "unknown key 'nosuch'"},
     {"--kernel-tuning cols_per_wg=6,cols_per_item=4 --no-timing", "cols_per_item must divide cols_per_wg"},
     {"--device host --kernel-tuning gemm_tile=1", "--kernel-tuning tiles the device kernels"},
+    // Tiles whose work-group needs more local memory than the device has: refused before any case runs.
+    {"--kernel-tuning gemm_tile=2,rows_per_pass=16,stream_chunk=1024 --no-timing --set hidden=128 --set "
+     "intermediate=64 --set experts=48 --route-pattern all_duplicate --variant baseline",
+     "bytes of local memory per work-group"},
     // One error style: CLI11's own parse errors carry the prefix too.
     {"--bogus-flag", "ze-probe: error: "},
     {"--repeats x --device host", "ze-probe: error: "},

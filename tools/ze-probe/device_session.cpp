@@ -87,7 +87,9 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
     for (probe::Variant v : variants) try {
             s.chains.emplace_back(v, s.layer->makeChain(v, ids));
         } catch (const scheduler::VariantNotValid& e) {
-            s.notValid.emplace_back(v, e.what());  // never run at the risk of a hang
+            s.notValid.emplace_back(v, e.what());           // never run at the risk of a hang
+        } catch (const scheduler::TuningNotBuildable& e) {  // e.g. more local memory than the device has
+            throw probe::InputError(std::string("--kernel-tuning: ") + e.what());
         }
 }
 
