@@ -113,11 +113,13 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
 KernelTuning KernelTuning::recommendedFor(const runtime::DeviceInfo& device) {
     // docs/perf.md "The stream tile": on the H200 the stream tile (16 work-items of one lane per
     // column, 4 columns each, the byte-offset table decode) beats the block tile on 17 of the 20
-    // (variant, pattern) cells of the sweep.
+    // (variant, pattern) cells of the sweep. Two rows per pass with at most 128 registers: a
+    // 2-row group reads its weights once for both rows, a 1-row group runs the 1-row body, and
+    // two groups stay resident per SM (docs/perf.md "Single executions and the gate's replays").
     if (device.isZecl() && device.isNvidiaGpu())
         return parse(
-            "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=1,stream_split=16,stream_chunk=128,e2m1_decode="
-            "4");
+            "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=2,stream_split=16,stream_chunk=128,e2m1_decode="
+            "4,max_registers=128");
     return {};
 }
 
