@@ -53,6 +53,13 @@
 #ifndef ZP_STREAM_CHUNK
 #define ZP_STREAM_CHUNK 64
 #endif
+/* The stream tile: iterations of weight loads in flight (1 or 2). 1: the next iteration's,
+ * issued when the current one starts, a chunk's first after its activations are staged. 2: the
+ * next two, a chunk's first two issued before its activations are staged (their latency overlaps
+ * the staging and its barriers), at 5 registers per column more. */
+#ifndef ZP_STREAM_PREFETCH
+#define ZP_STREAM_PREFETCH 1
+#endif
 /* How E2M1 codes are decoded (all exact): 0 = a __constant table, 1 = bit arithmetic; the
  * stream tile also takes 2 = a local-memory table, 3 = a shift into the subnormal range and
  * one multiply. */

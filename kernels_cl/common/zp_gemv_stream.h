@@ -153,6 +153,28 @@
 ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
 #define ZP_ST_A(act_b, i, e) \
     zp_st_lane4(((local const float4*)(act_b))[((i)*ZP_STREAM_CHUNK * ZP_ST_PAD + (e)) >> 2], (e)&3)
+/* Weight loads in flight (ZP_STREAM_PREFETCH, zp_abi.h), as pieces of ZP_ST_PASS: the loads
+ * before the chunk's activations are staged, those after, the one issued at the start of
+ * iteration j, and the hand-over at its end (codes <- next <- ahead). */
+#if ZP_STREAM_PREFETCH >= 2
+#define ZP_ST_EARLY_LOADS                       \
+    uint4 ahead_codes[ZP_STREAM_COLS][ZP_ST_L]; \
+    uint ahead_scales[ZP_STREAM_COLS][ZP_ST_L]; \
+    ZP_ST_LOAD(codes, scales, cb0 + s);         \
+    if (iters > 1) ZP_ST_LOAD(next_codes, next_scales, cb0 + 16 + s);
+#define ZP_ST_LATE_LOADS
+#define ZP_ST_AHEAD_LOAD \
+    if (j + 2 < iters) ZP_ST_LOAD(ahead_codes, ahead_scales, b0 + 32);
+#define ZP_ST_SHIFT_AHEAD(c, li)            \
+    next_codes[c][li] = ahead_codes[c][li]; \
+    next_scales[c][li] = ahead_scales[c][li];
+#else
+#define ZP_ST_EARLY_LOADS
+#define ZP_ST_LATE_LOADS ZP_ST_LOAD(codes, scales, cb0 + s);
+#define ZP_ST_AHEAD_LOAD \
+    if (j + 1 < iters) ZP_ST_LOAD(next_codes, next_scales, b0 + 16);
+#define ZP_ST_SHIFT_AHEAD(c, li)
+#endif
 /* One pass body for NR (a literal) live rows: streams the chunks of K, leaves the lane sums of
  * this work-item's columns in sums[(column * ROWS + i) * 16 + lane]. */
 #define ZP_ST_PASS(NR)                                                                                \
@@ -164,6 +186,10 @@ ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : 
         for (int ch = 0; ch < chunks; ++ch) {                                                         \
             const int cb0 = ch * ZP_STREAM_CHUNK;                                                     \
             const int cblocks = min(ZP_STREAM_CHUNK, kb - cb0);                                       \
+            const int iters = (cblocks + 15) >> 4;                                                    \
+            uint4 codes[ZP_STREAM_COLS][ZP_ST_L], next_codes[ZP_STREAM_COLS][ZP_ST_L];                \
+            uint scales[ZP_STREAM_COLS][ZP_ST_L], next_scales[ZP_STREAM_COLS][ZP_ST_L];               \
+            ZP_ST_EARLY_LOADS                                                                         \
             barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk's readers are done */                 \
             for (int x = t; x < NR * cblocks * 16; x += ZP_ST_ITEMS) {                                \
                 const int i = x / (cblocks * 16), rem = x - i * (cblocks * 16);                       \
@@ -174,13 +200,10 @@ ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : 
                 dst[1] = zp_bf16_hi(aw);                                                              \
             }                                                                                         \
             barrier(CLK_LOCAL_MEM_FENCE);                                                             \
-            const int iters = (cblocks + 15) >> 4;                                                    \
-            uint4 codes[ZP_STREAM_COLS][ZP_ST_L], next_codes[ZP_STREAM_COLS][ZP_ST_L];                \
-            uint scales[ZP_STREAM_COLS][ZP_ST_L], next_scales[ZP_STREAM_COLS][ZP_ST_L];               \
-            ZP_ST_LOAD(codes, scales, cb0 + s);                                                       \
+            ZP_ST_LATE_LOADS                                                                          \
             for (int j = 0; j < iters; ++j) {                                                         \
                 const int b0 = cb0 + 16 * j + s;                                                      \
-                if (j + 1 < iters) ZP_ST_LOAD(next_codes, next_scales, b0 + 16);                      \
+                ZP_ST_AHEAD_LOAD                                                                      \
                 for (int li = 0; li < ZP_ST_L; ++li) {                                                \
                     const int b = b0 + li * ZP_STREAM_SPLIT;                                          \
                     if (b >= kb) continue;                                                            \
@@ -194,6 +217,7 @@ ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : 
                     for (int li = 0; li < ZP_ST_L; ++li) {                                            \
                         codes[c][li] = next_codes[c][li];                                             \
                         scales[c][li] = next_scales[c][li];                                           \
+                        ZP_ST_SHIFT_AHEAD(c, li)                                                      \
                     }                                                                                 \
             }                                                                                         \
         }                                                                                             \

@@ -17,7 +17,7 @@ static_assert(KernelTuning{}.colsPerWorkGroup == ZP_GEMM_COLS_PER_WG &&
                   KernelTuning{}.colsPerItem == ZP_GEMM_COLS_PER_ITEM &&
                   KernelTuning{}.rowsPerPass == ZP_GEMM_ROWS_PER_PASS && KernelTuning{}.e2m1Decode == ZP_E2M1_DECODE &&
                   KernelTuning{}.gemmTile == ZP_GEMM_TILE && KernelTuning{}.streamSplit == ZP_STREAM_SPLIT &&
-                  KernelTuning{}.streamChunk == ZP_STREAM_CHUNK,
+                  KernelTuning{}.streamChunk == ZP_STREAM_CHUNK && KernelTuning{}.streamPrefetch == ZP_STREAM_PREFETCH,
               "KernelTuning's defaults must be the packaged kernels' (kernels_cl/abi/zp_abi.h)");
 
 namespace {
@@ -37,14 +37,15 @@ constexpr TuningKey kTuningKeys[] = {
     {"gemm_tile", &KernelTuning::gemmTile, "ZP_GEMM_TILE", false},
     {"stream_split", &KernelTuning::streamSplit, "ZP_STREAM_SPLIT", true},
     {"stream_chunk", &KernelTuning::streamChunk, "ZP_STREAM_CHUNK", true},
+    {"stream_prefetch", &KernelTuning::streamPrefetch, "ZP_STREAM_PREFETCH", true},
     {"ablation", &KernelTuning::ablation, "ZP_STREAM_ABLATION", true},
     {"b_cols_per_wg", &KernelTuning::bColsPerWorkGroup, nullptr, true},
     {"b_cols_per_item", &KernelTuning::bColsPerItem, nullptr, true},
     {"max_registers", &KernelTuning::maxRegisters, nullptr, true},
 };
 constexpr const char* kTuningKeyList =
-    "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, stream_split, stream_chunk, ablation, "
-    "b_cols_per_wg, b_cols_per_item, max_registers";
+    "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, stream_split, stream_chunk, stream_prefetch, "
+    "ablation, b_cols_per_wg, b_cols_per_item, max_registers";
 
 }  // namespace
 
@@ -89,6 +90,9 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
         bad("stream_split must divide 16 (1, 2, 4, 8 or 16)");
     if (t.streamChunk < 16 || t.streamChunk > 1024 || t.streamChunk % 16)
         bad("stream_chunk must be a multiple of 16 blocks from 16 to 1024");
+    if (t.streamPrefetch < 1 || t.streamPrefetch > 2)
+        bad("stream_prefetch must be 1 or 2 (iterations of weight loads in flight)");
+    if (t.streamPrefetch != 1 && t.gemmTile != 2) bad("stream_prefetch needs gemm_tile=2");
     if (t.ablation < 0 || t.ablation > 3) bad("ablation must be 0 (none) to 3 (loads only)");
     if (t.ablation && ablation == Ablation::refused)
         bad("ablation is for zp-chain-bench --ablation only (it removes work, so the results are wrong)");

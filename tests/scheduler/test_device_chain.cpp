@@ -348,6 +348,7 @@ struct TunedCase {
     const char* name;
     const char* tuning;
     std::vector<int> inputVariants;
+    int hidden = 0;  // 0: the reduced shape's (1024: gemm1 streams 32 blocks of K, two stream-tile iterations)
     friend void PrintTo(const TunedCase& c, std::ostream* os) { *os << c.name << " (" << c.tuning << ")"; }
 };
 class DeviceChainTuned : public ::testing::TestWithParam<TunedCase> {};
@@ -371,6 +372,7 @@ void runTuned(const TunedCase& tiling, std::span<const Variant> variants) {
     s.swigluUpBias = 1.0f;  // beta != 0: t = bf16(u + beta)
     s.swigluAlpha = 1.702f;
     s.swigluLimit = 7.0f;
+    if (tiling.hidden) s.hidden = tiling.hidden;
     // Other tiles need the zecl source bundle (a capability of the device); any error after
     // this check, a kernel that fails to build included, fails the test.
     if (auto why = withoutSourceBundle()) GTEST_SKIP() << *why;
@@ -446,10 +448,12 @@ const auto kTilings = ::testing::Values(
     // 1 lane per work-item (16 per column), 10-column tiles (partial at the edge), 3-row passes
     TunedCase{
         "stream_uneven_bits", "gemm_tile=2,cols_per_wg=10,cols_per_item=2,rows_per_pass=3,stream_split=16", {0, 3, 10}},
-    // a whole column per work-item (all 16 lanes), 32-block chunks
+    // a whole column per work-item (all 16 lanes), two iterations of weight loads in flight;
+    // H = 2048: gemm1's K in 48- and 16-block chunks (3 iterations, then 1), gemm2's 17 blocks in 2
     TunedCase{"stream_whole_column",
-              "gemm_tile=2,cols_per_wg=16,cols_per_item=16,stream_split=1,stream_chunk=32",
-              {0, 1, 10}},
+              "gemm_tile=2,cols_per_wg=16,cols_per_item=16,stream_split=1,stream_chunk=48,stream_prefetch=2",
+              {0, 1, 10},
+              2048},
     // the byte-offset table decode, 8 lanes per work-item
     TunedCase{
         "stream_byte_table", "gemm_tile=2,cols_per_wg=16,cols_per_item=8,stream_split=2,e2m1_decode=4", {0, 6, 11}});

@@ -45,6 +45,16 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
         EXPECT_EQ(KernelTuning::parse(stream.describe()), stream);
         EXPECT_NE(stream.buildOptions().find("-DZP_STREAM_SPLIT=4 -DZP_STREAM_CHUNK=32"), std::string::npos);
     }
+    {
+        const auto two = KernelTuning::parse("gemm_tile=2,stream_prefetch=2");
+        EXPECT_EQ(two.streamPrefetch, 2);
+        EXPECT_NE(two.describe().find(",stream_prefetch=2"), std::string::npos) << two.describe();
+        EXPECT_NE(two.buildOptions().find("-DZP_STREAM_PREFETCH=2"), std::string::npos) << two.buildOptions();
+        EXPECT_EQ(KernelTuning::parse("gemm_tile=2").describe().find("stream_prefetch"), std::string::npos);
+    }
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_prefetch=3"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_prefetch=0"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=1,stream_prefetch=2"), std::invalid_argument);  // stream tile only
     EXPECT_THROW(KernelTuning::parse("cols_per_item=3"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("cols_per_wg=6,cols_per_item=4"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("rows=2"), std::invalid_argument);
