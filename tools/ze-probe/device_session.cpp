@@ -19,6 +19,12 @@ probe::InputError deviceInputError(const scheduler::NoSuchDevice& e) {
                              e.cause().expression() + ")");
 }
 
+// A --kernel-tuning that does not parse, or that this device cannot build or run, is bad input
+// (exit 2).
+probe::InputError tuningInputError(const std::exception& e) {
+    return probe::InputError(std::string("--kernel-tuning: ") + e.what());
+}
+
 }  // namespace
 
 runtime::DeviceInfo selectDeviceOrInputError(const std::string& spec) {
@@ -34,7 +40,7 @@ std::optional<scheduler::KernelTuning> parseTuningOrInputError(const std::string
     try {
         return scheduler::KernelTuning::parse(text);
     } catch (const std::invalid_argument& e) {
-        throw probe::InputError(std::string("--kernel-tuning: ") + e.what());
+        throw tuningInputError(e);
     }
 }
 
@@ -49,7 +55,7 @@ std::unique_ptr<scheduler::DeviceSetup> openDeviceOrInputError(const std::string
     } catch (const scheduler::NoSuchDevice& e) {
         throw deviceInputError(e);
     } catch (const scheduler::TuningNotBuildable& e) {
-        throw probe::InputError(std::string("--kernel-tuning: ") + e.what());
+        throw tuningInputError(e);
     }
 }
 
@@ -89,7 +95,7 @@ DeviceSession::DeviceSession(const std::string& spec, const oracle::ChainShape& 
         } catch (const scheduler::VariantNotValid& e) {
             s.notValid.emplace_back(v, e.what());           // never run at the risk of a hang
         } catch (const scheduler::TuningNotBuildable& e) {  // e.g. more local memory than the device has
-            throw probe::InputError(std::string("--kernel-tuning: ") + e.what());
+            throw tuningInputError(e);
         }
 }
 
