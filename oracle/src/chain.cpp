@@ -9,34 +9,49 @@
 namespace zp::oracle {
 namespace {
 
-bool isSubnormal(float f) {
-    const std::uint32_t b = std::bit_cast<std::uint32_t>(f);
-    return (b & 0x7F800000u) == 0 && (b & 0x007FFFFFu) != 0;
-}
+// Magnitude bits in [1, 2^23 - 1]: a zero exponent and a nonzero mantissa (branch-free).
+bool isSubnormal(float f) { return (std::bit_cast<std::uint32_t>(f) & 0x7FFFFFFFu) - 1u < 0x007FFFFFu; }
 bool isSubnormalBf16(bf16_t b) { return (b & 0x7F80u) == 0 && (b & 0x007Fu) != 0; }
 
 void reject(const std::string& key, const std::string& value, const std::string& why) {
     throw std::invalid_argument(key + " = " + value + ": " + why);
 }
 
-// dotMxfp4 in the same order, also noting whether any intermediate went subnormal (§2).
-float dotTracked(const bf16_t* a, const std::uint8_t* codes, const std::uint8_t* scales, int K, bool& sub) {
+// The 32-step chains of blocks b0 .. b0+G-1 stepped side by side (independent chains: the CPU
+// overlaps their latency), each in its own order, then added to their lanes in ascending block
+// order, as dotMxfp4 does; notes whether any intermediate went subnormal (§2).
+template <int G>
+[[gnu::always_inline]] inline void dotBlocks(const bf16_t* a, const std::uint8_t* codes, const std::uint8_t* scales,
+                                             int b0, float (&acc)[16], bool& s) {
+    float p[G] = {};
+    for (int j = 0; j < 32; ++j)
+#pragma GCC unroll 8
+        for (int t = 0; t < G; ++t) {
+            const int b = b0 + t;
+            const float x = f32FromBf16(a[32 * b + j]);
+            p[t] = std::fma(e2m1(mxfp4Code(codes + std::size_t(b) * 16, j)), x, p[t]);
+            s |= isSubnormal(p[t]) | isSubnormal(x);
+        }
+    for (int t = 0; t < G; ++t) {
+        const int b = b0 + t;
+        const float scale = e8m0(scales[b]);
+        const float q = p[t] * scale;
+        acc[b % 16] = acc[b % 16] + q;
+        s |= isSubnormal(scale) | isSubnormal(q) | isSubnormal(acc[b % 16]);
+    }
+}
+
+// dotMxfp4, noting subnormal intermediates. Inlined into two entry points below: std::fma is one
+// correctly rounded operation either way, so both give the same bits.
+[[gnu::always_inline]] inline float dotTrackedBody(const bf16_t* a, const std::uint8_t* codes,
+                                                   const std::uint8_t* scales, int K, bool& sub) {
+    constexpr int G = 4;
     const int blocks = K / 32;
     float acc[16] = {};
     bool s = false;
-    for (int b = 0; b < blocks; ++b) {
-        const std::uint8_t* block = codes + std::size_t(b) * 16;
-        float p = 0.0f;
-        for (int j = 0; j < 32; ++j) {
-            const float x = f32FromBf16(a[32 * b + j]);
-            p = std::fma(e2m1(mxfp4Code(block, j)), x, p);
-            s |= isSubnormal(p) || isSubnormal(x);
-        }
-        const float scale = e8m0(scales[b]);
-        const float q = p * scale;
-        acc[b % 16] = acc[b % 16] + q;
-        s |= isSubnormal(scale) || isSubnormal(q) || isSubnormal(acc[b % 16]);
-    }
+    int b0 = 0;
+    for (; b0 + G <= blocks; b0 += G) dotBlocks<G>(a, codes, scales, b0, acc, s);
+    for (; b0 < blocks; ++b0) dotBlocks<1>(a, codes, scales, b0, acc, s);
     for (int o = 8; o >= 1; o >>= 1)
         for (int l = 0; l < o; ++l) {
             acc[l] = acc[l] + acc[l + o];
@@ -44,6 +59,24 @@ float dotTracked(const bf16_t* a, const std::uint8_t* codes, const std::uint8_t*
         }
     sub |= s;
     return acc[0];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// Built for FMA hardware: std::fma is then one instruction, not a libm call (the oracle is most
+// of a host-side case's time). -ffp-contract=off (CMakeLists.txt) keeps every other multiply and
+// add separate here too.
+[[gnu::target("fma")]] float dotTrackedFma(const bf16_t* a, const std::uint8_t* codes, const std::uint8_t* scales,
+                                           int K, bool& sub) {
+    return dotTrackedBody(a, codes, scales, K, sub);
+}
+#endif
+
+float dotTracked(const bf16_t* a, const std::uint8_t* codes, const std::uint8_t* scales, int K, bool& sub) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static const bool fma = __builtin_cpu_supports("fma");
+    if (fma) return dotTrackedFma(a, codes, scales, K, sub);
+#endif
+    return dotTrackedBody(a, codes, scales, K, sub);
 }
 
 // §5.5 for one (gate, up) pair of BF16 values.

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "zp/oracle/chain.hpp"
+#include "zp/oracle/numerics.hpp"
 
 using namespace zp::oracle;
 using Rows = std::vector<CompactRoutes::Row>;
@@ -205,6 +206,58 @@ TEST(Chain, GivenM1Form_WhenRunOnDuplicates_ThenAgreesWithCompactedChain) {
     t.in.topkWeights = {0.25f, -3.0f, 1.5f, 1e-3f};
     const auto silu = buildSiluTable(1.0);
     EXPECT_EQ(runChainM1(t.s, t.w, t.in, silu), runChain(t.s, t.w, t.in, silu).out);
+}
+
+// The chain's GEMMs step several blocks' chains side by side (and with a hardware fma where the
+// CPU has one): every gate_up and y value must still be the bits of the plain dotMxfp4 of §4.
+// H = 19 blocks and I = 5: full groups, a partial one and lanes that wrap; every E2M1 code,
+// scales from subnormal to NaN (255) and activations from subnormal to Inf.
+TEST(Chain, GivenRandomWeightsAndUnevenBlockCounts_WhenRun_ThenGemmsEqualThePlainDot) {
+    ChainShape s;
+    s.hidden = 32 * 19;
+    s.intermediate = 32 * 5;
+    s.experts = 8;
+    s.cards = 2;
+    s.topK = 3;
+    s.rows = 2;
+    std::uint64_t state = 0x9E3779B97F4A7C15u;
+    auto next = [&state] {
+        state = state * 6364136223846793005u + 1442695040888963407u;
+        return std::uint32_t(state >> 33);
+    };
+    LocalWeights w = LocalWeights::zeros(s);
+    for (auto* v : {&w.w1Blocks, &w.w2Blocks})
+        for (auto& b : *v) b = std::uint8_t(next());
+    for (auto* v : {&w.w1Scales, &w.w2Scales})
+        for (auto& x : *v)
+            x = next() % 64 == 0 ? 255 : std::uint8_t(next() % 24 == 0 ? next() % 256 : 112 + next() % 24);
+    ChainInputs in;
+    in.hidden.resize(std::size_t(s.rows) * s.hidden);
+    for (auto& x : in.hidden)
+        x = next() % 97 == 0 ? bf16_t(next() & 0x807F) : bf16_t(next() % 2 ? 0x3F00 : 0xBF00) + bf16_t(next() % 0x0400);
+    in.hidden[5] = 0x7F80;            // +Inf in row 0
+    in.topkIds = {0, 1, 5, 1, 2, 3};  // card 0 owns experts 0-3
+    in.topkWeights = {0.5f, 0.25f, 0.25f, 0.125f, 0.5f, 0.375f};
+    const auto o = runChain(s, w, in, buildSiluTable(s.swigluAlpha));
+    const int H = s.hidden, I = s.intermediate;
+    ASSERT_EQ(o.routes.rows.size(), 5u);
+    for (std::size_t r = 0; r < o.routes.rows.size(); ++r) {
+        const auto [le, m] = o.routes.rows[r];
+        for (int n = 0; n < 2 * I; ++n) {
+            const std::size_t row = std::size_t(le) * 2 * I + n;
+            const bf16_t want =
+                bf16FromF32(dotMxfp4(in.hidden.data() + std::size_t(m) * H, w.w1Blocks.data() + row * (H / 2),
+                                     w.w1Scales.data() + row * (H / 32), H));
+            ASSERT_EQ(o.gateUp[r * 2 * I + n], want) << "gate_up[" << r << "][" << n << "]";
+        }
+        for (int h = 0; h < H; ++h) {
+            const std::size_t row = std::size_t(le) * H + h;
+            const bf16_t want = bf16FromF32(dotMxfp4(o.act.data() + r * I, w.w2Blocks.data() + row * (I / 2),
+                                                     w.w2Scales.data() + row * (I / 32), I));
+            ASSERT_EQ(o.y[r * H + h], want) << "y[" << r << "][" << h << "]";
+        }
+    }
+    EXPECT_TRUE(o.metSubnormal);
 }
 
 TEST(Shape, GivenBadKeys_WhenValidated_ThenMessageNamesKeyAndValue) {
