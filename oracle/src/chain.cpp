@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace zp::oracle {
 namespace {
@@ -30,14 +32,15 @@ template <int G>
             const int b = b0 + t;
             const float x = f32FromBf16(a[32 * b + j]);
             p[t] = std::fma(e2m1(mxfp4Code(codes + std::size_t(b) * 16, j)), x, p[t]);
-            s |= isSubnormal(p[t]) | isSubnormal(x);
+            s |= isSubnormal(p[t]);
+            s |= isSubnormal(x);
         }
     for (int t = 0; t < G; ++t) {
         const int b = b0 + t;
         const float scale = e8m0(scales[b]);
         const float q = p[t] * scale;
         acc[b % 16] = acc[b % 16] + q;
-        s |= isSubnormal(scale) | isSubnormal(q) | isSubnormal(acc[b % 16]);
+        s |= isSubnormal(scale) || isSubnormal(q) || isSubnormal(acc[b % 16]);
     }
 }
 
@@ -77,6 +80,35 @@ float dotTracked(const bf16_t* a, const std::uint8_t* codes, const std::uint8_t*
     if (fma) return dotTrackedFma(a, codes, scales, K, sub);
 #endif
     return dotTrackedBody(a, codes, scales, K, sub);
+}
+
+// Runs body(begin, end, sub) over [0, n) in contiguous chunks, on up to one thread per core when
+// the work (n items of `macsPerItem` multiply-adds) pays for them; each output element is its own
+// computation, so the bits do not depend on the split. ORs every chunk's subnormal flag into sub.
+template <class Body>
+void forChunks(std::size_t n, std::size_t macsPerItem, bool& sub, const Body& body) {
+    constexpr std::size_t kMacsPerThread = std::size_t(1) << 20;  // ~1 ms of work
+    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t threads = std::min({cores, n, std::max<std::size_t>(1, n * macsPerItem / kMacsPerThread)});
+    if (threads <= 1) {
+        body(std::size_t(0), n, sub);
+        return;
+    }
+    std::vector<char> subs(threads, 0);
+    {
+        std::vector<std::jthread> pool;
+        pool.reserve(threads - 1);
+        for (std::size_t t = 1; t < threads; ++t)
+            pool.emplace_back([&, t] {
+                bool s = false;
+                body(n * t / threads, n * (t + 1) / threads, s);
+                subs[t] = s;
+            });
+        bool s = false;
+        body(std::size_t(0), n / threads, s);
+        subs[0] = s;
+    }  // joins
+    for (char c : subs) sub |= c != 0;
 }
 
 // §5.5 for one (gate, up) pair of BF16 values.
@@ -237,16 +269,16 @@ ChainOutputs runChain(const ChainShape& s, const LocalWeights& w, const ChainInp
 
     // GEMM1 reads the remapped row A[r] = x[m(r)] (§5.3) in place: the copy is exact.
     o.gateUp.resize(R * 2 * I);
-    for (std::size_t r = 0; r < R; ++r) {
-        const auto [le, m] = o.routes.rows[r];
-        const bf16_t* a = in.hidden.data() + std::size_t(m) * H;
-        for (int n = 0; n < 2 * I; ++n) {
+    forChunks(R * 2 * I, H, sub, [&](std::size_t begin, std::size_t end, bool& chunkSub) {
+        for (std::size_t q = begin; q < end; ++q) {
+            const std::size_t r = q / (2 * I), n = q % (2 * I);
+            const auto [le, m] = o.routes.rows[r];
             const std::size_t row = std::size_t(le) * 2 * I + n;
-            const float d =
-                dotTracked(a, w.w1Blocks.data() + row * (H / 2), w.w1Scales.data() + row * (H / 32), H, sub);
-            o.gateUp[r * 2 * I + n] = bf16FromF32(d);
+            const float d = dotTracked(in.hidden.data() + std::size_t(m) * H, w.w1Blocks.data() + row * (H / 2),
+                                       w.w1Scales.data() + row * (H / 32), H, chunkSub);
+            o.gateUp[q] = bf16FromF32(d);
         }
-    }
+    });
 
     o.act.resize(R * I);
     for (std::size_t r = 0; r < R; ++r)
@@ -255,16 +287,15 @@ ChainOutputs runChain(const ChainShape& s, const LocalWeights& w, const ChainInp
                 swiglu(s, o.gateUp[r * 2 * I + gateColumn(s, i)], o.gateUp[r * 2 * I + upColumn(s, i)], silu, sub);
 
     o.y.resize(R * H);
-    for (std::size_t r = 0; r < R; ++r) {
-        const int le = o.routes.rows[r].localExpert;
-        const bf16_t* a = o.act.data() + r * I;
-        for (int h = 0; h < H; ++h) {
-            const std::size_t row = std::size_t(le) * H + h;
-            const float d =
-                dotTracked(a, w.w2Blocks.data() + row * (I / 2), w.w2Scales.data() + row * (I / 32), I, sub);
-            o.y[r * H + h] = bf16FromF32(d);
+    forChunks(R * H, I, sub, [&](std::size_t begin, std::size_t end, bool& chunkSub) {
+        for (std::size_t q = begin; q < end; ++q) {
+            const std::size_t r = q / H, h = q % H;
+            const std::size_t row = std::size_t(o.routes.rows[r].localExpert) * H + h;
+            const float d = dotTracked(o.act.data() + r * I, w.w2Blocks.data() + row * (I / 2),
+                                       w.w2Scales.data() + row * (I / 32), I, chunkSub);
+            o.y[q] = bf16FromF32(d);
         }
-    }
+    });
 
     o.out.resize(std::size_t(M) * H);
     for (int m = 0; m < M; ++m)
@@ -301,17 +332,22 @@ std::vector<bf16_t> runChainM1(const ChainShape& s, const LocalWeights& w, const
             local[std::size_t(m) * K + k] = true;
             const std::size_t le = std::size_t(id - first);
             const bf16_t* x = in.hidden.data() + std::size_t(m) * H;
-            for (int n = 0; n < 2 * I; ++n) {
-                const std::size_t row = le * 2 * I + n;
-                gateUp[n] = bf16FromF32(
-                    dotTracked(x, w.w1Blocks.data() + row * (H / 2), w.w1Scales.data() + row * (H / 32), H, sub));
-            }
+            forChunks(2 * std::size_t(I), H, sub, [&](std::size_t begin, std::size_t end, bool& chunkSub) {
+                for (std::size_t n = begin; n < end; ++n) {
+                    const std::size_t row = le * 2 * I + n;
+                    gateUp[n] = bf16FromF32(dotTracked(x, w.w1Blocks.data() + row * (H / 2),
+                                                       w.w1Scales.data() + row * (H / 32), H, chunkSub));
+                }
+            });
             for (int i = 0; i < I; ++i) act[i] = swiglu(s, gateUp[gateColumn(s, i)], gateUp[upColumn(s, i)], silu, sub);
-            for (int h = 0; h < H; ++h) {
-                const std::size_t row = le * H + h;
-                yRoute[(std::size_t(m) * K + k) * H + h] = bf16FromF32(dotTracked(
-                    act.data(), w.w2Blocks.data() + row * (I / 2), w.w2Scales.data() + row * (I / 32), I, sub));
-            }
+            forChunks(std::size_t(H), I, sub, [&](std::size_t begin, std::size_t end, bool& chunkSub) {
+                for (std::size_t h = begin; h < end; ++h) {
+                    const std::size_t row = le * H + h;
+                    yRoute[(std::size_t(m) * K + k) * H + h] =
+                        bf16FromF32(dotTracked(act.data(), w.w2Blocks.data() + row * (I / 2),
+                                               w.w2Scales.data() + row * (I / 32), I, chunkSub));
+                }
+            });
         }
     std::vector<bf16_t> out(std::size_t(M) * H);
     for (int m = 0; m < M; ++m)

@@ -208,14 +208,15 @@ TEST(Chain, GivenM1Form_WhenRunOnDuplicates_ThenAgreesWithCompactedChain) {
     EXPECT_EQ(runChainM1(t.s, t.w, t.in, silu), runChain(t.s, t.w, t.in, silu).out);
 }
 
-// The chain's GEMMs step several blocks' chains side by side (and with a hardware fma where the
-// CPU has one): every gate_up and y value must still be the bits of the plain dotMxfp4 of §4.
-// H = 19 blocks and I = 5: full groups, a partial one and lanes that wrap; every E2M1 code,
-// scales from subnormal to NaN (255) and activations from subnormal to Inf.
+// The chain's GEMMs step several blocks' chains side by side (with a hardware fma where the CPU
+// has one) and split their columns over the cores: every gate_up and y value must still be the
+// bits of the plain dotMxfp4 of §4, and the M1 form's out the compacted chain's. H = 19 blocks
+// and I = 37: full groups of blocks, a partial one and lanes that wrap; every E2M1 code, scales
+// from subnormal to NaN (255) and activations from subnormal to Inf.
 TEST(Chain, GivenRandomWeightsAndUnevenBlockCounts_WhenRun_ThenGemmsEqualThePlainDot) {
     ChainShape s;
     s.hidden = 32 * 19;
-    s.intermediate = 32 * 5;
+    s.intermediate = 32 * 37;
     s.experts = 8;
     s.cards = 2;
     s.topK = 3;
@@ -238,7 +239,9 @@ TEST(Chain, GivenRandomWeightsAndUnevenBlockCounts_WhenRun_ThenGemmsEqualThePlai
     in.hidden[5] = 0x7F80;            // +Inf in row 0
     in.topkIds = {0, 1, 5, 1, 2, 3};  // card 0 owns experts 0-3
     in.topkWeights = {0.5f, 0.25f, 0.25f, 0.125f, 0.5f, 0.375f};
-    const auto o = runChain(s, w, in, buildSiluTable(s.swigluAlpha));
+    const auto silu = buildSiluTable(s.swigluAlpha);
+    const auto o = runChain(s, w, in, silu);
+    EXPECT_EQ(runChainM1(s, w, in, silu), o.out);
     const int H = s.hidden, I = s.intermediate;
     ASSERT_EQ(o.routes.rows.size(), 5u);
     for (std::size_t r = 0; r < o.routes.rows.size(); ++r) {
