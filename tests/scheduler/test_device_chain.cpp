@@ -220,8 +220,48 @@ TEST_P(DeviceChainReducedInt64, GivenInt64Ids_WhenTheChainRuns_ThenEveryTensorMa
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllVariantsAndPatterns, DeviceChainReducedInt64, ::testing::ValuesIn(allParams()),
+// The int64 kernel files an int64 plan of the variant launches (the route readers, kernelFileFor).
+std::set<std::string> int64Files(Variant v) {
+    std::set<std::string> files;
+    for (const auto& l : zp::scheduler::planChain(v, reducedShape(), {}, {}, zp::scheduler::IdWidth::Int64).launches)
+        if (l.file.ends_with("_i64")) files.insert(l.file);
+    return files;
+}
+
+// Every case at int64 on each distinct set of int64 kernel files: a variant whose readers are
+// those of a variant before it (route_compact_i64 alone: paired_epilogue, paired_direct, ...) runs
+// the same readers and then kernels that read no ids, whose every case runs at int32 above. Every
+// variant runs at int64 in DeviceChainReducedInt64Routes and in the plan test below.
+std::vector<ChainParam> int64Params() {
+    std::vector<ChainParam> p;
+    std::set<std::set<std::string>> seen;
+    for (Variant v : zp::probe::kAllVariants)
+        if (seen.insert(int64Files(v)).second)
+            for (RoutePattern r : zp::probe::kAllRoutePatterns) p.push_back({v, r});
+    return p;
+}
+
+INSTANTIATE_TEST_SUITE_P(DistinctIdReaders, DeviceChainReducedInt64, ::testing::ValuesIn(int64Params()),
                          chainParamName);
+
+TEST(DeviceChainReducedInt64Plans, GivenEveryVariant_WhenPlannedAtInt64_ThenEachRouteReaderIsItsInt64File) {
+    std::set<std::set<std::string>> distinct;
+    for (Variant v : zp::probe::kAllVariants) {
+        const auto plan = zp::scheduler::planChain(v, reducedShape(), {}, {}, zp::scheduler::IdWidth::Int64);
+        EXPECT_EQ(plan.idWidth, zp::scheduler::IdWidth::Int64);
+        bool readsIds = false;
+        for (const auto& l : plan.launches) {
+            const std::string base = l.file.substr(0, l.file.rfind("_i64"));
+            EXPECT_EQ(l.file, zp::scheduler::kernelFileFor(base, zp::scheduler::IdWidth::Int64))
+                << zp::probe::variantName(v);
+            readsIds |= l.file.ends_with("_i64");
+        }
+        EXPECT_TRUE(readsIds) << zp::probe::variantName(v) << " launches no int64 route reader";
+        distinct.insert(int64Files(v));
+    }
+    // route_compact_i64 (the compacting variants), two_launch's A and B, one_launch, the M1 oracle.
+    EXPECT_EQ(distinct.size(), 4u);
+}
 
 // Ids an int64 tensor can hold and an int32 cannot, and the usual bad ones: each is invalid
 // (CONTRACT §5.1: not local, counted by the error flag at its route) at either width, and the
