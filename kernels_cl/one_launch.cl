@@ -5,7 +5,8 @@
  * loops over the units of work: A's (pair tile, expert group) units u = wg, wg + n, ... < tiles
  * * G, then the barrier, then B's (column tile, expert group) units the same way (B's tiles
  * complete themselves through tile_done, no second barrier). A group with no B unit arrives at
- * the barrier and leaves (zp_grid_arrive) rather than spin beside working groups. Any grid of at
+ * the barrier and leaves (zp_grid_arrive) rather than spin beside working groups; with no
+ * local route there is nothing for the barrier to order and no group takes it. Any grid of at
  * least one group gives the same bits (a unit's result does not depend on which group computes
  * it).
  *
@@ -53,7 +54,8 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
         zp_tl_store_routes(routes, topk_ids, rows, top_k, experts, route_info, compact_rows, route_row, groups);
 
     const int tiles_a = (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG;
-    const int units_a = tiles_a * ZP_RT_COUNT_G(routes, mk);
+    const int groups_g = ZP_RT_COUNT_G(routes, mk); /* G, the same in every group */
+    const int units_a = tiles_a * groups_g;
     /* (tile, g) of unit u = g * tiles_a + tile */
     int g = wg / tiles_a, tile = wg - g * tiles_a;
     const int step_g = n / tiles_a, step_tile = n - step_g * tiles_a;
@@ -64,14 +66,17 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
     }
 
     /* B's units u = g * tiles_b + tile, (tile, g) stepped as A's. A group with none arrives at
-     * the barrier and leaves (units_b is work-group uniform: every group derived the routes). */
+     * the barrier and leaves (units_b is work-group uniform: every group derived the routes).
+     * With no expert group (no local route: all_remote, or only invalid ids) no A unit wrote
+     * act, B's units only zero out, and no group takes the barrier: G is the same in every
+     * group, so none waits for another and grid_state stays as it was. */
     const int tiles_b = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
-    const int units_b = tiles_b * max(ZP_RT_COUNT_G(routes, mk), 1);
+    const int units_b = tiles_b * max(groups_g, 1);
     if (wg >= units_b) {
-        zp_grid_arrive(grid_state);
+        if (groups_g > 0) zp_grid_arrive(grid_state);
         return;
     }
-    zp_grid_barrier(grid_state);
+    if (groups_g > 0) zp_grid_barrier(grid_state);
 
     int g_b = wg / tiles_b, tile_b = wg - g_b * tiles_b;
     const int step_g_b = n / tiles_b, step_tile_b = n - step_g_b * tiles_b;

@@ -380,6 +380,23 @@ TEST(DeviceChainReducedRoutes, GivenEveryVariant_WhenExecutedThreeTimesBackToBac
     }
 }
 
+// one_launch takes its device-wide barrier only when there is a local route: a step with none
+// (all_remote), then steps with some, on the same chain, each right and none waiting on a barrier
+// state the one before left behind.
+TEST(DeviceChainReducedRoutes, GivenOneLaunchStepsWithAndWithoutLocalRoutes_WhenAlternated_ThenEachMatchesTheOracle) {
+    auto& rig = reducedRig();
+    auto& chain = rig.chain(Variant::OneLaunch);
+    for (RoutePattern p : {RoutePattern::AllRemote, RoutePattern::SixLocal, RoutePattern::AllRemote,
+                           RoutePattern::AllRemote, RoutePattern::SameTypical, RoutePattern::AllRemote}) {
+        auto [c, want] = rig.prepare(p, 1);
+        chain.setInputs(c.inputs);
+        const double ns = chain.executeBatch(rig.queue(), 2);
+        EXPECT_GT(ns, 0.0) << c.name();
+        const auto err = compare(rig.shape(), Variant::OneLaunch, chain.results(), want);
+        EXPECT_TRUE(err.empty()) << c.name() << ": " << err;
+    }
+}
+
 // M = 3 rows and other tiles, built from the bundle: expert groups take several passes
 // (CONTRACT §5 holds for any M), the table decode, and the block tile (zp_gemm_block.h) in the
 // shapes its index arithmetic distinguishes. Reduced shape: K/32 = 32 blocks for gemm1, 17 for
