@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -96,17 +97,21 @@ void forChunks(std::size_t n, std::size_t macsPerItem, bool& sub, const Body& bo
     }
     std::vector<char> subs(threads, 0);
     {
+        auto chunk = [&](std::size_t t) {
+            bool s = false;
+            body(n * t / threads, n * (t + 1) / threads, s);
+            subs[t] = s;
+        };
         std::vector<std::jthread> pool;
         pool.reserve(threads - 1);
-        for (std::size_t t = 1; t < threads; ++t)
-            pool.emplace_back([&, t] {
-                bool s = false;
-                body(n * t / threads, n * (t + 1) / threads, s);
-                subs[t] = s;
-            });
-        bool s = false;
-        body(std::size_t(0), n / threads, s);
-        subs[0] = s;
+        for (std::size_t t = 1; t < threads; ++t) {
+            try {
+                pool.emplace_back(chunk, t);
+            } catch (const std::system_error&) {
+                chunk(t);  // no thread to be had (a process or memory limit): this one does it
+            }
+        }
+        chunk(0);
     }  // joins
     for (char c : subs) sub |= c != 0;
 }
