@@ -626,8 +626,10 @@ TEST(DeviceChainDefaultShape, GivenSixLocalCases_WhenEveryVariantRuns_ThenOutput
     if (!on || std::string(on) != "1") GTEST_SKIP() << "set ZP_DEVICE_CHAIN_DEFAULT_SHAPE=1 (its own ctest)";
     ChainRig rig(ChainShape{});  // H=4096, I=2048, E=192, K=6, M=2, C=4
     std::printf("[ device  ] %s via %s\n", rig.info().name().c_str(), rig.modules().choice().why.c_str());
-    // ordinary, subnormal, range (Inf/NaN sums), cancellation (order-sensitive)
-    for (int v : {0, 2, 5, 10}) {
+    // ordinary, range (Inf/NaN sums), cancellation (order-sensitive). Not the subnormal variant
+    // (2): it runs on every variant and pattern at the reduced shape, and a CPU device computes
+    // subnormals ~10x slower (2.3 s per chain here on PoCL, 8 chains).
+    for (int v : {0, 5, 10}) {
         auto [c, want] = rig.prepare(RoutePattern::SixLocal, v);
         for (Variant variant : zp::probe::kAllVariants) {
             auto& chain = rig.chain(variant);
