@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -73,6 +74,20 @@ cl_device_id firstGpuOrAny() {
     return all.front();
 }
 
+// The program's (one device's) binary as the driver returns it, e.g. PTX text on NVIDIA.
+void writeBinary(cl_program prog, const std::filesystem::path& path) {
+    size_t size = 0;
+    zp::bench::clCheck(clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr),
+                       "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)");
+    std::vector<unsigned char> bytes(size);
+    unsigned char* data = bytes.data();
+    zp::bench::clCheck(clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr),
+                       "clGetProgramInfo(CL_PROGRAM_BINARIES)");
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw zp::probe::InputError("cannot write " + path.string());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,9 +98,20 @@ int main(int argc, char** argv) {
     app.add_flag("--log", rawLog, "also print each file's build log (to stderr)");
     app.add_option("--tuning", tuningText, "kernel tuning (KernelTuning::parse), default the packaged tiles");
     app.add_option("--kernels-dir", dir, "the kernels' source folder")->check(CLI::ExistingDirectory);
+    std::string binariesDir;
+    app.add_option("--binaries", binariesDir,
+                   "also write each file's program binary to DIR/<file>.ptx (NVIDIA: the PTX its ptxas assembles) or "
+                   "DIR/<file>.bin");
     if (const int rc = zp::cli::parse(app, "zp-cl-build-report", argc, argv); rc >= 0) return rc;
     try {
-        const auto tuning = zp::scheduler::KernelTuning::parse(tuningText);
+        // ablation tunings build (they are wrong only when run): their code is what --ablation times
+        const auto tuning =
+            zp::scheduler::KernelTuning::parse(tuningText, zp::scheduler::KernelTuning::Ablation::allowed);
+        if (!binariesDir.empty()) {
+            std::error_code ec;
+            std::filesystem::create_directories(binariesDir, ec);
+            if (ec) throw zp::probe::InputError("--binaries " + binariesDir + ": " + ec.message());
+        }
         const cl_device_id dev = deviceName.empty() ? firstGpuOrAny() : zp::bench::clDeviceNamed(deviceName);
         const std::string name = zp::bench::clDeviceName(dev);
         constexpr cl_uint kNvidiaVendorId = 0x10de;
@@ -122,6 +148,8 @@ int main(int argc, char** argv) {
             const std::string log = buildLog(prog, dev);
             if (rawLog) fmt::print(stderr, "== {} build log:\n{}\n", stem, log);
             const auto ptxas = parsePtxas(log);
+            if (!binariesDir.empty())
+                writeBinary(prog, std::filesystem::path(binariesDir) / (stem + (nvidia ? ".ptx" : ".bin")));
             cl_uint n = 0;
             clCreateKernelsInProgram(prog, 0, nullptr, &n);
             std::vector<cl_kernel> kernels(n);

@@ -5,7 +5,8 @@
 # stream tiling (the 84 cases on every variant, the device-chain suite).
 # Stage first (bash scripts/h200/stage.sh), then run with carry [".dev"]:
 #   bash tools/bench/h200_stream.sh [report] [ablation] [sweep] [check] [replay] [gate]   (default: all but replay, gate)
-# Writes $OUT/{gpu,regs,ablation,sweep,probe,dctest,gate}.txt. ZP_STREAM_TUNINGS replaces the tilings.
+# Writes $OUT/{gpu,regs,ablation,sweep,probe,dctest,gate}.txt. ZP_STREAM_TUNINGS replaces the tilings;
+# ZP_SWEEP_ARGS (e.g. "--variant baseline --pattern six_local --batch 16") narrows or extends the sweep.
 cd "$(dirname "$0")/../.."  # the repository root
 . scripts/h200/setup.sh >/dev/null 2>&1
 export ZECL_PLATFORM=NVIDIA
@@ -37,7 +38,7 @@ if has ablation; then
   sed -n '/== ablation/,$p' "$OUT/ablation.txt" | head -40
 fi
 if has sweep; then
-  timeout 300 $B/zp-chain-bench -d zecl -n 20 -q --tuning "$block" "${T[@]}" >"$OUT/sweep.txt" 2>&1
+  timeout 300 $B/zp-chain-bench -d zecl -n 20 -q ${ZP_SWEEP_ARGS:-} --tuning "$block" "${T[@]}" >"$OUT/sweep.txt" 2>&1
   echo "sweep rc=$?" >>"$OUT/sweep.txt"
   grep -E "^GOAL|^CHECK|^copy|FAIL|SKIP|rc=" "$OUT/sweep.txt"
   grep -E "^six_local|^same_typical" "$OUT/sweep.txt" | sort -k6 -n | head -24

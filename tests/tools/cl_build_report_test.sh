@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# tools.cl_build_report: zp-cl-build-report on the OpenCL CPU device (PoCL in CI) builds every
+# kernel file of kernels_cl/ at an ablation tuning (a benchmark tuning it must accept), lists
+# every kernel, writes one non-empty program binary per file with --binaries, and refuses a bad
+# --binaries folder and a bad tuning with exit 2 and a message naming them.
+#   cl_build_report_test.sh ZP_CL_BUILD_REPORT KERNELS_DIR
+set -euo pipefail
+tool=$1 kernels=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/zp-cl-build-report.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+tuning="gemm_tile=2,cols_per_wg=32,cols_per_item=4,stream_split=8,ablation=3"
+"$tool" --kernels-dir "$kernels" --tuning "$tuning" --binaries "$tmp/bins" >"$tmp/report.txt" 2>"$tmp/err.txt" ||
+    fail "exit $? at $tuning: $(cat "$tmp/err.txt")"
+grep -q "^tuning: .*ablation=3" "$tmp/report.txt" || fail "the report does not name the tuning: $(head -3 "$tmp/report.txt")"
+for f in "$kernels"/*.cl; do
+    stem=$(basename "$f" .cl)
+    grep -q "^| $stem | " "$tmp/report.txt" || fail "no row for $stem"
+    bin=$(ls "$tmp/bins/$stem".* 2>/dev/null | head -1)
+    [[ -n "$bin" && -s "$bin" ]] || fail "no program binary of $stem in $tmp/bins"
+done
+files=$(ls "$kernels"/*.cl | wc -l) bins=$(ls "$tmp/bins" | wc -l)
+[[ $files -eq $bins ]] || fail "$bins binaries for $files kernel files"
+grep -q "BUILD FAILED" "$tmp/report.txt" && fail "a build failed: $(grep "BUILD FAILED" "$tmp/report.txt")"
+
+rc=0
+"$tool" --kernels-dir "$kernels" --binaries /proc/zp-no-such-dir >"$tmp/out.txt" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "an unwritable --binaries folder: exit $rc, want 2"
+grep -q -- "--binaries /proc/zp-no-such-dir" "$tmp/out.txt" || fail "the error does not name the folder: $(cat "$tmp/out.txt")"
+rc=0
+"$tool" --kernels-dir "$kernels" --tuning "gemm_tile=7" >"$tmp/out.txt" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "gemm_tile=7: exit $rc, want 2"
+grep -q "gemm_tile" "$tmp/out.txt" || fail "the error does not name gemm_tile: $(cat "$tmp/out.txt")"
+echo "ok: $files kernel files built, $bins binaries written, bad folder and tuning refused"
