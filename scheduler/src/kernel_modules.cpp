@@ -117,14 +117,24 @@ const runtime::Module& KernelModules::module(const std::string& kernelFile) {
                                 std::string(kernels::formatName(choice_.format)) + " artifact of '" + kernelFile + "'");
     const ze_module_format_t format =
         choice_.format == Format::Spirv ? ZE_MODULE_FORMAT_IL_SPIRV : ZE_MODULE_FORMAT_NATIVE;
+    return modules_
+        .emplace(kernelFile, runtime::Module::create(*context_, device_, format, a->bytes, buildFlags(kernelFile)))
+        .first->second;
+}
+
+std::string KernelModules::buildFlags(std::string_view kernelFile) const {
     // SPIR-V and native binaries need no build flags; a bundle gets the tile options only when
     // they differ from the packaged ones (zecl appends them to the bundle's own options).
     // Never -cl-mad-enable / -cl-fast-relaxed-math (CONTRACT §2).
     const KernelTuning tiles = tuning_.forKernelFile(kernelFile);
     std::string flags = tiles.isPackaged() ? std::string() : tiles.buildOptions();
     flags += tiles.nvidiaRegisterOptions();
-    return modules_.emplace(kernelFile, runtime::Module::create(*context_, device_, format, a->bytes, flags))
-        .first->second;
+    // A CPU OpenCL device (PoCL) takes 4-15 minutes to optimise one_launch with the stream tile
+    // (its persistent loop around both GEMMs and their barriers), ~30 s unoptimised: the results
+    // are the same bits (no contraction either way, CONTRACT §2), and CPU devices check, not time.
+    if (device_.isZecl() && !device_.isGpu() && tiles.gemmTile == 2 && kernelFile.starts_with("one_launch"))
+        flags += " -cl-opt-disable";
+    return flags;
 }
 
 runtime::Kernel KernelModules::kernel(const std::string& kernelFile, const std::string& name) {

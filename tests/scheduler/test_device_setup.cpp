@@ -34,6 +34,25 @@ TEST(DeviceSetupOpen, GivenATuning_WhenOpenedOnZecl_ThenItsModulesUseIt) {
         << setup->kernelsText();
 }
 
+// The build flags per kernel file: the tile options, and on a CPU device the stream tile's
+// one_launch unoptimised (its optimised build takes PoCL minutes), nothing else unoptimised.
+TEST(DeviceSetupOpen, GivenTheStreamTile_WhenFlagsAreAskedPerFile_ThenOnlyOneLaunchOnACpuIsUnoptimised) {
+    const auto stream = zp::scheduler::KernelTuning::parse("gemm_tile=2,cols_per_wg=32,cols_per_item=4");
+    const auto setup = zp::scheduler::DeviceSetup::open({.device = "zecl", .tuning = stream});
+    const auto& modules = setup->modules();
+    const bool cpu = !modules.device().isGpu();
+    for (const char* file : {"one_launch", "one_launch_i64"})
+        EXPECT_EQ(modules.buildFlags(file).find("-cl-opt-disable") != std::string::npos, cpu) << file;
+    for (const char* file : {"gemm1_mxfp4_m2", "two_launch_a", "gemm2_mxfp4_m2"}) {
+        const std::string flags = modules.buildFlags(file);
+        EXPECT_EQ(flags.find("-cl-opt-disable"), std::string::npos) << file << ": " << flags;
+        EXPECT_NE(flags.find("-DZP_GEMM_TILE=2"), std::string::npos) << file << ": " << flags;
+    }
+    const auto lanes = zp::scheduler::DeviceSetup::open(
+        {.device = "zecl", .tuning = zp::scheduler::KernelTuning::parse("cols_per_wg=16,cols_per_item=4")});
+    EXPECT_EQ(lanes->modules().buildFlags("one_launch").find("-cl-opt-disable"), std::string::npos);
+}
+
 TEST(DeviceSetupOpen, GivenSpecsThatNameNoDevice_WhenOpened_ThenNoSuchDeviceSaysWhichForm) {
     try {
         zp::scheduler::DeviceSetup::open({.device = "99", .tuning = std::nullopt});

@@ -53,6 +53,10 @@ public:
     const runtime::DeviceInfo& device() const noexcept { return device_; }
     // Throws runtime::Error with the build log when the module does not build.
     const runtime::Module& module(const std::string& kernelFile);
+    // The build flags `kernelFile`'s module gets: the tile options when the tuning is not the
+    // packaged one (source bundle only), -cl-nv-maxrregcount (max_registers), and
+    // -cl-opt-disable for the stream tile's one_launch on a CPU device under zecl.
+    std::string buildFlags(std::string_view kernelFile) const;
     // A fresh kernel object (arguments and group size are per-object state).
     runtime::Kernel kernel(const std::string& kernelFile, const std::string& name);
 
