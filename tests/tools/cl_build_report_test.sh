@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # tools.cl_build_report: zp-cl-build-report on the OpenCL CPU device (PoCL in CI) builds every
-# kernel file of kernels_cl/ at an ablation tuning (a benchmark tuning it must accept), lists
-# every kernel, writes one non-empty program binary per file with --binaries, and refuses a bad
-# --binaries folder and a bad tuning with exit 2 and a message naming them.
-#   cl_build_report_test.sh ZP_CL_BUILD_REPORT KERNELS_DIR
+# kernel file of a --kernels-dir (three of kernels_cl/: a GEMM with the stream tile, an
+# elementwise kernel, the route compaction; all thirteen cost PoCL ~45 s) at an ablation tuning
+# (a benchmark tuning it must accept), lists every kernel, writes one non-empty program binary
+# per file with --binaries, and refuses a bad --binaries folder and a bad tuning with exit 2 and
+# a message naming them.
+#   cl_build_report_test.sh ZP_CL_BUILD_REPORT KERNELS_CL_DIR
 set -euo pipefail
-tool=$1 kernels=$2
+tool=$1 source=$2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zp-cl-build-report.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+kernels=$tmp/kernels
+mkdir -p "$kernels"
+cp -r "$source/common" "$source/abi" "$kernels/"
+cp "$source/gemm1_mxfp4_m2.cl" "$source/swiglu_bf16.cl" "$source/route_compact.cl" "$kernels/"
 
 tuning="gemm_tile=2,cols_per_wg=32,cols_per_item=4,stream_split=8,ablation=3"
 "$tool" --kernels-dir "$kernels" --tuning "$tuning" --binaries "$tmp/bins" >"$tmp/report.txt" 2>"$tmp/err.txt" ||
