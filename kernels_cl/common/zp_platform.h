@@ -21,6 +21,21 @@
 #define ZP_SG16
 #endif
 
+/* Byte n (0 to 3, a constant) of x, zero-extended. NVIDIA's OpenCL (its feature macro
+ * cl_nv_pragma_unroll): one byte permute, PTX prmt (its selector takes byte n of x into byte 0
+ * and the zero operand's byte into bytes 1 to 3), where NVIDIA compiles a shift and a mask; the
+ * same value everywhere. */
+#if defined(cl_nv_pragma_unroll)
+ZP_FN uint zp_byte_permute(uint x, uint selector) {
+    uint r;
+    __asm__("prmt.b32 %0, %1, 0, %2;" : "=r"(r) : "r"(x), "r"(selector));
+    return r;
+}
+#define ZP_BYTE(x, n) zp_byte_permute((x), 0x4440u | (uint)(n))
+#else
+#define ZP_BYTE(x, n) ((n) == 3 ? (x) >> 24 : ((x) >> (8 * (n))) & 0xFFu)
+#endif
+
 #if ZP_GEMM_COLS_PER_WG % ZP_GEMM_COLS_PER_ITEM != 0 || ZP_GEMM_COLS_PER_ITEM % 2 != 0
 #error "ZP_GEMM_COLS_PER_ITEM must be even and divide ZP_GEMM_COLS_PER_WG"
 #endif

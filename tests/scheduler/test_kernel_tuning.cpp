@@ -34,6 +34,8 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
                  std::invalid_argument);                                        // kernel B's tile: 4 x 2
     EXPECT_THROW(KernelTuning::parse("e2m1_decode=2"), std::invalid_argument);  // the local table: stream tile only
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,e2m1_decode=3").e2m1Decode, 3);
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,e2m1_decode=6").e2m1Decode, 6);  // the byte permute
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,e2m1_decode=7"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,ablation=1"), std::invalid_argument);  // benchmarks only
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=3", KernelTuning::Ablation::allowed).ablation, 3);
     EXPECT_THROW(KernelTuning::parse("ablation=1", KernelTuning::Ablation::allowed), std::invalid_argument);
