@@ -22,7 +22,7 @@ mapfile -t stream <<<"${ZP_STREAM_TUNINGS:-$s,cols_per_wg=64,cols_per_item=4,str
 $s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=5
 $s,cols_per_wg=32,cols_per_item=4,stream_split=8,e2m1_decode=4
 $s,cols_per_wg=64,cols_per_item=8,stream_split=8,e2m1_decode=4
-${s/rows_per_pass=1/rows_per_pass=2},cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=4,max_registers=128}"
+${s/rows_per_pass=1/rows_per_pass=2},cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=6,max_registers=128}"
 T=()
 for t in "${stream[@]}"; do T+=(--tuning "$t"); done
 
