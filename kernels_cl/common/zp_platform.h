@@ -21,10 +21,11 @@
 #define ZP_SG16
 #endif
 
-/* Byte n (0 to 3, a constant) of x, zero-extended. NVIDIA's OpenCL (its feature macro
- * cl_nv_pragma_unroll): one byte permute, PTX prmt (its selector takes byte n of x into byte 0
- * and the zero operand's byte into bytes 1 to 3), where NVIDIA compiles a shift and a mask; the
- * same value everywhere. */
+/* Byte n (0 to 3, a constant) of x, zero-extended: ZP_BYTE_SHIFT by a shift and a mask, ZP_BYTE
+ * the platform's way. NVIDIA's OpenCL (its feature macro cl_nv_pragma_unroll): one byte
+ * permute, PTX prmt (its selector takes byte n of x into byte 0 and the zero operand's byte
+ * into bytes 1 to 3), where NVIDIA compiles the shift and the mask; the same value everywhere. */
+#define ZP_BYTE_SHIFT(x, n) ((n) == 3 ? (x) >> 24 : ((x) >> (8 * (n))) & 0xFFu)
 #if defined(cl_nv_pragma_unroll)
 ZP_FN uint zp_byte_permute(uint x, uint selector) {
     uint r;
@@ -33,7 +34,7 @@ ZP_FN uint zp_byte_permute(uint x, uint selector) {
 }
 #define ZP_BYTE(x, n) zp_byte_permute((x), 0x4440u | (uint)(n))
 #else
-#define ZP_BYTE(x, n) ((n) == 3 ? (x) >> 24 : ((x) >> (8 * (n))) & 0xFFu)
+#define ZP_BYTE(x, n) ZP_BYTE_SHIFT(x, n)
 #endif
 
 #if ZP_GEMM_COLS_PER_WG % ZP_GEMM_COLS_PER_ITEM != 0 || ZP_GEMM_COLS_PER_ITEM % 2 != 0
