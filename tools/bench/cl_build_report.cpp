@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -79,13 +78,11 @@ void writeBinary(cl_program prog, const std::filesystem::path& path) {
     size_t size = 0;
     zp::bench::clCheck(clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr),
                        "clGetProgramInfo(CL_PROGRAM_BINARY_SIZES)");
-    std::vector<unsigned char> bytes(size);
-    unsigned char* data = bytes.data();
+    std::string bytes(size, '\0');
+    unsigned char* data = reinterpret_cast<unsigned char*>(bytes.data());
     zp::bench::clCheck(clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof data, &data, nullptr),
                        "clGetProgramInfo(CL_PROGRAM_BINARIES)");
-    std::ofstream out(path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw zp::probe::InputError("cannot write " + path.string());
+    zp::probe::writeFileAtomically(path, bytes, "--binaries");
 }
 
 }  // namespace
@@ -107,11 +104,7 @@ int main(int argc, char** argv) {
         // ablation tunings build (they are wrong only when run): their code is what --ablation times
         const auto tuning =
             zp::scheduler::KernelTuning::parse(tuningText, zp::scheduler::KernelTuning::Ablation::allowed);
-        if (!binariesDir.empty()) {
-            std::error_code ec;
-            std::filesystem::create_directories(binariesDir, ec);
-            if (ec) throw zp::probe::InputError("--binaries " + binariesDir + ": " + ec.message());
-        }
+        if (!binariesDir.empty()) zp::probe::checkOutputDir(binariesDir, "--binaries");
         const cl_device_id dev = deviceName.empty() ? firstGpuOrAny() : zp::bench::clDeviceNamed(deviceName);
         const std::string name = zp::bench::clDeviceName(dev);
         constexpr cl_uint kNvidiaVendorId = 0x10de;
