@@ -4,7 +4,7 @@
 # elementwise kernel, the route compaction; all thirteen cost PoCL ~45 s) at an ablation tuning
 # (a benchmark tuning it must accept), lists every kernel, writes one non-empty program binary
 # per file with --binaries, and refuses a bad --binaries folder and a bad tuning with exit 2 and
-# a message naming them.
+# a message naming them; --options-only lists each file's build options and builds nothing.
 #   cl_build_report_test.sh ZP_CL_BUILD_REPORT KERNELS_CL_DIR
 set -euo pipefail
 tool=$1 source=$2
@@ -38,4 +38,13 @@ rc=0
 "$tool" --kernels-dir "$kernels" --tuning "gemm_tile=7" >"$tmp/out.txt" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "gemm_tile=7: exit $rc, want 2"
 grep -q "gemm_tile" "$tmp/out.txt" || fail "the error does not name gemm_tile: $(cat "$tmp/out.txt")"
-echo "ok: $files kernel files built, $bins binaries written, bad folder and tuning refused"
+# --options-only: each file's build options at the tuning, nothing built, no device asked for
+"$tool" --kernels-dir "$kernels" --tuning "gemm_tile=2,cols_per_wg=32,cols_per_item=2,stream_split=16" --options-only \
+    >"$tmp/options.txt" 2>"$tmp/err.txt" || fail "--options-only: exit $?: $(cat "$tmp/err.txt")"
+[[ $(wc -l <"$tmp/options.txt") -eq $files ]] || fail "--options-only: $(wc -l <"$tmp/options.txt") lines for $files files"
+grep -q "^gemm1_mxfp4_m2 .*-DZP_GEMM_COLS_PER_WG=32 .*-DZP_GEMM_TILE=2 -DZP_STREAM_SPLIT=16" "$tmp/options.txt" ||
+    fail "--options-only: gemm1's options: $(grep gemm1 "$tmp/options.txt")"
+rc=0
+"$tool" --kernels-dir "$kernels" --options-only --device nowhere >"$tmp/out.txt" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "--options-only with --device: exit $rc, want 2"
+echo "ok: $files kernel files built, $bins binaries written, bad folder and tuning refused, options listed"

@@ -85,6 +85,15 @@ void writeBinary(cl_program prog, const std::filesystem::path& path) {
     zp::probe::writeFileAtomically(path, bytes, "--binaries");
 }
 
+// The kernel files (*.cl) of the kernels folder, sorted.
+std::vector<std::filesystem::path> clFiles(const std::string& dir) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".cl") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -99,11 +108,21 @@ int main(int argc, char** argv) {
     app.add_option("--binaries", binariesDir,
                    "also write each file's program binary to DIR/<file>.ptx (NVIDIA: the PTX its ptxas assembles) or "
                    "DIR/<file>.bin");
+    bool optionsOnly = false;
+    app.add_flag("--options-only", optionsOnly,
+                 "print each file's build options at the tuning (`<file> <options>` lines) and build nothing "
+                 "(tools/bench/xe2_report.sh: the same tiles through clang, llvm-spirv and ocloc)")
+        ->excludes("--device", "--log", "--binaries");
     if (const int rc = zp::cli::parse(app, "zp-cl-build-report", argc, argv); rc >= 0) return rc;
     try {
         // ablation tunings build (they are wrong only when run): their code is what --ablation times
         const auto tuning =
             zp::scheduler::KernelTuning::parse(tuningText, zp::scheduler::KernelTuning::Ablation::allowed);
+        if (optionsOnly) {
+            for (const auto& f : clFiles(dir))
+                fmt::print("{} {}\n", f.stem().string(), tuning.forKernelFile(f.stem().string()).buildOptions());
+            return 0;
+        }
         if (!binariesDir.empty()) zp::probe::checkOutputDir(binariesDir, "--binaries");
         const cl_device_id dev = deviceName.empty() ? firstGpuOrAny() : zp::bench::clDeviceNamed(deviceName);
         const std::string name = zp::bench::clDeviceName(dev);
@@ -114,10 +133,7 @@ int main(int argc, char** argv) {
         cl_int err = CL_SUCCESS;
         cl_context ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
         zp::bench::clCheck(err, "clCreateContext");
-        std::vector<std::filesystem::path> files;
-        for (const auto& e : std::filesystem::directory_iterator(dir))
-            if (e.path().extension() == ".cl") files.push_back(e.path());
-        std::sort(files.begin(), files.end());
+        const std::vector<std::filesystem::path> files = clFiles(dir);
         fmt::print("device: {}\ntuning: {}\n\n", name, tuning.describe());
         fmt::print(
             "| file | kernel | registers | spill stores B | spill loads B | stack B | private B | local B | max "

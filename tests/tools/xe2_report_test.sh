@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tools.xe2_report: tools/bench/xe2_report.sh builds every kernel file for bmg at a tuning. At
+# the stream tile with two columns per work-item every kernel is SIMD16 (the GEMMs) at 128 GRF
+# with no spill (exit 0, a row per kernel file); at four columns per work-item gemm1 spills and
+# the script says so (exit 1); a bad tuning and an unknown argument exit 2 naming them.
+#   xe2_report_test.sh BUILD_DIR
+set -euo pipefail
+build=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+script=$root/tools/bench/xe2_report.sh
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/zp-xe2-report.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+s=gemm_tile=2,rows_per_pass=2,stream_split=16,stream_chunk=128,e2m1_decode=4
+
+rc=0
+bash "$script" --build "$build" --tuning "$s,cols_per_wg=32,cols_per_item=2" >"$tmp/c2.txt" 2>"$tmp/err.txt" || rc=$?
+[[ $rc -eq 0 ]] || fail "two columns per work-item: exit $rc, want 0: $(cat "$tmp/err.txt") $(grep -v '| 0 | 0 |$' "$tmp/c2.txt")"
+files=$("$build/tools/bench/zp-cl-build-report" --options-only --kernels-dir "$root/kernels_cl" | wc -l)
+rows=$(grep -c "^| [a-z0-9_]* | bmg | " "$tmp/c2.txt")
+[[ $rows -ge $files ]] || fail "$rows kernel rows for $files kernel files: $(cat "$tmp/c2.txt")"
+grep -q "^| gemm1_mxfp4_m2 | bmg | gemm1_mxfp4_m2 | zebin [0-9.]* | [0-9]* | 16 | 128 | [0-9]* | 0 | 0 |$" "$tmp/c2.txt" ||
+    fail "gemm1 is not SIMD16, 128 GRF, spill-free: $(grep "gemm1_mxfp4_m2 |" "$tmp/c2.txt")"
+
+rc=0
+bash "$script" --build "$build" --tuning "$s,cols_per_wg=64,cols_per_item=4" >"$tmp/c4.txt" 2>&1 || rc=$?
+[[ $rc -eq 1 ]] || fail "four columns per work-item: exit $rc, want 1 (gemm1 spills): $(grep gemm1 "$tmp/c4.txt")"
+grep -q "^| gemm1_mxfp4_m2 | bmg | gemm1_mxfp4_m2 | .* | [1-9][0-9]* | [0-9]* |$" "$tmp/c4.txt" ||
+    fail "gemm1's spill is not in its row: $(grep "gemm1_mxfp4_m2 |" "$tmp/c4.txt")"
+
+rc=0
+bash "$script" --build "$build" --tuning "gemm_tile=9" >"$tmp/out.txt" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "gemm_tile=9: exit $rc, want 2"
+grep -q "gemm_tile" "$tmp/out.txt" || fail "the error does not name gemm_tile: $(cat "$tmp/out.txt")"
+rc=0
+bash "$script" --build "$build" --colour blue >"$tmp/out.txt" 2>&1 || rc=$?
+[[ $rc -eq 2 ]] || fail "--colour: exit $rc, want 2"
+grep -q -- "--colour" "$tmp/out.txt" || fail "the error does not name --colour: $(cat "$tmp/out.txt")"
+echo "ok: $rows kernels spill-free at two columns per work-item; gemm1 spills at four; bad input refused"
