@@ -69,7 +69,16 @@ std::string kernelFileFor(std::string_view file, IdWidth width) {
     const bool reads = std::find(std::begin(kRouteReaders), std::end(kRouteReaders), file) != std::end(kRouteReaders);
     return std::string(file) + (reads && width == IdWidth::Int64 ? "_i64" : "");
 }
-ModuleChoice chooseModules(const runtime::DeviceInfo& device, const kernels::Package& package) {
+ModuleChoice chooseModules(const runtime::DeviceInfo& device, const kernels::Package& package,
+                           const KernelTuning& tuning) {
+    const bool zeclBundle =
+        std::memcmp(device.module.nativeKernelSupported.id, kZeclBundleUuid, sizeof kZeclBundleUuid) == 0;
+    // Tiles other than the packaged ones exist only as source: a zecl device builds them from
+    // the bundle, whatever else it takes (Intel's CPU runtime takes SPIR-V too).
+    if (!tuning.isPackaged() && zeclBundle)
+        return {Format::Bundle, "zecl",
+                "zecl source bundle (kernel tuning " + tuning.describe() + ", built by the OpenCL driver at module "
+                "creation)"};
     if (const auto native = nativeFor(device, package); native.artifact)
         return {Format::Native, native.artifact->target,
                 "native " + native.artifact->target + " binary for " + native.how};
@@ -80,8 +89,7 @@ ModuleChoice chooseModules(const runtime::DeviceInfo& device, const kernels::Pac
                    (device.ipVersion ? "IP " + ipText(*device.ipVersion) : "device id " + hex(device.props.deviceId)) +
                    " (package has: " + packageTargets(package) + ")";
     if (device.supportsSpirv()) return {Format::Spirv, "spirv64", "SPIR-V (device takes SPIR-V" + noNative + ")"};
-    if (std::memcmp(device.module.nativeKernelSupported.id, kZeclBundleUuid, sizeof kZeclBundleUuid) == 0)
-        return {Format::Bundle, "zecl", "zecl source bundle (built by the OpenCL driver at module creation)"};
+    if (zeclBundle) return {Format::Bundle, "zecl", "zecl source bundle (built by the OpenCL driver at module creation)"};
     std::string offers = device.ipVersion ? "IP " + ipText(*device.ipVersion) : "no IP version";
     throw UnsupportedDevice("device '" + device.name() + "' (" + runtime::driverKindName(device.kind) +
                             " driver) cannot run the kernel package: no native binary for " + offers +
@@ -94,7 +102,7 @@ KernelModules::KernelModules(const runtime::Context& context, const runtime::Dev
     : context_(&context),
       device_(device),
       package_(&package),
-      choice_(chooseModules(device, package)),
+      choice_(chooseModules(device, package, tuning)),
       tuning_(tuning) {
     if (!tuning_.isPackaged() && choice_.format != Format::Bundle)
         throw UnsupportedDevice("kernel tuning " + tuning_.describe() + " needs the zecl source bundle, but device '" +

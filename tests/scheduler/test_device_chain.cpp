@@ -412,9 +412,10 @@ class DeviceChainTuned : public ::testing::TestWithParam<TunedCase> {};
 
 // Tiles other than the packaged ones are built from the zecl source bundle, a capability of the
 // device: why this device does not get it, or nothing when it does.
-std::optional<std::string> withoutSourceBundle() {
+std::optional<std::string> withoutSourceBundle(const char* tuning) {
     const zp::runtime::DeviceInfo info = zp::runtime::selectDevice(ChainRig::deviceSpec());
-    const auto choice = zp::scheduler::chooseModules(info, zp::kernels::Package::instance());
+    const auto choice = zp::scheduler::chooseModules(info, zp::kernels::Package::instance(),
+                                                     zp::scheduler::KernelTuning::parse(tuning));
     if (choice.format == zp::kernels::Format::Bundle) return std::nullopt;
     return "device '" + info.name() + "' gets " + choice.why +
            ", not the zecl source bundle: it runs the packaged tiles only";
@@ -432,7 +433,7 @@ void runTuned(const TunedCase& tiling, std::span<const Variant> variants) {
     if (tiling.hidden) s.hidden = tiling.hidden;
     // Other tiles need the zecl source bundle (a capability of the device); any error after
     // this check, a kernel that fails to build included, fails the test.
-    if (auto why = withoutSourceBundle()) GTEST_SKIP() << *why;
+    if (auto why = withoutSourceBundle(tiling.tuning)) GTEST_SKIP() << *why;
     std::optional<ChainRig> rig;
     rig.emplace(s, zp::scheduler::KernelTuning::parse(tiling.tuning));
     for (RoutePattern p : zp::probe::kAllRoutePatterns) {
@@ -557,7 +558,7 @@ void runShape(const TwoLaunchShape& p, Variant variant) {
     }
     // Any error past this check (a kernel that fails to build included) fails the test.
     if (std::string_view(p.tuning) != "packaged")
-        if (auto why = withoutSourceBundle()) GTEST_SKIP() << *why;
+        if (auto why = withoutSourceBundle(p.tuning)) GTEST_SKIP() << *why;
     std::optional<ChainRig> rig;
     rig.emplace(s, zp::scheduler::KernelTuning::parse(p.tuning));
     int ran = 0;

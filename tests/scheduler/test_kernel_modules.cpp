@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -120,6 +121,28 @@ TEST_F(ModuleChoice, GivenADriverWithoutIpVersion_WhenChoosing_ThenTheDeviceIdPi
     const auto a770 = zp::scheduler::chooseModules(intelGpu("A770", std::nullopt, 0x56a0), package);
     EXPECT_EQ(a770.format, Format::Spirv);
     EXPECT_NE(a770.why.find("no native binary for device id 0x56a0"), std::string::npos) << a770.why;
+}
+
+TEST_F(ModuleChoice, GivenATuning_WhenAZeclDeviceThatTakesSpirvChooses_ThenItGetsTheSourceBundle) {
+    // Intel's CPU runtime behind zecl: SPIR-V for the packaged tiles, the bundle for other tiles
+    // (the only format built from source), and the card says which tuning.
+    zp::runtime::DeviceInfo cpu;
+    cpu.kind = zp::runtime::DriverKind::Zecl;
+    cpu.props.type = ZE_DEVICE_TYPE_CPU;
+    std::snprintf(cpu.props.name, sizeof cpu.props.name, "%s", "Intel CPU");
+    cpu.module.spirvVersionSupported = ZE_MAKE_VERSION(1, 2);
+    const char bundle[16] = {'z', 'e', 'c', 'l', '-', 's', 'r', 'c', '-', 'b', 'u', 'n', 'd', 'l', 'e', '1'};
+    std::memcpy(cpu.module.nativeKernelSupported.id, bundle, sizeof bundle);
+    EXPECT_EQ(zp::scheduler::chooseModules(cpu, package).format, Format::Spirv);
+    const auto tuning = zp::scheduler::KernelTuning::parse("gemm_tile=2,stream_split=16");
+    const auto tuned = zp::scheduler::chooseModules(cpu, package, tuning);
+    EXPECT_EQ(tuned.format, Format::Bundle);
+    EXPECT_EQ(tuned.target, "zecl");
+    EXPECT_NE(tuned.why.find("kernel tuning " + tuning.describe()), std::string::npos) << tuned.why;
+    // A device of another driver has no bundle: the tuning changes nothing here (KernelModules
+    // refuses it, naming what the device gets).
+    const auto b580 = zp::scheduler::chooseModules(intelGpu("B580", ipVersion(20, 1, 4), 0xe20b), package, tuning);
+    EXPECT_EQ(b580.format, Format::Native);
 }
 
 TEST_F(ModuleChoice, GivenATargetMissingOneKernelFile_WhenChoosing_ThenTheDeviceGetsSpirv) {

@@ -31,14 +31,16 @@ std::string kernelFileFor(std::string_view file, IdWidth width);
 // device id when the driver reports no IP version), else SPIR-V when the device takes
 // SPIR-V, else the zecl source bundle when the device's
 // nativeKernelSupported UUID is zecl's; anything else throws UnsupportedDevice naming the
-// device and what it offers.
+// device and what it offers. A tuning other than the packaged tiles: the source bundle on any
+// zecl device (the one format that builds other tiles), else as above (KernelModules then refuses it).
 struct ModuleChoice {
     kernels::Format format = kernels::Format::Spirv;
     std::string target;  // native: the ocloc target; spirv: "spirv64"; bundle: "zecl"
     std::string why;     // one line for the card: "native bmg binary for IP 20.1.4", "SPIR-V (..., no native binary for
                          // IP 30.0.4 (package has: ...))"
 };
-ModuleChoice chooseModules(const runtime::DeviceInfo& device, const kernels::Package& package);
+ModuleChoice chooseModules(const runtime::DeviceInfo& device, const kernels::Package& package,
+                           const KernelTuning& tuning = {});
 
 // The kernel modules of one device, one per kernel file, built on first use and kept.
 // A non-packaged tuning needs the source bundle (throws UnsupportedDevice otherwise).
