@@ -30,21 +30,28 @@ ZP_FN float zp_lane_tree(local const float* lanes) {
  * sums at `lanes`: bf16(dot) to out[r][lc] (or local_out[r][col]) for lc < n_total, or, paired and
  * lc even, the SwiGLU of its bf16 gate dot and its up dot (the lane sums at up_lanes) to
  * out[r][lc / 2] for pairs < intermediate (gate_up exactly as §5.4, never written to memory). */
-ZP_FN void zp_tile_store(local const float* lanes, local const float* up_lanes, int lc, int col, size_t r, int n_total,
-                         int paired, int intermediate, float limit, float up_bias, global const ushort* silu,
-                         global ushort* out, local ushort* local_out, int local_out_on) {
+/* The same from the dots themselves (the tree already applied; up_dot read only when paired). */
+ZP_FN void zp_tile_store_dots(float dot, float up_dot, int lc, int col, size_t r, int n_total, int paired,
+                              int intermediate, float limit, float up_bias, global const ushort* silu,
+                              global ushort* out, local ushort* local_out, int local_out_on) {
     if (!paired) {
         if (lc >= n_total) return;
-        const ushort y = zp_f32_to_bf16(zp_lane_tree(lanes));
+        const ushort y = zp_f32_to_bf16(dot);
         if (local_out_on)
             local_out[r * ZP_GEMM_COLS_PER_WG + col] = y;
         else
             out[r * n_total + lc] = y;
     } else if ((lc >> 1) < intermediate) {
-        const ushort gate = zp_f32_to_bf16(zp_lane_tree(lanes));
-        const ushort up = zp_f32_to_bf16(zp_lane_tree(up_lanes));
-        out[r * intermediate + (lc >> 1)] = zp_swiglu(gate, up, limit, up_bias, silu);
+        out[r * intermediate + (lc >> 1)] =
+            zp_swiglu(zp_f32_to_bf16(dot), zp_f32_to_bf16(up_dot), limit, up_bias, silu);
     }
+}
+ZP_FN void zp_tile_store(local const float* lanes, local const float* up_lanes, int lc, int col, size_t r, int n_total,
+                         int paired, int intermediate, float limit, float up_bias, global const ushort* silu,
+                         global ushort* out, local ushort* local_out, int local_out_on) {
+    if (paired ? (lc >> 1) >= intermediate : lc >= n_total) return;
+    zp_tile_store_dots(zp_lane_tree(lanes), paired ? zp_lane_tree(up_lanes) : 0.0f, lc, col, r, n_total, paired,
+                       intermediate, limit, up_bias, silu, out, local_out, local_out_on);
 }
 
 #endif

@@ -19,6 +19,16 @@
  * to local memory, one barrier, and one work-item per (column, row) applies the fixed tree
  * 8, 4, 2, 1 and writes bf16(dot) (or, paired, the SwiGLU of its gate/up pair).
  *
+ * The tree in registers (ZP_ST_REG_TREE: with Intel sub-groups, whose 16 lanes are one row of
+ * the work-group, so the S work-items of a column are consecutive lanes of one sub-group, or
+ * with S = 1; and an even ZP_STREAM_COLS, so that a gate/up pair's columns are one work-item's):
+ * a work-item first folds its own lanes (the tree's steps o >= S: lane s + S li
+ * takes lane s + S (li + o / S)), then the steps o < S by intel_sub_group_shuffle_xor(o) among
+ * the column's S work-items. Lane l of step o thus adds lane l + o (or, where l >= o, computes
+ * the same sum with its operands swapped: the same bits), so every work-item of the column ends
+ * with exactly the tree's dot: no lane sums in local memory, no barrier, and the column's S
+ * work-items share its stores. Same bits as the local-memory tree.
+ *
  * Compact M2 at run time: a pass with one live row runs the 1-row body (no dead row's loads,
  * fmas or lane sums), a pass with two or more the ZP_GEMM_ROWS_PER_PASS-row body; each weight
  * block is read once per pass.
@@ -51,7 +61,13 @@
 #define ZP_ST_L (ZP_LANES / ZP_STREAM_SPLIT)         /* lanes per work-item */
 #define ZP_ST_GROUPS (ZP_ST_ITEMS / ZP_STREAM_SPLIT) /* column groups per tile */
 #define ZP_ST_PAD 36                                 /* floats per staged block */
+#if (ZP_SUBGROUPS || ZP_STREAM_SPLIT == 1) && ZP_STREAM_COLS % 2 == 0
+#define ZP_ST_REG_TREE 1
+#define ZP_ST_SUMS 0 /* no lane sums in local memory */
+#else
+#define ZP_ST_REG_TREE 0
 #define ZP_ST_SUMS (ZP_GEMM_COLS_PER_WG * ZP_GEMM_ROWS_PER_PASS * ZP_LANES)
+#endif
 #define ZP_ST_ACT (ZP_GEMM_ROWS_PER_PASS * ZP_STREAM_CHUNK * ZP_ST_PAD)
 /* local floats: the lane sums [column][row][lane], the staged activations [row][block][36], the
  * E2M1 table */
@@ -177,8 +193,9 @@ ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : 
     if (j + 1 < iters) ZP_ST_LOAD(next_codes, next_scales, b0 + 16);
 #define ZP_ST_SHIFT_AHEAD(c, li)
 #endif
-/* One pass body for NR (a literal) live rows: streams the chunks of K, leaves the lane sums of
- * this work-item's columns in sums[(column * ROWS + i) * 16 + lane]. */
+/* One pass body for NR (a literal) live rows: streams the chunks of K, then either leaves the
+ * lane sums of this work-item's columns in sums[(column * ROWS + i) * 16 + lane] for
+ * zp_st_epilogue or (ZP_ST_REG_TREE) applies the tree and stores them itself (ZP_ST_FINISH). */
 #define ZP_ST_PASS(NR)                                                                           \
     {                                                                                            \
         float acc[ZP_STREAM_COLS][NR][ZP_ST_L];                                                  \
@@ -226,12 +243,45 @@ ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : 
                     }                                                                            \
             }                                                                                    \
         }                                                                                        \
-        for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                 \
-            for (int i = 0; i < NR; ++i)                                                         \
-                for (int li = 0; li < ZP_ST_L; ++li)                                             \
-                    sums[((g * ZP_STREAM_COLS + c) * ZP_GEMM_ROWS_PER_PASS + i) * ZP_LANES + s + \
-                         ZP_STREAM_SPLIT * li] = acc[c][i][li];                                  \
+        ZP_ST_FINISH(NR)                                                                         \
     }
+
+#if ZP_ST_REG_TREE
+/* The tree of every (column, row) in registers, then work-item s of the column's S stores the
+ * outputs (c, i) with (c * NR + i) % S == s (paired: the even c, each with its up column c + 1,
+ * the next column of the same work-item). */
+#if ZP_STREAM_SPLIT > 1
+#define ZP_ST_SHUFFLE_TREE(v) \
+    for (uint o_ = ZP_STREAM_SPLIT / 2; o_ >= 1u; o_ >>= 1) (v) = (v) + intel_sub_group_shuffle_xor((v), o_);
+#else
+#define ZP_ST_SHUFFLE_TREE(v)
+#endif
+#define ZP_ST_FINISH(NR)                                                                                               \
+    float dot_[ZP_STREAM_COLS][NR];                                                                                    \
+    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                                           \
+        for (int i = 0; i < NR; ++i) {                                                                                 \
+            for (int o = ZP_LANES / 2; o >= ZP_STREAM_SPLIT; o >>= 1)                                                  \
+                for (int li = 0; li < o / ZP_STREAM_SPLIT; ++li)                                                       \
+                    acc[c][i][li] = acc[c][i][li] + acc[c][i][li + o / ZP_STREAM_SPLIT];                               \
+            dot_[c][i] = acc[c][i][0];                                                                                 \
+            ZP_ST_SHUFFLE_TREE(dot_[c][i])                                                                             \
+        }                                                                                                              \
+    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                                           \
+        for (int i = 0; i < NR; ++i) {                                                                                 \
+            if (i >= rows || (paired && (c & 1)) || (c * NR + i) % ZP_STREAM_SPLIT != s) continue;                     \
+            const int col_ = g * ZP_STREAM_COLS + c;                                                                   \
+            zp_tile_store_dots(dot_[c][i], dot_[c | 1][i], tile* ZP_GEMM_COLS_PER_WG + col_, col_,                     \
+                               (size_t)(out_first + r0 + i), n_total, paired, intermediate, limit, up_bias, silu, out, \
+                               local_out, local_out_on);                                                               \
+        }
+#else
+#define ZP_ST_FINISH(NR)                                                                                             \
+    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                                         \
+        for (int i = 0; i < NR; ++i)                                                                                 \
+            for (int li = 0; li < ZP_ST_L; ++li)                                                                     \
+                sums[((g * ZP_STREAM_COLS + c) * ZP_GEMM_ROWS_PER_PASS + i) * ZP_LANES + s + ZP_STREAM_SPLIT * li] = \
+                    acc[c][i][li];
+#endif
 
 #if ZP_STREAM_ABLATION >= 1 /* no lane sums: the last block's q stands for the lane */
 #define ZP_ST_SUM(acc, q) (acc) = (q)
@@ -289,9 +339,11 @@ ZP_FN void zp_stream_gemm(const global uchar* w_blocks, const global uchar* w_sc
         else
             ZP_ST_PASS(ZP_GEMM_ROWS_PER_PASS)
 #endif
+#if !ZP_ST_REG_TREE
         barrier(CLK_LOCAL_MEM_FENCE);
         zp_st_epilogue(sums, t, rows, tile, n_total, paired, intermediate, limit, up_bias, silu, out, local_out,
                        local_out_on, out_first + r0);
+#endif
     }
 }
 

@@ -512,6 +512,9 @@ const auto kTilings = ::testing::Values(
               "gemm_tile=2,cols_per_wg=16,cols_per_item=16,stream_split=1,stream_chunk=48,stream_prefetch=2",
               {0, 1, 10},
               2048},
+    // a whole column per work-item and two columns each (a gate/up pair), so the tree runs in
+    // registers with no sub-group (ZP_ST_REG_TREE, the path Intel sub-groups take with shuffles)
+    TunedCase{"stream_register_tree", "gemm_tile=2,cols_per_wg=32,cols_per_item=32,stream_split=1", {0, 2, 10}},
     // the byte-offset table decode with its bytes through ZP_BYTE (e2m1_decode=6: NVIDIA's prmt,
     // here decode 4's shift and mask; stream_nvidia has 4 itself), 8 lanes per work-item
     TunedCase{
