@@ -77,8 +77,9 @@ ModuleChoice chooseModules(const runtime::DeviceInfo& device, const kernels::Pac
     // the bundle, whatever else it takes (Intel's CPU runtime takes SPIR-V too).
     if (!tuning.isPackaged() && zeclBundle)
         return {Format::Bundle, "zecl",
-                "zecl source bundle (kernel tuning " + tuning.describe() + ", built by the OpenCL driver at module "
-                "creation)"};
+                "zecl source bundle (kernel tuning " + tuning.describe() +
+                    ", built by the OpenCL driver at module "
+                    "creation)"};
     if (const auto native = nativeFor(device, package); native.artifact)
         return {Format::Native, native.artifact->target,
                 "native " + native.artifact->target + " binary for " + native.how};
@@ -89,7 +90,8 @@ ModuleChoice chooseModules(const runtime::DeviceInfo& device, const kernels::Pac
                    (device.ipVersion ? "IP " + ipText(*device.ipVersion) : "device id " + hex(device.props.deviceId)) +
                    " (package has: " + packageTargets(package) + ")";
     if (device.supportsSpirv()) return {Format::Spirv, "spirv64", "SPIR-V (device takes SPIR-V" + noNative + ")"};
-    if (zeclBundle) return {Format::Bundle, "zecl", "zecl source bundle (built by the OpenCL driver at module creation)"};
+    if (zeclBundle)
+        return {Format::Bundle, "zecl", "zecl source bundle (built by the OpenCL driver at module creation)"};
     std::string offers = device.ipVersion ? "IP " + ipText(*device.ipVersion) : "no IP version";
     throw UnsupportedDevice("device '" + device.name() + "' (" + runtime::driverKindName(device.kind) +
                             " driver) cannot run the kernel package: no native binary for " + offers +
