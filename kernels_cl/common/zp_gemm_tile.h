@@ -26,11 +26,9 @@ ZP_FN float zp_lane_tree(local const float* lanes) {
     return v[0];
 }
 
-/* The output of logical column lc (column `col` of its tile) and output row r from the 16 lane
- * sums at `lanes`: bf16(dot) to out[r][lc] (or local_out[r][col]) for lc < n_total, or, paired and
- * lc even, the SwiGLU of its bf16 gate dot and its up dot (the lane sums at up_lanes) to
- * out[r][lc / 2] for pairs < intermediate (gate_up exactly as §5.4, never written to memory). */
-/* The same from the dots themselves (the tree already applied; up_dot read only when paired). */
+/* bf16(dot) to out[r][lc] (or local_out[r][col]) for lc < n_total, or, paired and lc even, the
+ * SwiGLU of bf16(dot) and bf16(up_dot) to out[r][lc / 2] for pairs < intermediate: the store of
+ * zp_tile_store below, from dots whose tree is already applied (up_dot read only when paired). */
 ZP_FN void zp_tile_store_dots(float dot, float up_dot, int lc, int col, size_t r, int n_total, int paired,
                               int intermediate, float limit, float up_bias, global const ushort* silu,
                               global ushort* out, local ushort* local_out, int local_out_on) {
@@ -46,6 +44,11 @@ ZP_FN void zp_tile_store_dots(float dot, float up_dot, int lc, int col, size_t r
             zp_swiglu(zp_f32_to_bf16(dot), zp_f32_to_bf16(up_dot), limit, up_bias, silu);
     }
 }
+
+/* The output of logical column lc (column `col` of its tile) and output row r from the 16 lane
+ * sums at `lanes`: bf16(dot) to out[r][lc] (or local_out[r][col]) for lc < n_total, or, paired and
+ * lc even, the SwiGLU of its bf16 gate dot and its up dot (the lane sums at up_lanes) to
+ * out[r][lc / 2] for pairs < intermediate (gate_up exactly as §5.4, never written to memory). */
 ZP_FN void zp_tile_store(local const float* lanes, local const float* up_lanes, int lc, int col, size_t r, int n_total,
                          int paired, int intermediate, float limit, float up_bias, global const ushort* silu,
                          global ushort* out, local ushort* local_out, int local_out_on) {

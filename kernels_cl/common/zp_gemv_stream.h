@@ -256,23 +256,22 @@ ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : 
 #else
 #define ZP_ST_SHUFFLE_TREE(v)
 #endif
-#define ZP_ST_FINISH(NR)                                                                                               \
-    float dot_[ZP_STREAM_COLS][NR];                                                                                    \
-    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                                           \
-        for (int i = 0; i < NR; ++i) {                                                                                 \
-            for (int o = ZP_LANES / 2; o >= ZP_STREAM_SPLIT; o >>= 1)                                                  \
-                for (int li = 0; li < o / ZP_STREAM_SPLIT; ++li)                                                       \
-                    acc[c][i][li] = acc[c][i][li] + acc[c][i][li + o / ZP_STREAM_SPLIT];                               \
-            dot_[c][i] = acc[c][i][0];                                                                                 \
-            ZP_ST_SHUFFLE_TREE(dot_[c][i])                                                                             \
-        }                                                                                                              \
-    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                                           \
-        for (int i = 0; i < NR; ++i) {                                                                                 \
-            if (i >= rows || (paired && (c & 1)) || (c * NR + i) % ZP_STREAM_SPLIT != s) continue;                     \
-            const int col_ = g * ZP_STREAM_COLS + c;                                                                   \
-            zp_tile_store_dots(dot_[c][i], dot_[c | 1][i], tile* ZP_GEMM_COLS_PER_WG + col_, col_,                     \
-                               (size_t)(out_first + r0 + i), n_total, paired, intermediate, limit, up_bias, silu, out, \
-                               local_out, local_out_on);                                                               \
+#define ZP_ST_FINISH(NR)                                                                                             \
+    float dot_[ZP_STREAM_COLS][NR];                                                                                  \
+    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                                         \
+        for (int i = 0; i < NR; ++i) {                                                                               \
+            for (int o = ZP_LANES / 2; o >= ZP_STREAM_SPLIT; o >>= 1)                                                \
+                for (int li = 0; li < o / ZP_STREAM_SPLIT; ++li)                                                     \
+                    acc[c][i][li] = acc[c][i][li] + acc[c][i][li + o / ZP_STREAM_SPLIT];                             \
+            dot_[c][i] = acc[c][i][0];                                                                               \
+            ZP_ST_SHUFFLE_TREE(dot_[c][i])                                                                           \
+        }                                                                                                            \
+    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                                         \
+        for (int i = 0; i < NR; ++i) {                                                                               \
+            if (i >= rows || (paired && (c & 1)) || (c * NR + i) % ZP_STREAM_SPLIT != s) continue;                   \
+            const int col_ = g * ZP_STREAM_COLS + c, lc_ = tile * ZP_GEMM_COLS_PER_WG + col_;                        \
+            zp_tile_store_dots(dot_[c][i], dot_[c | 1][i], lc_, col_, (size_t)(out_first + r0 + i), n_total, paired, \
+                               intermediate, limit, up_bias, silu, out, local_out, local_out_on);                    \
         }
 #else
 #define ZP_ST_FINISH(NR)                                                                                             \

@@ -77,9 +77,7 @@ ModuleChoice chooseModules(const runtime::DeviceInfo& device, const kernels::Pac
     // the bundle, whatever else it takes (Intel's CPU runtime takes SPIR-V too).
     if (!tuning.isPackaged() && zeclBundle)
         return {Format::Bundle, "zecl",
-                "zecl source bundle (kernel tuning " + tuning.describe() +
-                    ", built by the OpenCL driver at module "
-                    "creation)"};
+                "zecl source bundle (kernel tuning " + tuning.describe() + ", built by the OpenCL driver)"};
     if (const auto native = nativeFor(device, package); native.artifact)
         return {Format::Native, native.artifact->target,
                 "native " + native.artifact->target + " binary for " + native.how};
