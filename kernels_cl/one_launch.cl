@@ -23,18 +23,6 @@
 #include "common/zp_two_launch.h"
 #include "common/zp_grid_barrier.h"
 
-/* Unit u = major * minors + minor advanced by n = step_major * minors + step_minor (minor <
- * minors), without a division in the loop (clang 14 then emits `freeze`, which llvm-spirv 14
- * cannot translate). */
-ZP_FN void zp_unit_step(int* major, int* minor, int step_major, int step_minor, int minors) {
-    *major += step_major;
-    *minor += step_minor;
-    if (*minor >= minors) {
-        *minor -= minors;
-        ++*major;
-    }
-}
-
 kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global const float* topk_weights, /* [M, K] */
                                      global const ushort* hidden_x,                                         /* [M, H] */
                                      global const uchar* w1_blocks, global const uchar* w1_scales,

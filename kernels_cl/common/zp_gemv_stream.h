@@ -292,8 +292,11 @@ ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : 
 ZP_FN void zp_st_epilogue(local const float* sums, int t, int rows, int tile, int n_total, int paired, int intermediate,
                           float limit, float up_bias, global const ushort* silu, global ushort* out,
                           local ushort* local_out, int local_out_on, int out_row0) {
-    for (int v = t; v < ZP_GEMM_COLS_PER_WG * ZP_GEMM_ROWS_PER_PASS; v += ZP_ST_ITEMS) {
-        const int i = v % ZP_GEMM_ROWS_PER_PASS, col = v / ZP_GEMM_ROWS_PER_PASS;
+    /* v = col * ROWS + i, (col, i) stepped without a division in the loop (zp_unit_step) */
+    int col = t / ZP_GEMM_ROWS_PER_PASS, i = t - col * ZP_GEMM_ROWS_PER_PASS;
+    const int step_col = ZP_ST_ITEMS / ZP_GEMM_ROWS_PER_PASS, step_i = ZP_ST_ITEMS % ZP_GEMM_ROWS_PER_PASS;
+    for (int v = t; v < ZP_GEMM_COLS_PER_WG * ZP_GEMM_ROWS_PER_PASS;
+         v += ZP_ST_ITEMS, zp_unit_step(&col, &i, step_col, step_i, ZP_GEMM_ROWS_PER_PASS)) {
         const int lc = tile * ZP_GEMM_COLS_PER_WG + col;
         if (i >= rows || (paired && (lc & 1))) continue;
         zp_tile_store(sums + v * ZP_LANES, sums + (v + ZP_GEMM_ROWS_PER_PASS) * ZP_LANES, lc, col,

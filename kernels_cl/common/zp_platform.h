@@ -53,4 +53,16 @@ ZP_FN uint zp_byte_permute(uint x, uint selector) {
 #define ZP_GEMM_ATTRS ZP_SG16 ZP_REQD_GROUP_SIZE(ZP_LANES, ZP_GEMM_ITEMS_Y)
 #define ZP_ELEMWISE_ATTRS ZP_REQD_GROUP_SIZE(ZP_ELEMWISE_WG, 1)
 
+/* Index i = major * minors + minor advanced by n = step_major * minors + step_minor (minor <
+ * minors), without a division in the loop (clang 14 then emits `freeze`, which llvm-spirv 14
+ * cannot translate). */
+ZP_FN void zp_unit_step(int* major, int* minor, int step_major, int step_minor, int minors) {
+    *major += step_major;
+    *minor += step_minor;
+    if (*minor >= minors) {
+        *minor -= minors;
+        ++*major;
+    }
+}
+
 #endif

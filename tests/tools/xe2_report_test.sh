@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools.xe2_report: tools/bench/xe2_report.sh builds every kernel file for bmg at a tuning. At
 # the stream tile with two columns per work-item every kernel is SIMD16 (the GEMMs) at 128 GRF
-# with no spill (exit 0, a row per kernel file); at four columns per work-item gemm1 spills and
+# with no spill (exit 0, a row per kernel file); at one column per work-item (the tree in local
+# memory) every kernel builds; at four columns per work-item gemm1 spills and
 # the script says so (exit 1); a bad tuning and an unknown argument exit 2 naming them.
 #   xe2_report_test.sh BUILD_DIR
 set -euo pipefail
@@ -27,6 +28,13 @@ bash "$script" --build "$build" --tuning "$s,cols_per_wg=64,cols_per_item=4" >"$
 [[ $rc -eq 1 ]] || fail "four columns per work-item: exit $rc, want 1 (gemm1 spills): $(grep gemm1 "$tmp/c4.txt")"
 grep -q "^| gemm1_mxfp4_m2 | bmg | gemm1_mxfp4_m2 | .* | [1-9][0-9]* | [0-9]* |$" "$tmp/c4.txt" ||
     fail "gemm1's spill is not in its row: $(grep "gemm1_mxfp4_m2 |" "$tmp/c4.txt")"
+
+# one column per work-item: the tree in local memory (no register tree), through llvm-spirv too
+rc=0
+bash "$script" --build "$build" --tuning "$s,stream_split=8,cols_per_wg=32,cols_per_item=2" >"$tmp/c1.txt" 2>&1 || rc=$?
+[[ $rc -le 1 ]] || fail "one column per work-item (the local-memory tree): exit $rc, want 0 or 1: $(tail -5 "$tmp/c1.txt")"
+rows=$(grep -c "^| [a-z0-9_]* | bmg | " "$tmp/c1.txt")
+[[ $rows -ge $files ]] || fail "one column per work-item: $rows kernel rows for $files kernel files"
 
 rc=0
 bash "$script" --build "$build" --tuning "gemm_tile=9" >"$tmp/out.txt" 2>&1 || rc=$?
