@@ -103,14 +103,16 @@
 
 /* Code and scale bytes of this work-item's L blocks b0, b0 + S, ... of one iteration for each of
  * its columns (rows are 16-byte aligned: whole uint4 loads); blocks at or past kb read as zero
- * codes with scale byte 127 (never summed). A macro, so that the arrays stay the caller's
- * registers rather than memory behind a pointer. */
-#define ZP_ST_LOAD(codes, scales, b0)                                                  \
-    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)                                        \
-        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {                                         \
-            const int b_ = (b0) + l_ * ZP_STREAM_SPLIT;                                \
-            codes[c_][l_] = b_ < kb ? ((const global uint4*)wc[c_])[b_] : (uint4)(0u); \
-            scales[c_][l_] = b_ < kb ? (uint)ws[c_][b_] : 127u;                        \
+ * codes with scale byte 127 (never summed). The columns' rows are 32-bit block offsets wrow[c]
+ * from the expert's first row (wc, ws): one pointer pair for all columns instead of one per
+ * column. A macro, so that the arrays stay the caller's registers rather than memory behind a
+ * pointer. */
+#define ZP_ST_LOAD(codes, scales, b0)                                                         \
+    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)                                               \
+        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {                                                \
+            const int b_ = (b0) + l_ * ZP_STREAM_SPLIT;                                       \
+            codes[c_][l_] = b_ < kb ? ((const global uint4*)wc)[wrow[c_] + b_] : (uint4)(0u); \
+            scales[c_][l_] = b_ < kb ? (uint)ws[wrow[c_] + b_] : 127u;                        \
         }
 
 /* Block li of every column of this work-item for NR rows: q[c][i] = block_partial * scale (§4),
@@ -321,15 +323,15 @@ ZP_FN void zp_stream_gemm(const global uchar* w_blocks, const global uchar* w_sc
 
     const int kb = k / 32;
     const int chunks = (kb + ZP_STREAM_CHUNK - 1) / ZP_STREAM_CHUNK;
-    const global uchar* wc[ZP_STREAM_COLS];
-    const global uchar* ws[ZP_STREAM_COLS];
+    const size_t expert_blocks = (size_t)le * n_total * kb; /* the expert's first block */
+    const global uchar* wc = w_blocks + expert_blocks * 16;
+    const global uchar* ws = w_scales + expert_blocks;
+    uint wrow[ZP_STREAM_COLS]; /* block offset of each column's row in the expert (n_total * kb < 2^32) */
     for (int c = 0; c < ZP_STREAM_COLS; ++c) {
         int n =
             zp_tile_column(tile * ZP_GEMM_COLS_PER_WG + g * ZP_STREAM_COLS + c, n_total, paired, intermediate, layout);
         n = n < 0 ? 0 : n; /* outside the matrix: any row, never written */
-        const size_t row = (size_t)le * n_total + n;
-        wc[c] = w_blocks + row * (size_t)kb * 16;
-        ws[c] = w_scales + row * (size_t)kb;
+        wrow[c] = (uint)n * (uint)kb;
     }
 
     for (int r0 = 0; r0 < nrows; r0 += ZP_GEMM_ROWS_PER_PASS) {
