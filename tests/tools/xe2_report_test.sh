@@ -2,7 +2,7 @@
 # tools.xe2_report: tools/bench/xe2_report.sh builds every kernel file for bmg at a tuning. At
 # the stream tile with two columns per work-item every kernel is SIMD16 (the GEMMs) at 128 GRF
 # with no spill (exit 0, a row per kernel file); at one column per work-item (the tree in local
-# memory) every kernel builds; at four columns per work-item gemm1 spills and
+# memory) every kernel builds; at four columns per work-item one_launch spills and
 # the script says so (exit 1); a bad tuning and an unknown argument exit 2 naming them.
 #   xe2_report_test.sh BUILD_DIR
 set -euo pipefail
@@ -25,9 +25,9 @@ grep -q "^| gemm1_mxfp4_m2 | bmg | gemm1_mxfp4_m2 | zebin [0-9.]* | [0-9]* | 16 
 
 rc=0
 bash "$script" --build "$build" --tuning "$s,cols_per_wg=64,cols_per_item=4" >"$tmp/c4.txt" 2>&1 || rc=$?
-[[ $rc -eq 1 ]] || fail "four columns per work-item: exit $rc, want 1 (gemm1 spills): $(grep gemm1 "$tmp/c4.txt")"
-grep -q "^| gemm1_mxfp4_m2 | bmg | gemm1_mxfp4_m2 | .* | [1-9][0-9]* | [0-9]* |$" "$tmp/c4.txt" ||
-    fail "gemm1's spill is not in its row: $(grep "gemm1_mxfp4_m2 |" "$tmp/c4.txt")"
+[[ $rc -eq 1 ]] || fail "four columns per work-item: exit $rc, want 1 (one_launch spills): $(grep one_launch "$tmp/c4.txt")"
+grep -q "^| one_launch | bmg | one_launch | .* | [1-9][0-9]* | [0-9]* |$" "$tmp/c4.txt" ||
+    fail "one_launch's spill is not in its row: $(grep "one_launch |" "$tmp/c4.txt")"
 
 # one column per work-item: the tree in local memory (no register tree), through llvm-spirv too
 rc=0
@@ -44,4 +44,4 @@ rc=0
 bash "$script" --build "$build" --colour blue >"$tmp/out.txt" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "--colour: exit $rc, want 2"
 grep -q -- "--colour" "$tmp/out.txt" || fail "the error does not name --colour: $(cat "$tmp/out.txt")"
-echo "ok: $rows kernels spill-free at two columns per work-item; gemm1 spills at four; bad input refused"
+echo "ok: $rows kernels spill-free at two columns per work-item; one_launch spills at four; bad input refused"
