@@ -1,5 +1,7 @@
 #include "zp/scheduler/chain_plan.hpp"
 
+#include "zp/scheduler/device_errors.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -184,6 +186,16 @@ struct Planner {
 ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const ChainBuffers& b, const KernelTuning& t,
                     IdWidth ids) {
     oracle::validateShape(s);
+    // The stream tile addresses a weight row by its 32-bit block offset within the expert
+    // (kernels_cl/common/zp_gemv_stream.h): W1 has 2I rows of H/32 blocks, W2 H rows of I/32.
+    const std::uint64_t w1Blocks = 2ull * std::uint64_t(s.intermediate) * std::uint64_t(s.hidden / 32);
+    const std::uint64_t w2Blocks = std::uint64_t(s.hidden) * std::uint64_t(s.intermediate / 32);
+    if (t.gemmTile == 2 && std::max(w1Blocks, w2Blocks) > UINT32_MAX)
+        throw TuningNotBuildable("the stream tile (kernel tuning '" + t.describe() +
+                                 "') addresses an expert's weight rows by 32-bit block offsets: hidden " +
+                                 std::to_string(s.hidden) + " and intermediate " + std::to_string(s.intermediate) +
+                                 " give " + std::to_string(std::max(w1Blocks, w2Blocks)) +
+                                 " blocks per expert matrix, more than 4294967295; use gemm_tile 0 or 1");
     Planner p(s, b, t, ids);
     switch (variant) {
         case probe::Variant::Baseline: p.routeCompact(), p.remap(), p.gemm1(), p.swiglu(), p.gemm2(), p.gather(); break;

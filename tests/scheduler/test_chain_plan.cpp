@@ -11,6 +11,7 @@
 #include "reduced_shape.hpp"
 #include "zp/probe/variant.hpp"
 #include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_errors.hpp"
 #include "zp/scheduler/kernel_tuning.hpp"
 
 namespace {
@@ -103,6 +104,25 @@ TEST(ChainPlan, GivenThePairedEpilogue_WhenPlanned_ThenItKeepsTheBaselineGemm1Wo
     const auto paired = zp::scheduler::planChain(Variant::PairedEpilogue, s, {}).launches[2];
     EXPECT_EQ(base.groups.x * base.groups.y, paired.groups.x * paired.groups.y);
     EXPECT_EQ(base.group.x * base.group.y, paired.group.x * paired.group.y);
+}
+
+TEST(ChainPlan, GivenExpertMatricesBeyond32BitBlockOffsets_WhenTheStreamTileIsPlanned_ThenItIsRefusedByName) {
+    const auto stream = zp::scheduler::KernelTuning::parse("gemm_tile=2,cols_per_item=4,stream_split=8");
+    auto s = reducedShape();
+    s.hidden = 1 << 18;  // W1: 2I = 2^18 rows of 2^13 blocks = 2^31 blocks: still addressable
+    s.intermediate = 1 << 17;
+    EXPECT_NO_THROW(zp::scheduler::planChain(Variant::Baseline, s, {}, stream));
+    s.intermediate = 1 << 18;  // W1: 2^19 rows of 2^13 blocks = 2^32
+    try {
+        zp::scheduler::planChain(Variant::OneLaunch, s, {}, stream);
+        ADD_FAILURE() << "a stream-tile plan past 32-bit block offsets was accepted";
+    } catch (const zp::scheduler::TuningNotBuildable& e) {
+        EXPECT_NE(std::string(e.what()).find("4294967296 blocks per expert matrix"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("intermediate 262144"), std::string::npos) << e.what();
+    }
+    // the other tiles address rows by 64-bit pointers
+    EXPECT_NO_THROW(
+        zp::scheduler::planChain(Variant::Baseline, s, {}, zp::scheduler::KernelTuning::parse("gemm_tile=1")));
 }
 
 TEST(ChainPlan, GivenATuning_WhenPlanned_ThenTheGemmsGetItsColumnTile) {
