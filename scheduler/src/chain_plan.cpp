@@ -187,14 +187,14 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
                     IdWidth ids) {
     oracle::validateShape(s);
     // The stream tile addresses a weight row by its 32-bit block offset within the expert
-    // (kernels_cl/common/zp_gemv_stream.h): W1 has 2I rows of H/32 blocks, W2 H rows of I/32.
-    const std::uint64_t w1Blocks = 2ull * std::uint64_t(s.intermediate) * std::uint64_t(s.hidden / 32);
-    const std::uint64_t w2Blocks = std::uint64_t(s.hidden) * std::uint64_t(s.intermediate / 32);
-    if (t.gemmTile == 2 && std::max(w1Blocks, w2Blocks) > UINT32_MAX)
+    // (kernels_cl/common/zp_gemv_stream.h); an expert matrix has one scale byte per block.
+    const std::uint64_t blocks =
+        std::max(oracle::LocalWeights::w1ScalesPerExpert(s), oracle::LocalWeights::w2ScalesPerExpert(s));
+    if (t.gemmTile == 2 && blocks > UINT32_MAX)
         throw TuningNotBuildable("the stream tile (kernel tuning '" + t.describe() +
                                  "') addresses an expert's weight rows by 32-bit block offsets: hidden " +
                                  std::to_string(s.hidden) + " and intermediate " + std::to_string(s.intermediate) +
-                                 " give " + std::to_string(std::max(w1Blocks, w2Blocks)) +
+                                 " give " + std::to_string(blocks) +
                                  " blocks per expert matrix, more than 4294967295; use gemm_tile 0 or 1");
     Planner p(s, b, t, ids);
     switch (variant) {
