@@ -4,8 +4,9 @@
 # tile's recommended tiles on every variant and pattern, and the bitwise checks at the fastest
 # stream tiling (the 84 cases on every variant, the device-chain suite).
 # Stage first (bash scripts/h200/stage.sh), then run with carry [".dev"]:
-#   bash tools/bench/h200_stream.sh [report] [ablation] [sweep] [check] [replay] [gate]   (default: all but replay, gate)
-# Writes $OUT/{gpu,regs,ablation,sweep,probe,dctest,gate}.txt. ZP_STREAM_TUNINGS replaces the tilings;
+#   bash tools/bench/h200_stream.sh [report] [ablation] [shapes] [sweep] [check] [replay] [gate]
+#   (default: report ablation sweep check)
+# Writes $OUT/{gpu,regs,ablation,shapes_*,sweep,probe,dctest,gate}.txt. ZP_STREAM_TUNINGS replaces the tilings;
 # ZP_SWEEP_ARGS (e.g. "--variant baseline --pattern six_local --batch 16") narrows or extends the sweep.
 cd "$(dirname "$0")/../.."  # the repository root
 . scripts/h200/setup.sh >/dev/null 2>&1
@@ -36,6 +37,18 @@ if has ablation; then
     --pattern same_typical "${T[@]:0:4}" >"$OUT/ablation.txt" 2>&1
   echo "ablation rc=$?" >>"$OUT/ablation.txt"
   sed -n '/== ablation/,$p' "$OUT/ablation.txt" | head -40
+fi
+if has shapes; then  # a GEMM kernel's fixed cost and its rate per byte: the ablation at 4x N with the same K
+  rec=${stream[${#stream[@]} - 1]}
+  for shape in "4096 2048" "4096 8192" "16384 2048"; do
+    set -- $shape
+    timeout 120 $B/zp-chain-bench -d zecl -n 20 --ablation --variant baseline --pattern six_local --hidden "$1" \
+      --intermediate "$2" --tuning "$rec" >"$OUT/shapes_$1_$2.txt" 2>&1
+    echo "shapes H=$1 I=$2 rc=$?"
+  done
+  # gemm1's K is H (I 2048 -> 8192 at H 4096), gemm2's is I (H 4096 -> 16384 at I 2048)
+  bash tools/bench/gemm_fit.sh gemm1_mxfp4_m2 "$OUT"/shapes_4096_{2048,8192}.txt | tee "$OUT/shapes.txt"
+  bash tools/bench/gemm_fit.sh gemm2_mxfp4_m2 "$OUT"/shapes_{4096,16384}_2048.txt | tee -a "$OUT/shapes.txt"
 fi
 if has sweep; then
   timeout 300 $B/zp-chain-bench -d zecl -n 20 -q ${ZP_SWEEP_ARGS:-} --tuning "$block" "${T[@]}" >"$OUT/sweep.txt" 2>&1
