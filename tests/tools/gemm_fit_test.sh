@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools.gemm_fit: tools/bench/gemm_fit.sh (a GEMM kernel's fixed cost and rate per byte from two
 # ablation runs at the same K). On H200 outputs kept as test data (docs/perf.md "What does a GEMM
-# kernel cost, fixed and per byte?") it must give the figures perf.md quotes; on two runs of
+# kernel cost, fixed and per byte?"; one device call of 2026-12-03, the rows of its second tuning,
+# cols_per_wg=32, left out) it must give the figures perf.md quotes; on two runs of
 # zp-chain-bench --ablation on this machine's device it must find the rows it reads (so a change
 # of the bench's output fails here, not on a device call); bad input exits 2 naming the file.
 #   gemm_fit_test.sh REPO_ROOT ZP_CHAIN_BENCH
