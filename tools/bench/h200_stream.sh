@@ -6,7 +6,7 @@
 # Stage first (bash scripts/h200/stage.sh), then run with carry [".dev"]:
 #   bash tools/bench/h200_stream.sh [report] [ablation] [shapes] [sweep] [check] [replay] [gate]
 #   (default: report ablation sweep check)
-# Writes $OUT/{gpu,regs,ablation,shapes_*,sweep,probe,dctest,gate}.txt. ZP_STREAM_TUNINGS replaces the tilings;
+# Writes $OUT/{gpu,regs,ablation,shapes*,sweep,probe,dctest,replay,gate}.txt. ZP_STREAM_TUNINGS replaces the tilings;
 # ZP_SWEEP_ARGS (e.g. "--variant baseline --pattern six_local --batch 16") narrows or extends the sweep.
 cd "$(dirname "$0")/../.."  # the repository root
 . scripts/h200/setup.sh >/dev/null 2>&1
@@ -38,7 +38,7 @@ if has ablation; then
   echo "ablation rc=$?" >>"$OUT/ablation.txt"
   sed -n '/== ablation/,$p' "$OUT/ablation.txt" | head -40
 fi
-if has shapes; then  # a GEMM kernel's fixed cost and its rate per byte: the ablation at 4x N with the same K
+if has shapes; then  # a GEMM kernel's fixed cost and rate per byte at the last stream tiling: 4x N, the same K
   rec=${stream[${#stream[@]} - 1]}
   for shape in "4096 2048" "4096 8192" "16384 2048"; do
     set -- $shape
