@@ -105,6 +105,11 @@ std::string doubleText(double d) {
     const auto r = std::to_chars(buf.data(), buf.data() + buf.size(), d);
     return std::string(buf.data(), r.ptr);
 }
+// swiglu.limit is read as the double its text names and must equal a BF16 value exactly, so it
+// is written as the double's shortest text, which names exactly that value; the f32's shortest
+// text names a nearby decimal instead (0.10009766 for 0.10009765625, 1.8446744e+20 for 5 * 2^65)
+// and would not read back.
+std::string limitText(float limit) { return doubleText(double(limit)); }
 
 using Setter = std::function<void(Config&, const YAML::Node&, const Ctx&, const std::string& path)>;
 struct Leaf {
@@ -387,7 +392,7 @@ std::string toYaml(const Config& cfg) {
     y += "layers: " + std::to_string(cfg.layers) + "\n";
     y += "seed: " + std::to_string(cfg.seed) + "\n";
     y += "swiglu:\n";
-    y += "  limit: " + floatText(s.swigluLimit) + "\n";
+    y += "  limit: " + limitText(s.swigluLimit) + "\n";
     y += "  alpha: " + floatText(s.swigluAlpha) + "\n";
     y += "  up_bias: " + floatText(s.swigluUpBias) + "\n";
     y += std::string("gate_up_layout: ") + (s.layout == oracle::GateUpLayout::Split ? "split" : "interleaved") + "\n";
@@ -402,7 +407,8 @@ std::string toYaml(const Config& cfg) {
 
 nlohmann::json toJson(const Config& cfg) {
     const auto& s = cfg.shape;
-    // Through the shortest text of the f32 so that 1.702f prints as 1.702, not 1.7020000219345093.
+    // Through the shortest text of the f32 so that 1.702f prints as 1.702, not 1.7020000219345093;
+    // the limit is a BF16 value read exactly (swiglu.limit above), so it is written exactly.
     auto num = [](float f) { return std::strtod(floatText(f).c_str(), nullptr); };
     return nlohmann::json{
         {"contract", cfg.contract},
@@ -415,7 +421,7 @@ nlohmann::json toJson(const Config& cfg) {
         {"card", s.card},
         {"layers", cfg.layers},
         {"seed", cfg.seed},
-        {"swiglu", {{"limit", num(s.swigluLimit)}, {"alpha", num(s.swigluAlpha)}, {"up_bias", num(s.swigluUpBias)}}},
+        {"swiglu", {{"limit", double(s.swigluLimit)}, {"alpha", num(s.swigluAlpha)}, {"up_bias", num(s.swigluUpBias)}}},
         {"gate_up_layout", s.layout == oracle::GateUpLayout::Split ? "split" : "interleaved"},
         {"weights", {{"prefix", cfg.weightsPrefix}}},
         {"gate", {{"min_saving_ms", cfg.gateMinSavingMs}, {"reference_step_ms", cfg.gateReferenceStepMs}}},

@@ -148,4 +148,13 @@ TEST(FuzzRegression, GivenRowsTimesTopKBeyondInt32_WhenTheConfigIsParsed_ThenInp
     }
 }
 
+// fuzz_config, finding 5: a limit whose text rounds to a BF16 value (10 * 2^64 + 7.01 reads as
+// 5 * 2^65) validated, and toYaml wrote it as the f32's shortest text 1.8446744e+20, which names
+// no BF16 value: the written config did not parse back.
+TEST(FuzzRegression, GivenALimitThatReadsAsALargeBf16Value_WhenWrittenAndParsedBack_ThenTheSameConfig) {
+    const Config cfg = parseConfig("swiglu: {limit: 184467440737095516167.01}\n", "fuzz.yaml");
+    EXPECT_EQ(double(cfg.shape.swigluLimit), 184467440737095516160.0);
+    EXPECT_EQ(parseConfig(toYaml(cfg), "toYaml"), cfg) << toYaml(cfg);
+}
+
 }  // namespace

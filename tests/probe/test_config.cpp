@@ -94,6 +94,22 @@ TEST(Config, GivenANonDefaultConfig_WhenWrittenAsYamlAndParsed_ThenItIsIdentical
     EXPECT_EQ(parseConfig(toYaml(Config{}), "roundtrip"), Config{});
 }
 
+// swiglu.limit must be exactly a BF16 value; the ones whose shortest f32 text is another decimal
+// (a long fraction, a large power of two) must still read back from toYaml, and toJson must give
+// the value itself.
+TEST(Config, GivenABf16LimitWithALongDecimal_WhenWrittenAsYamlAndJsonAndParsed_ThenItIsExactlyTheSame) {
+    for (const double limit : {0.10009765625, 184467440737095516160.0 /* 5 * 2^65 */, 3.0517578125e-05}) {
+        Config c;
+        c.shape.swigluLimit = float(limit);
+        ASSERT_EQ(double(c.shape.swigluLimit), limit);
+        const std::string yaml = toYaml(c);
+        Config back;
+        ASSERT_NO_THROW(back = parseConfig(yaml, "roundtrip")) << yaml;
+        EXPECT_EQ(back, c) << yaml;
+        EXPECT_EQ(toJson(c).at("swiglu").at("limit").get<double>(), limit);
+    }
+}
+
 TEST(Config, GivenAConfig_WhenConvertedToJson_ThenKeysAndValuesMatchTheYamlNames) {
     const nlohmann::json j = toJson(nonDefault());
     EXPECT_EQ(j.at("contract"), 1);
