@@ -43,7 +43,9 @@
  * ZP_STREAM_ABLATION (benchmarks only: the results are WRONG unless 0) removes work from the
  * back: 1 = no lane sums and no tree (each block's q is stored as the dot), 2 = and no fma (the
  * decoded weights are summed), 3 = and no decode (the code words are summed as integers), i.e.
- * loads only. zp-chain-bench --ablation reports each stage's time. */
+ * loads only; and 4 removes the front: the whole kernel without its weight loads, on code and
+ * scale bytes made from each block's index (the compute alone). zp-chain-bench --ablation reports
+ * each stage's time. */
 #ifndef ZP_GEMV_STREAM_H
 #define ZP_GEMV_STREAM_H
 
@@ -107,6 +109,15 @@
  * from the expert's first row (wc, ws): one pointer pair for all columns instead of one per
  * column. A macro, so that the arrays stay the caller's registers rather than memory behind a
  * pointer. */
+#if ZP_STREAM_ABLATION == 4 /* no weight loads: bytes made from the block index (a few integer ops) */
+#define ZP_ST_LOAD(codes, scales, b0)                                                         \
+    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)                                               \
+        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {                                                \
+            const uint x_ = (wrow[c_] + (uint)((b0) + l_ * ZP_STREAM_SPLIT)) * 0x9E3779B9u;   \
+            codes[c_][l_] = (uint4)(x_, x_ ^ 0x5BD1E995u, x_ + 0x6A09E667u, x_ ^ (x_ >> 13)); \
+            scales[c_][l_] = 120u + (x_ >> 29);                                               \
+        }
+#else
 #define ZP_ST_LOAD(codes, scales, b0)                                                         \
     for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)                                               \
         for (int l_ = 0; l_ < ZP_ST_L; ++l_) {                                                \
@@ -114,6 +125,7 @@
             codes[c_][l_] = b_ < kb ? ((const global uint4*)wc)[wrow[c_] + b_] : (uint4)(0u); \
             scales[c_][l_] = b_ < kb ? (uint)ws[wrow[c_] + b_] : 127u;                        \
         }
+#endif
 
 /* Block li of every column of this work-item for NR rows: q[c][i] = block_partial * scale (§4),
  * one 32-step chain per (column, row), the columns' chains interleaved element by element so
@@ -151,7 +163,7 @@
         }                                                                           \
     }
 
-#if ZP_STREAM_ABLATION >= 3 /* loads only: the code words, summed as integers */
+#if ZP_STREAM_ABLATION == 3 /* loads only: the code words, summed as integers */
 #define ZP_ST_USE(NR, p, a, w, lo, hi, k, tbl) \
     if ((k) == 0)                              \
         for (int i_ = 0; i_ < NR; ++i_) p[i_] += (float)(w);
@@ -284,7 +296,7 @@ ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : 
                     acc[c][i][li];
 #endif
 
-#if ZP_STREAM_ABLATION >= 1 /* no lane sums: the last block's q stands for the lane */
+#if ZP_STREAM_ABLATION >= 1 && ZP_STREAM_ABLATION <= 3 /* no lane sums: the last block's q stands for the lane */
 #define ZP_ST_SUM(acc, q) (acc) = (q)
 #else
 #define ZP_ST_SUM(acc, q) (acc) = (acc) + (q)

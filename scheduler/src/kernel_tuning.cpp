@@ -93,7 +93,8 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
     if (t.streamPrefetch < 1 || t.streamPrefetch > 2)
         bad("stream_prefetch must be 1 or 2 (iterations of weight loads in flight)");
     if (t.streamPrefetch != 1 && t.gemmTile != 2) bad("stream_prefetch needs gemm_tile=2");
-    if (t.ablation < 0 || t.ablation > 3) bad("ablation must be 0 (none) to 3 (loads only)");
+    if (t.ablation < 0 || t.ablation > 4)
+        bad("ablation must be 0 (none), 1-3 (no lane sums, no fma, loads only) or 4 (no weight loads)");
     if (t.ablation && ablation == Ablation::refused)
         bad("ablation is for zp-chain-bench --ablation only (it removes work, so the results are wrong)");
     if (t.ablation && t.gemmTile != 2) bad("ablation needs gemm_tile=2");

@@ -38,6 +38,8 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,e2m1_decode=7"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,ablation=1"), std::invalid_argument);  // benchmarks only
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=3", KernelTuning::Ablation::allowed).ablation, 3);
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=4", KernelTuning::Ablation::allowed).ablation, 4);  // no loads
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,ablation=5", KernelTuning::Ablation::allowed), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("ablation=1", KernelTuning::Ablation::allowed), std::invalid_argument);
     {
         const auto stream = KernelTuning::parse("gemm_tile=2,cols_per_item=4,stream_split=4,stream_chunk=32");

@@ -33,6 +33,10 @@ for i in 64 256; do
 done
 out=$(bash "$fit" gemm1_mxfp4_m2 "$tmp/i64.txt" "$tmp/i256.txt") || fail "gemm_fit.sh on the bench's output: $out"
 [[ $(grep -cE "^gemm1_mxfp4_m2 (loads_only|decode|fma|whole) " <<<"$out") -eq 4 ]] || fail "four stages wanted: $out"
+# and the bench timed the fifth stage (the kernel without its weight loads) after the four it fits
+row=$(awk '$1 == "six_local" && $2 == "gemm1_mxfp4_m2"' "$tmp/i64.txt")
+awk '{ for (i = 4; i <= 16; i += 3) if ($i !~ /^[0-9.]+$/ || $i <= 0) exit 1 }' <<<"$row" ||
+    fail "an ablation row without five timed stages: $row"
 
 rc=0
 msg=$(bash "$fit" gemm1_mxfp4_m2 "$tmp/i64.txt" "$tmp/no-such.txt" 2>&1) || rc=$?

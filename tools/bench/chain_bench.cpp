@@ -97,12 +97,14 @@ struct Measured {
     std::vector<std::pair<std::string, double>> kernelUs;  // plan order, medians
 };
 
-// Each stream-tile tuning preceded by its ablation stages 3, 2, 1 (loads only, + decode, + fma).
+// Each stream-tile tuning preceded by its ablation stages 3, 2, 1 (loads only, + decode, + fma)
+// and 4 (the whole kernel without its weight loads).
+constexpr int kAblationStages[] = {3, 2, 1, 4};
 std::vector<std::string> withAblationStages(const std::vector<std::string>& tunings) {
     std::vector<std::string> out;
     for (const auto& t : tunings) {
         if (KernelTuning::parse(t).gemmTile == 2)
-            for (int stage = 3; stage >= 1; --stage)
+            for (int stage : kAblationStages)
                 out.push_back(t + (t.empty() ? "" : ",") + "ablation=" + std::to_string(stage));
         out.push_back(t);
     }
@@ -110,7 +112,8 @@ std::vector<std::string> withAblationStages(const std::vector<std::string>& tuni
 }
 
 // Per pattern, base tuning, variant and kernel: the time of each ablation stage, from loads only
-// (3) to the whole kernel (0), as µs, GB/s and the fraction of the copy bandwidth.
+// (3) to the whole kernel (0), then without the weight loads (4), as µs, GB/s (of the weights the
+// kernel would read) and the fraction of the copy bandwidth.
 void printAblation(const std::vector<Measured>& all, const ChainShape& shape, const std::map<std::string, int>& routes,
                    const std::map<std::string, int>& groups, double bwBytesPerUs) {
     std::map<std::tuple<std::string, std::string, std::string, std::string>, std::map<int, double>> rows;
@@ -122,13 +125,13 @@ void printAblation(const std::vector<Measured>& all, const ChainShape& shape, co
         const auto& [pattern, tuning, variant, kernel] = key;
         if (!header) {
             fmt::print("\n== ablation (stream tile): kernel time per stage, us / GB/s / of copy bandwidth\n");
-            fmt::print("{:<16} {:<28} {:<14} {:>22} {:>22} {:>22} {:>22}   tuning\n", "pattern", "kernel", "variant",
-                       "loads", "+decode", "+fma", "+lane sums (all)");
+            fmt::print("{:<16} {:<28} {:<14} {:>22} {:>22} {:>22} {:>22} {:>22}   tuning\n", "pattern", "kernel",
+                       "variant", "loads", "+decode", "+fma", "+lane sums (all)", "all but weight loads");
             header = true;
         }
         const double bytes = kernelBytes(kernel, shape, routes.at(pattern), groups.at(pattern));
         std::string cells;
-        for (int stage = 3; stage >= 0; --stage) {
+        for (int stage : {3, 2, 1, 0, 4}) {
             const auto it = stages.find(stage);
             cells += it == stages.end() || it->second <= 0
                          ? fmt::format(" {:>22}", "-")
@@ -452,7 +455,8 @@ int main(int argc, char** argv) {
     app.add_flag("-q,--quiet", o.quiet, "no per-kernel tables, only the summary");
     app.add_flag("--ablation", o.ablation,
                  "also run every stream-tile tuning (gemm_tile=2) as loads only, + decode, + fma, without the "
-                 "lane sums (ablation=3, 2, 1; results not checked) and print each kernel's time per stage");
+                 "lane sums (ablation=3, 2, 1) and whole without its weight loads (ablation=4; results not "
+                 "checked) and print each kernel's time per stage");
     CLI11_PARSE(app, argc, argv);
     if (o.tunings.empty()) o.tunings.push_back("");
     if (o.ablation) o.tunings = withAblationStages(o.tunings);

@@ -27,7 +27,7 @@ struct KernelTuning {
     int streamChunk = 64;    // ZP_STREAM_CHUNK: stream tile, activation blocks staged in local memory at a time
     int streamPrefetch = 1;  // ZP_STREAM_PREFETCH: stream tile, iterations of weight loads in flight (1 or 2)
     int ablation = 0;        // ZP_STREAM_ABLATION: stream tile, benchmarks only (results are wrong unless 0): 1 = no
-                             // lane sums, 2 = no fma either, 3 = loads only
+                             // lane sums, 2 = no fma either, 3 = loads only; 4 = no weight loads (the compute alone)
     // two_launch_b's own column tile (its module is built with these as ZP_GEMM_COLS_PER_WG /
     // _PER_ITEM); 0 = cols_per_wg / cols_per_item. one_launch is one program: it keeps A's tile.
     int bColsPerWorkGroup = 0;
