@@ -49,7 +49,7 @@
 #endif
 #define ZP_STREAM_COLS (ZP_STREAM_SPLIT * ZP_GEMM_COLS_PER_ITEM / ZP_LANES)
 /* The stream tile: activation blocks (32 elements per row) staged in local memory at a time, a
- * multiple of 16 (local floats: rows_per_pass * chunk * 36). */
+ * multiple of 16 (local words: rows_per_pass * chunk * 20, BF16 pairs). */
 #ifndef ZP_STREAM_CHUNK
 #define ZP_STREAM_CHUNK 64
 #endif

@@ -13,9 +13,10 @@
  * T = 16 * ITEMS_Y work-items cover the tile's ZP_GEMM_COLS_PER_WG columns exactly.
  *
  * No barrier inside the K loop's iterations: the activations of a chunk of ZP_STREAM_CHUNK
- * blocks are staged once per work-group as f32 in local memory (padded to 36 floats per block so
- * that work-items of different lane groups hit different banks), then every work-item streams
- * its rows with the next iteration's code and scale bytes in flight. At the end the lane sums go
+ * blocks are staged once per work-group in local memory as they are, BF16 pairs (padded to 20
+ * words per block so that work-items of different lane groups hit different banks; each element
+ * is widened to f32 where it is used), then every work-item streams its rows with the next
+ * iteration's code and scale bytes in flight. At the end the lane sums go
  * to local memory, one barrier, and one work-item per (column, row) applies the fixed tree
  * 8, 4, 2, 1 and writes bf16(dot) (or, paired, the SwiGLU of its gate/up pair).
  *
@@ -62,7 +63,9 @@
 #define ZP_ST_ITEMS (ZP_LANES * ZP_GEMM_ITEMS_Y)
 #define ZP_ST_L (ZP_LANES / ZP_STREAM_SPLIT)         /* lanes per work-item */
 #define ZP_ST_GROUPS (ZP_ST_ITEMS / ZP_STREAM_SPLIT) /* column groups per tile */
-#define ZP_ST_PAD 36                                 /* floats per staged block */
+/* words per staged block: its 16 BF16 pairs + 4, so that the 8 work-items of a 16-byte load phase
+ * (8 consecutive blocks: 20 words apart) hit different banks */
+#define ZP_ST_PAD 20
 #if (ZP_SUBGROUPS || ZP_STREAM_SPLIT == 1) && ZP_STREAM_COLS % 2 == 0
 #define ZP_ST_REG_TREE 1
 #define ZP_ST_SUMS 0 /* no lane sums in local memory */
@@ -180,11 +183,16 @@
         for (int i_ = 0; i_ < NR; ++i_) p[i_] = fma(v_, a[i_], p[i_]); \
     }
 #endif
-/* Activation e of row i of the staged block act_b, through 16-byte loads (the staged rows and
- * blocks start at multiples of 4 floats; `red` is 16-byte aligned). */
-ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
-#define ZP_ST_A(act_b, i, e) \
-    zp_st_lane4(((local const float4*)(act_b))[((i)*ZP_STREAM_CHUNK * ZP_ST_PAD + (e)) >> 2], (e)&3)
+/* Activation e of row i of the staged block act_b: the chunk's words are staged as they are (BF16
+ * pairs: half the local memory and half the local loads of f32, for one integer op per element
+ * and row) and widened here (CONTRACT §2: bits << 16, exact), through 16-byte loads (the staged
+ * rows and blocks start at multiples of 4 words; `red` is 16-byte aligned). */
+ZP_FN uint zp_st_word4(uint4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
+ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf16_lo(w); }
+#define ZP_ST_A(act_b, i, e)                                                                                        \
+    zp_st_bf16_half(zp_st_word4(((local const uint4*)(act_b))[((i)*ZP_STREAM_CHUNK * ZP_ST_PAD + ((e) >> 1)) >> 2], \
+                                ((e) >> 1) & 3),                                                                    \
+                    (e)&1)
 /* Weight loads in flight (ZP_STREAM_PREFETCH, zp_abi.h), as pieces of ZP_ST_PASS: the loads
  * before the chunk's activations are staged, those after, the one issued at the start of
  * iteration j, and the hand-over at its end (codes <- next <- ahead). */
@@ -229,10 +237,7 @@ ZP_FN float zp_st_lane4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : 
                 const global uint* aw_i = (const global uint*)(a + aoff[i]) + cb0 * 16;          \
                 local float* act_i = act_l + i * ZP_STREAM_CHUNK * ZP_ST_PAD;                    \
                 for (int x = t; x < cblocks * 16; x += ZP_ST_ITEMS) {                            \
-                    const uint aw = aw_i[x];                                                     \
-                    local float* dst = act_i + (x >> 4) * ZP_ST_PAD + 2 * (x & 15);              \
-                    dst[0] = zp_bf16_lo(aw);                                                     \
-                    dst[1] = zp_bf16_hi(aw);                                                     \
+                    ((local uint*)act_i)[(x >> 4) * ZP_ST_PAD + (x & 15)] = aw_i[x];             \
                 }                                                                                \
             }                                                                                    \
             barrier(CLK_LOCAL_MEM_FENCE);                                                        \
