@@ -130,6 +130,22 @@ std::string formatRepeatTable(const RepeatSummary& s) {
     return out;
 }
 
+std::string formatRunVerdicts(const nlohmann::json& card) {
+    const RepeatSummary s = summarizeRepeats({card});
+    if (s.candidates.empty()) return "no gate";
+    std::string out;
+    for (const auto& c : s.candidates) {
+        const RepeatCell* least = nullptr;
+        for (const auto& cell : s.cells)
+            if (cell.candidate == c.candidate && std::isfinite(cell.medianMs[0]) &&
+                (!least || cell.medianMs[0] < least->medianMs[0]))
+                least = &cell;
+        out += (out.empty() ? "" : "; ") + c.candidate + " " + shortVerdict(c.verdicts[0]);
+        if (least) out += fmt::format(" (least saving {} {:.3f} ms)", least->pattern, least->medianMs[0]);
+    }
+    return out;
+}
+
 nlohmann::json repeatJson(const RepeatSummary& s) {
     auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
     nlohmann::json j = {{"runs", s.runs},

@@ -67,3 +67,13 @@ TEST(GateRepeat, GivenARunWithoutAGateOrANullMedian_ThenItIsMissingAndNeverInsid
     EXPECT_EQ(s.cells[0].pairsInside, 0);
     EXPECT_THROW(summarizeRepeats({json{{"gate", {{"x", 1}}}}}), std::invalid_argument);
 }
+
+TEST(GateRepeat, GivenOneRunsCard_ThenItsLineNamesEachVerdictAndTheSmallestSaving) {
+    const json c = card("pass", json::array({projection("same_typical", 0.91, 0.85, 0.97, "pass"),
+                                             projection("six_local", 0.612, 0.55, 0.65, "pass")}));
+    EXPECT_EQ(formatRunVerdicts(c), "paired_direct PASS (least saving six_local 0.612 ms)");
+    EXPECT_EQ(
+        formatRunVerdicts(card("on_the_bar", json::array({projection("six_local", 0.5, 0.45, 0.55, "on_the_bar")}))),
+        "paired_direct BAR (least saving six_local 0.500 ms)");
+    EXPECT_EQ(formatRunVerdicts(json{{"gate", nullptr}}), "no gate");
+}

@@ -350,6 +350,9 @@ TEST_F(ZeProbeTiming, GivenGateRepeat_WhenRunAndMergedAgain_ThenOneTableOfEveryR
     for (const char* run : {"rep/repeat-1/card0.json", "rep/repeat-2/card0.json"})
         EXPECT_EQ(readCard((dir / run).string())["gate"]["candidates"].size(), 1u) << run;
     EXPECT_NE(r.output.find("paired_direct"), std::string::npos) << r.output;
+    // each run's verdicts as it ends, before the table of all runs
+    for (const char* line : {"gate repeat: run 1 of 2: paired_direct ", "gate repeat: run 2 of 2: paired_direct "})
+        EXPECT_LT(r.output.find(line), r.output.find("gate repeated in 2 fresh processes")) << line << "\n" << r.output;
 
     // The same runs tabled again from their directories (two calls' runs, say) give the same table.
     const ProbeRun m = runProbe("gate-repeat-merge " + path("rep/repeat-1") + " " + path("rep/repeat-2") + " -o " +

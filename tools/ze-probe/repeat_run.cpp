@@ -91,6 +91,9 @@ int runGateRepeat(const std::vector<std::string>& args, int runs, const std::str
         }
         worst = std::max(worst, rc);
         cards.push_back(gatesOfRun(dir));
+        // each run's verdicts as it ends, so that a repeat cut short still shows the runs it finished
+        fmt::print("gate repeat: run {} of {}: {}\n", r, runs, probe::formatRunVerdicts(cards.back()));
+        std::fflush(stdout);
     }
     writeRepeatSummary(cards, outDir, reportFile);
     return worst;

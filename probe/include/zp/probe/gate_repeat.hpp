@@ -37,6 +37,9 @@ struct RepeatSummary {
 // measured nothing). Throws std::invalid_argument when a gate object is malformed.
 RepeatSummary summarizeRepeats(const std::vector<nlohmann::json>& cards);
 std::string formatRepeatTable(const RepeatSummary&);
+// One run's card in a line, as each run of a repeat ends: every candidate's verdict and its
+// smallest median saving, e.g. "one_launch PASS (least saving six_local 0.612 ms)"; "no gate".
+std::string formatRunVerdicts(const nlohmann::json& card);
 nlohmann::json repeatJson(const RepeatSummary&);
 
 }  // namespace zp::probe
