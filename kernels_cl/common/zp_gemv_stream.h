@@ -110,25 +110,28 @@
  * its columns (rows are 16-byte aligned: whole uint4 loads); blocks at or past kb read as zero
  * codes with scale byte 127 (never summed). The columns' rows are 32-bit block offsets wrow[c]
  * from the expert's first row (wc, ws): one pointer pair for all columns instead of one per
- * column. A macro, so that the arrays stay the caller's registers rather than memory behind a
- * pointer. */
+ * column. Macros, so that the arrays stay the caller's registers rather than memory behind a
+ * pointer; ZP_ST_FETCH is one (column, block), whose bytes ablation 4 makes up instead. */
 #if ZP_STREAM_ABLATION == 4 /* no weight loads: bytes made from the block index (a few integer ops) */
-#define ZP_ST_LOAD(codes, scales, b0)                                                         \
-    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)                                               \
-        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {                                                \
-            const uint x_ = (wrow[c_] + (uint)((b0) + l_ * ZP_STREAM_SPLIT)) * 0x9E3779B9u;   \
-            codes[c_][l_] = (uint4)(x_, x_ ^ 0x5BD1E995u, x_ + 0x6A09E667u, x_ ^ (x_ >> 13)); \
-            scales[c_][l_] = 120u + (x_ >> 29);                                               \
-        }
+#define ZP_ST_FETCH(code, scale, c, b)                                           \
+    {                                                                            \
+        const uint x_ = (wrow[c] + (uint)(b)) * 0x9E3779B9u;                     \
+        code = (uint4)(x_, x_ ^ 0x5BD1E995u, x_ + 0x6A09E667u, x_ ^ (x_ >> 13)); \
+        scale = 120u + (x_ >> 29);                                               \
+    }
 #else
-#define ZP_ST_LOAD(codes, scales, b0)                                                         \
-    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)                                               \
-        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {                                                \
-            const int b_ = (b0) + l_ * ZP_STREAM_SPLIT;                                       \
-            codes[c_][l_] = b_ < kb ? ((const global uint4*)wc)[wrow[c_] + b_] : (uint4)(0u); \
-            scales[c_][l_] = b_ < kb ? (uint)ws[wrow[c_] + b_] : 127u;                        \
-        }
+#define ZP_ST_FETCH(code, scale, c, b)                                            \
+    {                                                                             \
+        code = (b) < kb ? ((const global uint4*)wc)[wrow[c] + (b)] : (uint4)(0u); \
+        scale = (b) < kb ? (uint)ws[wrow[c] + (b)] : 127u;                        \
+    }
 #endif
+#define ZP_ST_LOAD(codes, scales, b0)                          \
+    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)                \
+        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {                 \
+            const int b_ = (b0) + l_ * ZP_STREAM_SPLIT;        \
+            ZP_ST_FETCH(codes[c_][l_], scales[c_][l_], c_, b_) \
+        }
 
 /* Block li of every column of this work-item for NR rows: q[c][i] = block_partial * scale (§4),
  * one 32-step chain per (column, row), the columns' chains interleaved element by element so

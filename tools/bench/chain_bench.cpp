@@ -97,15 +97,17 @@ struct Measured {
     std::vector<std::pair<std::string, double>> kernelUs;  // plan order, medians
 };
 
-// Each stream-tile tuning preceded by its ablation stages 3, 2, 1 (loads only, + decode, + fma)
-// and 4 (the whole kernel without its weight loads).
-constexpr int kAblationStages[] = {3, 2, 1, 4};
+// The ablation stages in the table's column order: loads only (3), + decode (2), + fma (1), the
+// whole kernel (0), and the whole kernel without its weight loads (4).
+constexpr int kAblationColumns[] = {3, 2, 1, 0, 4};
+
+// Each stream-tile tuning preceded by its ablation stages.
 std::vector<std::string> withAblationStages(const std::vector<std::string>& tunings) {
     std::vector<std::string> out;
     for (const auto& t : tunings) {
         if (KernelTuning::parse(t).gemmTile == 2)
-            for (int stage : kAblationStages)
-                out.push_back(t + (t.empty() ? "" : ",") + "ablation=" + std::to_string(stage));
+            for (int stage : kAblationColumns)
+                if (stage) out.push_back(t + (t.empty() ? "" : ",") + "ablation=" + std::to_string(stage));
         out.push_back(t);
     }
     return out;
@@ -131,7 +133,7 @@ void printAblation(const std::vector<Measured>& all, const ChainShape& shape, co
         }
         const double bytes = kernelBytes(kernel, shape, routes.at(pattern), groups.at(pattern));
         std::string cells;
-        for (int stage : {3, 2, 1, 0, 4}) {
+        for (int stage : kAblationColumns) {
             const auto it = stages.find(stage);
             cells += it == stages.end() || it->second <= 0
                          ? fmt::format(" {:>22}", "-")
