@@ -30,7 +30,7 @@ out4=$(bash "$script" --build "$build" --tuning "$t,e2m1_decode=4" "$root/kernel
   fail "decode 4: $out4"
 grep -qE "^gemm1_mxfp4_m2: Used [0-9]+ registers;.*spill stores" <<<"$out6" || fail "no register line: $out6"
 grep -q "ptxas --maxrregcount=128" <<<"$out6" || fail "max_registers=128 did not reach ptxas: $out6"
-prmt() { awk '/^  gemm1/ { for (i = 1; i <= NF; ++i) if ($i == "PRMT") { print $(i + 1) + 0; exit } } END { }' <<<"$1"; }
+prmt() { awk '/^  gemm1/ { for (i = 1; i <= NF; ++i) if ($i == "PRMT") { print $(i + 1) + 0; exit } }' <<<"$1"; }
 p6=$(prmt "$out6") p4=$(prmt "$out4")
 [[ ${p6:-0} -ge 128 ]] || fail "decode 6's largest loop has ${p6:-no} PRMT, want >= 128 (one per nibble): $out6"
 [[ -z $p4 || $p4 -lt 16 ]] || fail "decode 4's largest loop has $p4 PRMT, want the shift and mask: $out4"
