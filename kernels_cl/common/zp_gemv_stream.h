@@ -59,6 +59,13 @@
 #ifndef ZP_STREAM_ABLATION
 #define ZP_STREAM_ABLATION 0
 #endif
+/* ZP_STREAM_PREFETCH_ONE_ROW: the 1-row body's iterations of code rows in flight; 0 = ZP_STREAM_PREFETCH */
+#if defined(ZP_STREAM_PREFETCH_ONE_ROW) && ZP_STREAM_PREFETCH_ONE_ROW == 0
+#undef ZP_STREAM_PREFETCH_ONE_ROW
+#endif
+#ifndef ZP_STREAM_PREFETCH_ONE_ROW
+#define ZP_STREAM_PREFETCH_ONE_ROW ZP_STREAM_PREFETCH
+#endif
 
 #define ZP_ST_ITEMS (ZP_LANES * ZP_GEMM_ITEMS_Y)
 #define ZP_ST_L (ZP_LANES / ZP_STREAM_SPLIT)         /* lanes per work-item */
@@ -196,32 +203,44 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
     zp_st_bf16_half(zp_st_word4(((local const uint4*)(act_b))[((i)*ZP_STREAM_CHUNK * ZP_ST_PAD + ((e) >> 1)) >> 2], \
                                 ((e) >> 1) & 3),                                                                    \
                     (e)&1)
-/* Weight loads in flight (ZP_STREAM_PREFETCH, zp_abi.h), as pieces of ZP_ST_PASS: the loads
- * before the chunk's activations are staged, those after, the one issued at the start of
- * iteration j, and the hand-over at its end (codes <- next <- ahead). */
-#if ZP_STREAM_PREFETCH >= 2
-#define ZP_ST_EARLY_LOADS                       \
-    uint4 ahead_codes[ZP_STREAM_COLS][ZP_ST_L]; \
-    uint ahead_scales[ZP_STREAM_COLS][ZP_ST_L]; \
-    ZP_ST_LOAD(codes, scales, cb0 + s);         \
-    if (iters > 1) ZP_ST_LOAD(next_codes, next_scales, cb0 + 16 + s);
-#define ZP_ST_LATE_LOADS
-#define ZP_ST_AHEAD_LOAD \
-    if (j + 2 < iters) ZP_ST_LOAD(ahead_codes, ahead_scales, b0 + 32);
-#define ZP_ST_SHIFT_AHEAD(c, li)            \
-    next_codes[c][li] = ahead_codes[c][li]; \
-    next_scales[c][li] = ahead_scales[c][li];
-#else
-#define ZP_ST_EARLY_LOADS
-#define ZP_ST_LATE_LOADS ZP_ST_LOAD(codes, scales, cb0 + s);
-#define ZP_ST_AHEAD_LOAD \
-    if (j + 1 < iters) ZP_ST_LOAD(next_codes, next_scales, b0 + 16);
-#define ZP_ST_SHIFT_AHEAD(c, li)
-#endif
+/* Weight loads in flight: PF (1 or 2, a literal) iterations of code rows, as pieces of ZP_ST_PASS:
+ * the loads before the chunk's activations are staged (PF 2: the first two iterations' codes), those
+ * after (PF 1: the first), the ones issued at the start of iteration j, and the hand-over at its
+ * end (codes <- next <- ahead). The scale bytes are needed only at the end of each block, so they
+ * stay one iteration ahead at either depth (PF 2: the codes of two iterations, the scales of one). */
+#define ZP_ST_LOAD_SCALES(scales, b0)                    \
+    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)          \
+        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {           \
+            const int b_ = (b0) + l_ * ZP_STREAM_SPLIT;  \
+            uint4 unused_;                               \
+            ZP_ST_FETCH(unused_, scales[c_][l_], c_, b_) \
+        }
+#define ZP_ST_LOAD_CODES(codes, b0)                     \
+    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)         \
+        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {          \
+            const int b_ = (b0) + l_ * ZP_STREAM_SPLIT; \
+            uint unused_;                               \
+            ZP_ST_FETCH(codes[c_][l_], unused_, c_, b_) \
+        }
+#define ZP_ST_EARLY_LOADS(PF)                                      \
+    if ((PF) >= 2) {                                               \
+        ZP_ST_LOAD(codes, scales, cb0 + s);                        \
+        if (iters > 1) ZP_ST_LOAD_CODES(next_codes, cb0 + 16 + s); \
+    }
+#define ZP_ST_LATE_LOADS(PF) \
+    if ((PF) < 2) ZP_ST_LOAD(codes, scales, cb0 + s);
+#define ZP_ST_AHEAD_LOAD(PF)                                        \
+    if ((PF) >= 2) {                                                \
+        if (j + 2 < iters) ZP_ST_LOAD_CODES(ahead_codes, b0 + 32);  \
+        if (j + 1 < iters) ZP_ST_LOAD_SCALES(next_scales, b0 + 16); \
+    } else if (j + 1 < iters)                                       \
+        ZP_ST_LOAD(next_codes, next_scales, b0 + 16);
+#define ZP_ST_SHIFT_AHEAD(PF, c, li) \
+    if ((PF) >= 2) next_codes[c][li] = ahead_codes[c][li];
 /* One pass body for NR (a literal) live rows: streams the chunks of K, then either leaves the
  * lane sums of this work-item's columns in sums[(column * ROWS + i) * 16 + lane] for
  * zp_st_epilogue or (ZP_ST_REG_TREE) applies the tree and stores them itself (ZP_ST_FINISH). */
-#define ZP_ST_PASS(NR)                                                                           \
+#define ZP_ST_PASS(NR, PF)                                                                       \
     {                                                                                            \
         float acc[ZP_STREAM_COLS][NR][ZP_ST_L];                                                  \
         for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                 \
@@ -233,7 +252,8 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
             const int iters = (cblocks + 15) >> 4;                                               \
             uint4 codes[ZP_STREAM_COLS][ZP_ST_L], next_codes[ZP_STREAM_COLS][ZP_ST_L];           \
             uint scales[ZP_STREAM_COLS][ZP_ST_L], next_scales[ZP_STREAM_COLS][ZP_ST_L];          \
-            ZP_ST_EARLY_LOADS                                                                    \
+            uint4 ahead_codes[ZP_STREAM_COLS][ZP_ST_L]; /* PF 2 only */                          \
+            ZP_ST_EARLY_LOADS(PF)                                                                \
             barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk's readers are done */            \
             /* row by row: no division by the chunk's width (NVIDIA: ~40 instructions a word) */ \
             for (int i = 0; i < NR; ++i) {                                                       \
@@ -244,10 +264,10 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
                 }                                                                                \
             }                                                                                    \
             barrier(CLK_LOCAL_MEM_FENCE);                                                        \
-            ZP_ST_LATE_LOADS                                                                     \
+            ZP_ST_LATE_LOADS(PF)                                                                 \
             for (int j = 0; j < iters; ++j) {                                                    \
                 const int b0 = cb0 + 16 * j + s;                                                 \
-                ZP_ST_AHEAD_LOAD                                                                 \
+                ZP_ST_AHEAD_LOAD(PF)                                                             \
                 for (int li = 0; li < ZP_ST_L; ++li) {                                           \
                     const int b = b0 + li * ZP_STREAM_SPLIT;                                     \
                     if (b >= kb) continue;                                                       \
@@ -261,7 +281,7 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
                     for (int li = 0; li < ZP_ST_L; ++li) {                                       \
                         codes[c][li] = next_codes[c][li];                                        \
                         scales[c][li] = next_scales[c][li];                                      \
-                        ZP_ST_SHIFT_AHEAD(c, li)                                                 \
+                        ZP_ST_SHIFT_AHEAD(PF, c, li)                                             \
                     }                                                                            \
             }                                                                                    \
         }                                                                                        \
@@ -358,10 +378,10 @@ ZP_FN void zp_stream_gemm(const global uchar* w_blocks, const global uchar* w_sc
         const int rows = min(nrows - r0, ZP_GEMM_ROWS_PER_PASS);
         int aoff[ZP_GEMM_ROWS_PER_PASS];
         zp_pass_offsets(aoff, src_rows, local_rows, local_rows_on, a_first, r0, rows, k);
-        if (rows == 1) ZP_ST_PASS(1)
+        if (rows == 1) ZP_ST_PASS(1, ZP_STREAM_PREFETCH_ONE_ROW)
 #if ZP_GEMM_ROWS_PER_PASS > 1
         else
-            ZP_ST_PASS(ZP_GEMM_ROWS_PER_PASS)
+            ZP_ST_PASS(ZP_GEMM_ROWS_PER_PASS, ZP_STREAM_PREFETCH)
 #endif
 #if !ZP_ST_REG_TREE
         barrier(CLK_LOCAL_MEM_FENCE);

@@ -38,6 +38,7 @@ constexpr TuningKey kTuningKeys[] = {
     {"stream_split", &KernelTuning::streamSplit, "ZP_STREAM_SPLIT", true},
     {"stream_chunk", &KernelTuning::streamChunk, "ZP_STREAM_CHUNK", true},
     {"stream_prefetch", &KernelTuning::streamPrefetch, "ZP_STREAM_PREFETCH", true},
+    {"stream_prefetch_one_row", &KernelTuning::streamPrefetchOneRow, "ZP_STREAM_PREFETCH_ONE_ROW", true},
     {"ablation", &KernelTuning::ablation, "ZP_STREAM_ABLATION", true},
     {"b_cols_per_wg", &KernelTuning::bColsPerWorkGroup, nullptr, true},
     {"b_cols_per_item", &KernelTuning::bColsPerItem, nullptr, true},
@@ -45,7 +46,7 @@ constexpr TuningKey kTuningKeys[] = {
 };
 constexpr const char* kTuningKeyList =
     "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, stream_split, stream_chunk, stream_prefetch, "
-    "ablation, b_cols_per_wg, b_cols_per_item, max_registers";
+    "stream_prefetch_one_row, ablation, b_cols_per_wg, b_cols_per_item, max_registers";
 
 }  // namespace
 
@@ -93,6 +94,9 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
     if (t.streamPrefetch < 1 || t.streamPrefetch > 2)
         bad("stream_prefetch must be 1 or 2 (iterations of weight loads in flight)");
     if (t.streamPrefetch != 1 && t.gemmTile != 2) bad("stream_prefetch needs gemm_tile=2");
+    if (t.streamPrefetchOneRow < 0 || t.streamPrefetchOneRow > 2)
+        bad("stream_prefetch_one_row must be 0 (as stream_prefetch), 1 or 2");
+    if (t.streamPrefetchOneRow != 0 && t.gemmTile != 2) bad("stream_prefetch_one_row needs gemm_tile=2");
     if (t.ablation < 0 || t.ablation > 4)
         bad("ablation must be 0 (none), 1-3 (no lane sums, no fma, loads only) or 4 (no weight loads)");
     if (t.ablation && ablation == Ablation::refused)

@@ -513,6 +513,15 @@ const auto kTilings = ::testing::Values(
               "gemm_tile=2,cols_per_wg=16,cols_per_item=16,stream_split=1,stream_chunk=48,stream_prefetch=2",
               {0, 1, 10},
               2048},
+    // two iterations of code rows (and one of scale bytes) in flight for the 1-row body, one for
+    // the 2-row body (M = 3: a 2-row pass at one, a 1-row pass at two, in one build), 2 lanes
+    // per work-item; H = 2048: gemm1's K in 48- and 16-block chunks (3 iterations, then 1),
+    // gemm2's 17 blocks in one chunk of 2 iterations, the second partial
+    TunedCase{"stream_prefetch_one_row",
+              "gemm_tile=2,cols_per_wg=32,cols_per_item=4,rows_per_pass=2,stream_split=8,stream_chunk=48,"
+              "stream_prefetch_one_row=2",
+              {0, 2, 10},
+              2048},
     // a whole column per work-item and two columns each (a gate/up pair), so the tree runs in
     // registers with no sub-group (ZP_ST_REG_TREE, the path Intel sub-groups take with shuffles)
     TunedCase{"stream_register_tree", "gemm_tile=2,cols_per_wg=32,cols_per_item=32,stream_split=1", {0, 2, 10}},

@@ -1,6 +1,7 @@
 // KernelTuning (scheduler/kernel_tuning.hpp): the tuning text parsed and checked, described
 // back, turned into each kernel file's build options, and the tiles recommended per device.
 #include <gtest/gtest.h>
+#include <gmock/gmock.h>
 
 #include <stdexcept>
 #include <string>
@@ -36,7 +37,12 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,e2m1_decode=3").e2m1Decode, 3);
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,e2m1_decode=6").e2m1Decode, 6);  // the byte permute
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,e2m1_decode=7"), std::invalid_argument);
-    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,ablation=1"), std::invalid_argument);  // benchmarks only
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,stream_prefetch_one_row=2").streamPrefetchOneRow, 2);
+    EXPECT_THAT(KernelTuning::parse("gemm_tile=2,stream_prefetch_one_row=2").buildOptions(),
+                ::testing::HasSubstr("-DZP_STREAM_PREFETCH_ONE_ROW=2"));
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_prefetch_one_row=3"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("stream_prefetch_one_row=2"), std::invalid_argument);  // stream tile only
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,ablation=1"), std::invalid_argument);     // benchmarks only
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=3", KernelTuning::Ablation::allowed).ablation, 3);
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=4", KernelTuning::Ablation::allowed).ablation, 4);  // no loads
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,ablation=5", KernelTuning::Ablation::allowed), std::invalid_argument);

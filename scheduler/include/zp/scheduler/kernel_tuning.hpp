@@ -23,11 +23,14 @@ struct KernelTuning {
     int gemmTile =
         0;  // ZP_GEMM_TILE: 0 = lane tile (work-item = §4 lane), 1 = block tile (work-item = block),
             // 2 = stream tile (work-item = consecutive lanes of a few columns, kernels_cl/common/zp_gemv_stream.h)
-    int streamSplit = 8;     // ZP_STREAM_SPLIT: stream tile, work-items per column (divides 16)
-    int streamChunk = 64;    // ZP_STREAM_CHUNK: stream tile, activation blocks staged in local memory at a time
-    int streamPrefetch = 1;  // ZP_STREAM_PREFETCH: stream tile, iterations of weight loads in flight (1 or 2)
-    int ablation = 0;        // ZP_STREAM_ABLATION: stream tile, benchmarks only (results are wrong unless 0): 1 = no
-                             // lane sums, 2 = no fma either, 3 = loads only; 4 = no weight loads (the compute alone)
+    int streamSplit = 8;           // ZP_STREAM_SPLIT: stream tile, work-items per column (divides 16)
+    int streamChunk = 64;          // ZP_STREAM_CHUNK: stream tile, activation blocks staged in local memory at a time
+    int streamPrefetch = 1;        // ZP_STREAM_PREFETCH: stream tile, iterations of code rows in flight (1 or 2;
+                                   // the scale bytes one)
+    int streamPrefetchOneRow = 0;  // ZP_STREAM_PREFETCH_ONE_ROW: the same for the 1-row body (a pass with one live
+                                   // row); 0 = stream_prefetch
+    int ablation = 0;  // ZP_STREAM_ABLATION: stream tile, benchmarks only (results are wrong unless 0): 1 = no
+                       // lane sums, 2 = no fma either, 3 = loads only; 4 = no weight loads (the compute alone)
     // two_launch_b's own column tile (its module is built with these as ZP_GEMM_COLS_PER_WG /
     // _PER_ITEM); 0 = cols_per_wg / cols_per_item. one_launch is one program: it keeps A's tile.
     int bColsPerWorkGroup = 0;
