@@ -34,12 +34,13 @@
  * fmas or lane sums), a pass with two or more the ZP_GEMM_ROWS_PER_PASS-row body; each weight
  * block is read once per pass.
  *
- * E2M1 decode (ZP_E2M1_DECODE, all exact): 0 the __constant table, 1 bit arithmetic, 2 a
- * 16-entry f32 table in local memory addressed by byte offsets, 3 a shift into the f32
- * subnormal range and one multiply by 2^126 (exact: the device keeps subnormals, §2), 4 the
- * table with the byte offsets of a word's 8 nibbles masked at once, 5 half the nibbles by 4 and
- * half by 3 (both with ZP_BYTE_SHIFT), 6 = 4 with each byte offset extracted by ZP_BYTE
- * (zp_platform.h: one byte permute on NVIDIA, elsewhere the same shift and mask).
+ * E2M1 decode (ZP_E2M1_DECODE, all exact): 0 the __constant table, 1 bit arithmetic, 3 a shift
+ * into the f32 subnormal range and one multiply by 2^126 (exact: the device keeps subnormals, §2),
+ * 4 a 16-entry f32 table in local memory addressed by byte offsets, those of a word's 8 nibbles
+ * masked at once, 6 = 4 with each byte offset extracted by ZP_BYTE (zp_platform.h: one byte
+ * permute on NVIDIA, elsewhere the same shift and mask). 2 (the table with one shift and mask per
+ * nibble) and 5 (half the nibbles by 4, half by 3) decided nothing on any device and are gone
+ * (docs/perf.md "What does each tuning knob decide?").
  *
  * ZP_STREAM_ABLATION (benchmarks only: the results are WRONG unless 0) removes work from the
  * back: 1 = no lane sums and no tree (each block's q is stored as the dot), 2 = and no fma (the
@@ -99,14 +100,10 @@
 /* nibble to bits 28..31, arithmetic shift by 6: sign at 31 (and 25..30), magnitude at 22..24:
  * the f32 with those bits is e2m1 * 2^-126 (codes 0 and 1 fall in the subnormal range). */
 #define ZP_ST_MUL(w, k) (as_float(((int)((w) << (28 - 4 * (k))) >> 6) & (int)0x81C00000) * 0x1p126f)
-#if ZP_E2M1_DECODE == 2
-#define ZP_ST_NIB(w, lo, hi, k, tbl) ZP_ST_LT(tbl, (k) ? ((w) >> (4 * (k)-2)) & 0x3Cu : ((w) << 2) & 0x3Cu)
-#elif ZP_E2M1_DECODE == 3
+#if ZP_E2M1_DECODE == 3
 #define ZP_ST_NIB(w, lo, hi, k, tbl) ZP_ST_MUL(w, k)
 #elif ZP_E2M1_DECODE == 4 /* every nibble through the table, one byte extract each */
 #define ZP_ST_NIB(w, lo, hi, k, tbl) ZP_ST_LT(tbl, ZP_BYTE_SHIFT(((k)&1) ? (hi) : (lo), (k) >> 1))
-#elif ZP_E2M1_DECODE == 5 /* even nibbles so, odd ones by ZP_ST_MUL: the local and integer pipes share */
-#define ZP_ST_NIB(w, lo, hi, k, tbl) (((k)&1) ? ZP_ST_MUL(w, k) : ZP_ST_LT(tbl, ZP_BYTE_SHIFT(lo, (k) >> 1)))
 #elif ZP_E2M1_DECODE == 6 /* 4 through the platform's byte extraction */
 #define ZP_ST_NIB(w, lo, hi, k, tbl) ZP_ST_LT(tbl, ZP_BYTE(((k)&1) ? (hi) : (lo), (k) >> 1))
 #else

@@ -83,10 +83,13 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
     if (t.colsPerWorkGroup < 1 || t.colsPerWorkGroup % t.colsPerItem) bad("cols_per_item must divide cols_per_wg");
     if (t.rowsPerPass < 1) bad("rows_per_pass must be at least 1");
     if (t.gemmTile < 0 || t.gemmTile > 2) bad("gemm_tile must be 0 (lanes), 1 (blocks) or 2 (stream)");
-    if (t.e2m1Decode < 0 || t.e2m1Decode > 6) bad("e2m1_decode must be 0 to 6");
-    if (t.e2m1Decode >= 2 && t.gemmTile != 2)
+    if (t.e2m1Decode == 2 || t.e2m1Decode == 5)
         bad("e2m1_decode " + std::to_string(t.e2m1Decode) +
-            " (local table, multiply, byte table, hybrid, byte permute) needs gemm_tile=2");
+            " is gone (it decided nothing: docs/perf.md \"What does each tuning knob decide?\"); the local table is 4, "
+            "or 6 with NVIDIA's byte permute");
+    if (t.e2m1Decode < 0 || t.e2m1Decode > 6) bad("e2m1_decode must be 0, 1, 3, 4 or 6");
+    if (t.e2m1Decode >= 2 && t.gemmTile != 2)
+        bad("e2m1_decode " + std::to_string(t.e2m1Decode) + " (multiply, local table, byte permute) needs gemm_tile=2");
     if (t.streamSplit < 1 || t.streamSplit > 16 || 16 % t.streamSplit)
         bad("stream_split must divide 16 (1, 2, 4, 8 or 16)");
     if (t.streamChunk < 16 || t.streamChunk > 1024 || t.streamChunk % 16)

@@ -491,7 +491,7 @@ const auto kTilings = ::testing::Values(
     // the stream tile (zp_gemv_stream.h): 4 work-items per column, 4 lanes and 1 column each,
     // 2-row passes (M = 3: a 2-row and a 1-row pass), the local-memory table
     TunedCase{
-        "stream_four_lanes", "gemm_tile=2,cols_per_wg=32,cols_per_item=4,stream_split=4,e2m1_decode=2", {0, 2, 5, 10}},
+        "stream_four_lanes", "gemm_tile=2,cols_per_wg=32,cols_per_item=4,stream_split=4,e2m1_decode=4", {0, 2, 5, 10}},
     // NVIDIA's recommended stream tiles (KernelTuning::recommendedFor but max_registers, which
     // only NVIDIA's compiler takes): 16 work-items per column (one lane each) of 4 columns, 2-row
     // passes (M = 3: a 2-row and a 1-row pass), the byte-offset table decode
@@ -624,9 +624,9 @@ const auto kShapes = ::testing::Values(
     TwoLaunchShape{"m3_k5_c2_stream_b_tile", 3, 5, 2, zp::oracle::GateUpLayout::Interleaved, true,
                    "gemm_tile=2,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,stream_split=8,e2m1_decode=3,"
                    "b_cols_per_wg=8"},
-    // (the hybrid decode: even nibbles through the table, odd ones by the multiply)
+    // (the local table at the byte offsets of ZP_BYTE)
     TwoLaunchShape{"m4_k8_c4_stream_two_rows", 4, 8, 4, zp::oracle::GateUpLayout::Split, false,
-                   "gemm_tile=2,cols_per_wg=16,cols_per_item=4,stream_split=8,stream_chunk=16,e2m1_decode=5"});
+                   "gemm_tile=2,cols_per_wg=16,cols_per_item=4,stream_split=8,stream_chunk=16,e2m1_decode=6"});
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TwoLaunchShapes, kShapes,
                          [](const auto& info) { return std::string(info.param.name); });

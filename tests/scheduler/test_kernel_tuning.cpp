@@ -33,7 +33,16 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_chunk=24"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,b_cols_per_item=2,cols_per_item=4,stream_split=4"),
                  std::invalid_argument);                                        // kernel B's tile: 4 x 2
-    EXPECT_THROW(KernelTuning::parse("e2m1_decode=2"), std::invalid_argument);  // the local table: stream tile only
+    EXPECT_THROW(KernelTuning::parse("e2m1_decode=4"), std::invalid_argument);  // the local table: stream tile only
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,e2m1_decode=4").e2m1Decode, 4);
+    for (const char* gone : {"gemm_tile=2,e2m1_decode=2", "gemm_tile=2,e2m1_decode=5"}) {
+        try {
+            KernelTuning::parse(gone);
+            ADD_FAILURE() << gone << " was accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_THAT(e.what(), ::testing::HasSubstr("is gone")) << gone;
+        }
+    }
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,e2m1_decode=3").e2m1Decode, 3);
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,e2m1_decode=6").e2m1Decode, 6);  // the byte permute
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,e2m1_decode=7"), std::invalid_argument);

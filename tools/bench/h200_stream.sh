@@ -20,7 +20,6 @@ nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv >"$OUT/gpu
 block=gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_cols_per_wg=16
 s=gemm_tile=2,rows_per_pass=1,stream_chunk=128
 mapfile -t stream <<<"${ZP_STREAM_TUNINGS:-$s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=4
-$s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=5
 $s,cols_per_wg=32,cols_per_item=4,stream_split=8,e2m1_decode=4
 $s,cols_per_wg=64,cols_per_item=8,stream_split=8,e2m1_decode=4
 ${s/rows_per_pass=1/rows_per_pass=2},cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=6,max_registers=128}"

@@ -16,10 +16,10 @@ struct KernelTuning {
     int colsPerWorkGroup = 8;  // ZP_GEMM_COLS_PER_WG: output columns per work-group
     int colsPerItem = 2;       // ZP_GEMM_COLS_PER_ITEM: columns one work-item walks (even, divides the above)
     int rowsPerPass = 2;       // ZP_GEMM_ROWS_PER_PASS: activation rows per weight-tile pass (M2 tiling)
-    int e2m1Decode = 1;  // ZP_E2M1_DECODE: 0 = __constant table, 1 = bit arithmetic; stream tile: 2 = local table,
-                         // 3 = a shift into the subnormal range and one multiply, 4 = the table with a word's byte
-                         // offsets masked at once, 5 = half 4 and half 3, 6 = 4 with a byte permute (NVIDIA's
-                         // prmt) for each byte offset (kernels_cl/common/zp_gemv_stream.h)
+    int e2m1Decode = 1;  // ZP_E2M1_DECODE: 0 = __constant table, 1 = bit arithmetic; stream tile: 3 = a shift into
+                         // the subnormal range and one multiply, 4 = a local table read at a word's byte offsets
+                         // masked at once, 6 = 4 with a byte permute (NVIDIA's prmt) for each byte offset
+                         // (kernels_cl/common/zp_gemv_stream.h); 2 and 5 are gone
     int gemmTile =
         0;  // ZP_GEMM_TILE: 0 = lane tile (work-item = §4 lane), 1 = block tile (work-item = block),
             // 2 = stream tile (work-item = consecutive lanes of a few columns, kernels_cl/common/zp_gemv_stream.h)
