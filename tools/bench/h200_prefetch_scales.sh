@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# One H200 device call (stage first: bash scripts/h200/stage.sh; carry [".dev"]): two iterations of code rows in flight with the scale bytes one iteration ahead
-# (8 registers fewer than two of both), for the 1-row body only (stream_prefetch_one_row=2:
-# six_local's groups are all 1-row) and for every body (stream_prefetch=2), against R6. Registers
-# and spills of NVIDIA's build, the ablation at the real shape, the chains, the cases; and the
-# gate at the candidate when its one_launch beats R6's on six_local by >= 1 us replayed.
+# One H200 device call (stage first: bash scripts/h200/stage.sh; carry [".dev"]): two iterations
+# of code rows in flight with the scale bytes one iteration ahead (4 registers fewer at 4 columns
+# than two iterations of both), for the 1-row body only (stream_prefetch_one_row=2: six_local's
+# groups are all 1-row) and for every body (stream_prefetch=2), against R6. Registers and spills
+# of NVIDIA's build, the ablation at the real shape, the chains, the cases; and the gate at the
+# candidate when its one_launch beats R6's on six_local by >= 1 us replayed (docs/perf.md "Two
+# iterations of weight loads in flight?").
 # Writes $OUT/*.txt.
 cd "$(dirname "$0")/../.."
 . scripts/h200/setup.sh >/dev/null 2>&1
