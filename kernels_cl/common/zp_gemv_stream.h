@@ -115,27 +115,28 @@
  * codes with scale byte 127 (never summed). The columns' rows are 32-bit block offsets wrow[c]
  * from the expert's first row (wc, ws): one pointer pair for all columns instead of one per
  * column. Macros, so that the arrays stay the caller's registers rather than memory behind a
- * pointer; ZP_ST_FETCH is one (column, block), whose bytes ablation 4 makes up instead. */
+ * pointer. ZP_ST_CODE and ZP_ST_SCALE are one (column, block)'s, whose bytes ablation 4 makes up
+ * instead; ZP_ST_EACH_BLOCK runs STEP for each (column c_, block b_) of an iteration. */
 #if ZP_STREAM_ABLATION == 4 /* no weight loads: bytes made from the block index (a few integer ops) */
-#define ZP_ST_FETCH(code, scale, c, b)                                           \
-    {                                                                            \
-        const uint x_ = (wrow[c] + (uint)(b)) * 0x9E3779B9u;                     \
-        code = (uint4)(x_, x_ ^ 0x5BD1E995u, x_ + 0x6A09E667u, x_ ^ (x_ >> 13)); \
-        scale = 120u + (x_ >> 29);                                               \
-    }
+#define ZP_ST_MADE(c, b) ((wrow[c] + (uint)(b)) * 0x9E3779B9u)
+#define ZP_ST_CODE(c, b)                                                                      \
+    (uint4)(ZP_ST_MADE(c, b), ZP_ST_MADE(c, b) ^ 0x5BD1E995u, ZP_ST_MADE(c, b) + 0x6A09E667u, \
+            ZP_ST_MADE(c, b) ^ (ZP_ST_MADE(c, b) >> 13))
+#define ZP_ST_SCALE(c, b) (120u + (ZP_ST_MADE(c, b) >> 29))
 #else
-#define ZP_ST_FETCH(code, scale, c, b)                                            \
-    {                                                                             \
-        code = (b) < kb ? ((const global uint4*)wc)[wrow[c] + (b)] : (uint4)(0u); \
-        scale = (b) < kb ? (uint)ws[wrow[c] + (b)] : 127u;                        \
-    }
+#define ZP_ST_CODE(c, b) ((b) < kb ? ((const global uint4*)wc)[wrow[c] + (b)] : (uint4)(0u))
+#define ZP_ST_SCALE(c, b) ((b) < kb ? (uint)ws[wrow[c] + (b)] : 127u)
 #endif
-#define ZP_ST_LOAD(codes, scales, b0)                          \
-    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)                \
-        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {                 \
-            const int b_ = (b0) + l_ * ZP_STREAM_SPLIT;        \
-            ZP_ST_FETCH(codes[c_][l_], scales[c_][l_], c_, b_) \
+#define ZP_ST_EACH_BLOCK(b0, STEP)                      \
+    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)         \
+        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {          \
+            const int b_ = (b0) + l_ * ZP_STREAM_SPLIT; \
+            STEP                                        \
         }
+#define ZP_ST_LOAD_CODES(codes, b0) ZP_ST_EACH_BLOCK(b0, codes[c_][l_] = ZP_ST_CODE(c_, b_);)
+#define ZP_ST_LOAD_SCALES(scales, b0) ZP_ST_EACH_BLOCK(b0, scales[c_][l_] = ZP_ST_SCALE(c_, b_);)
+#define ZP_ST_LOAD(codes, scales, b0) \
+    ZP_ST_EACH_BLOCK(b0, codes[c_][l_] = ZP_ST_CODE(c_, b_); scales[c_][l_] = ZP_ST_SCALE(c_, b_);)
 
 /* Block li of every column of this work-item for NR rows: q[c][i] = block_partial * scale (§4),
  * one 32-step chain per (column, row), the columns' chains interleaved element by element so
@@ -205,20 +206,6 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
  * after (PF 1: the first), the ones issued at the start of iteration j, and the hand-over at its
  * end (codes <- next <- ahead). The scale bytes are needed only at the end of each block, so they
  * stay one iteration ahead at either depth (PF 2: the codes of two iterations, the scales of one). */
-#define ZP_ST_LOAD_SCALES(scales, b0)                    \
-    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)          \
-        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {           \
-            const int b_ = (b0) + l_ * ZP_STREAM_SPLIT;  \
-            uint4 unused_;                               \
-            ZP_ST_FETCH(unused_, scales[c_][l_], c_, b_) \
-        }
-#define ZP_ST_LOAD_CODES(codes, b0)                     \
-    for (int c_ = 0; c_ < ZP_STREAM_COLS; ++c_)         \
-        for (int l_ = 0; l_ < ZP_ST_L; ++l_) {          \
-            const int b_ = (b0) + l_ * ZP_STREAM_SPLIT; \
-            uint unused_;                               \
-            ZP_ST_FETCH(codes[c_][l_], unused_, c_, b_) \
-        }
 #define ZP_ST_EARLY_LOADS(PF)                                      \
     if ((PF) >= 2) {                                               \
         ZP_ST_LOAD(codes, scales, cb0 + s);                        \
