@@ -2,9 +2,9 @@
 # tools.bench_scripts: the device scripts (tools/bench/*.sh, run only in H200 calls) parse, and
 # every kernel tuning written in them (each literal key=value,... run with a tuning key, or
 # following a variable as in "$R6,key=v"; completed with gemm_tile=2 where it names no tile) is
-# one that KernelTuning::parse takes, so that a key or a
-# value removed from the tuning (issue 24, item 5) cannot leave a script that fails on the
-# device. zp-cl-build-report --options-only parses without building.
+# one that KernelTuning::parse takes, so that a key or a value removed from the tuning cannot
+# leave a script that fails on the device. zp-cl-build-report --options-only parses without
+# building.
 #   bench_scripts_test.sh BUILD_DIR
 set -euo pipefail
 build=$1
