@@ -49,6 +49,12 @@
 #include "zp_gemm_paired.h"
 #include "zp_grid_barrier.h"
 
+/* A 1-row group calls the GEMV with the literal 1 row, so that the lane and block tiles inline a
+ * body for it. The stream tile picks its 1-row body per pass itself: there the group's count
+ * goes through, since a literal would build that body a second time in each phase (more code and
+ * registers: one_launch's spills on NVIDIA and Xe2). */
+#define ZP_TL_ONE_ROW_LITERAL (ZP_GEMM_TILE != 2)
+
 ZP_FN int zp_tl_lid(void) { return (int)(get_local_id(1) * ZP_LANES + get_local_id(0)); }
 #define ZP_TL_ITEMS (ZP_LANES * ZP_GEMM_ITEMS_Y)
 
@@ -69,7 +75,7 @@ ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int ti
     local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g;
     const int le = grp[0], first = grp[1], count = grp[2];
     local const int* crow = ZP_RT_ROWS(routes, mk);
-    if (count == 1)
+    if (ZP_TL_ONE_ROW_LITERAL && count == 1)
         zp_gemm1_paired_group(w1_blocks, w1_scales, le, hidden, intermediate, layout, tile, hidden_x, 0, crow, 1, first,
                               1, silu, limit, up_bias, act, red);
     else
@@ -101,7 +107,7 @@ ZP_FN void zp_tl_gemm2_unit(local const int* routes, int rows, int top_k, int ti
     if (groups > 0) {
         local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g;
         const int le = grp[0], first = grp[1], count = grp[2];
-        if (count == 1)
+        if (ZP_TL_ONE_ROW_LITERAL && count == 1)
             zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, 1, y, 0, 0, first, red);
         else
             zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, count, y, 0, 0, first,
