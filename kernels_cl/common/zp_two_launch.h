@@ -37,9 +37,11 @@
  *    device-wide barrier; no group reads act before it, so no cache holds a stale line).
  *
  * Compact M2 at run time: an expert group with one compact row runs a 1-row specialisation of
- * the tile (nrows a literal 1: the dead rows' loads, fmas, lane sums and tree fold away), one
- * with more rows runs passes of up to ZP_GEMM_ROWS_PER_PASS rows, each weight block read once
- * per pass. The build knob rows_per_pass sets the widest pass. */
+ * the tile (the dead rows' loads, fmas, lane sums and tree fold away), one with more rows runs
+ * passes of up to ZP_GEMM_ROWS_PER_PASS rows, each weight block read once per pass. The build
+ * knob rows_per_pass sets the widest pass. The lane and block tiles get the specialisation from
+ * a call with a literal 1 row; the stream tile picks its 1-row body per pass itself, so there a
+ * literal would build that body a second time in each phase (ZP_TL_ONE_ROW_LITERAL). */
 #ifndef ZP_TWO_LAUNCH_H
 #define ZP_TWO_LAUNCH_H
 
@@ -49,10 +51,8 @@
 #include "zp_gemm_paired.h"
 #include "zp_grid_barrier.h"
 
-/* A 1-row group calls the GEMV with the literal 1 row, so that the lane and block tiles inline a
- * body for it. The stream tile picks its 1-row body per pass itself: there the group's count
- * goes through, since a literal would build that body a second time in each phase (more code and
- * registers: one_launch's spills on NVIDIA and Xe2). */
+/* 1: a 1-row group calls the GEMV with a literal 1 row (the lane and block tiles); 0: with its
+ * count (the stream tile, whose second 1-row body cost one_launch spills on NVIDIA and Xe2). */
 #define ZP_TL_ONE_ROW_LITERAL (ZP_GEMM_TILE != 2)
 
 ZP_FN int zp_tl_lid(void) { return (int)(get_local_id(1) * ZP_LANES + get_local_id(0)); }
