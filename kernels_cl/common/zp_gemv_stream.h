@@ -275,7 +275,8 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
 #if ZP_ST_REG_TREE
 /* The tree of every (column, row) in registers, then work-item s of the column's S stores the
  * outputs (c, i) with (c * NR + i) % S == s (paired: the even c, each with its up column c + 1,
- * the next column of the same work-item). */
+ * the next column of the same work-item). The store loops are unrolled: rolled around the inlined
+ * SwiGLU (IGC at four columns), dot_[c | 1] put dot_ in private memory. */
 #if ZP_STREAM_SPLIT > 1
 #define ZP_ST_SHUFFLE_TREE(v) \
     for (uint o_ = ZP_STREAM_SPLIT / 2; o_ >= 1u; o_ >>= 1) (v) = (v) + intel_sub_group_shuffle_xor((v), o_);
@@ -292,13 +293,14 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
             dot_[c][i] = acc[c][i][0];                                                                               \
             ZP_ST_SHUFFLE_TREE(dot_[c][i])                                                                           \
         }                                                                                                            \
-    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                                         \
-        for (int i = 0; i < NR; ++i) {                                                                               \
+    _Pragma("unroll") for (int c = 0; c < ZP_STREAM_COLS; ++c) {                                                     \
+        _Pragma("unroll") for (int i = 0; i < NR; ++i) {                                                             \
             if (i >= rows || (paired && (c & 1)) || (c * NR + i) % ZP_STREAM_SPLIT != s) continue;                   \
             const int col_ = g * ZP_STREAM_COLS + c, lc_ = tile * ZP_GEMM_COLS_PER_WG + col_;                        \
             zp_tile_store_dots(dot_[c][i], dot_[c | 1][i], lc_, col_, (size_t)(out_first + r0 + i), n_total, paired, \
                                intermediate, limit, up_bias, silu, out, local_out, local_out_on);                    \
-        }
+        }                                                                                                            \
+    }
 #else
 #define ZP_ST_FINISH(NR)                                                                                             \
     for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                                         \
