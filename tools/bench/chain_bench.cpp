@@ -7,7 +7,7 @@
 //   2. per route pattern (six_local, same_typical, disjoint_typical, all_remote at the default
 //      shape: zp::probe::makeCase, input variant 0) and per --tuning: every variant's chain
 //      is run once and its `out` checked bit for bit against the host oracle (a mismatch
-//      fails the run, exit 2), then replayed --replays times; the median chain time (first
+//      fails the run, exit 1), then replayed --replays times; the median chain time (first
 //      kernel start -> last kernel end) and the median of each kernel are printed with the
 //      bytes each kernel must move, its GB/s and its fraction of the copy bandwidth;
 //      with --batch B also replayed B times back to back in one list, as the gate's samples are
@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "zp/cli/cli.hpp"
 #include "zp/oracle/chain.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/probe/cases.hpp"
@@ -442,7 +443,7 @@ int main(int argc, char** argv) {
     app.add_option("--tuning", o.tunings,
                    "kernel tiling(s) to measure, each \"cols_per_wg=..,cols_per_item=..,rows_per_pass=..,"
                    "e2m1_decode=..\" (repeatable; \"\" = the packaged defaults; default: the defaults)");
-    app.add_option("--pattern", o.patterns, "route patterns (repeatable)");
+    app.add_option("--pattern", o.patterns, "route patterns (repeatable; \"all\": every one)");
     app.add_option("--variant", o.variants, "chain variants (repeatable; default: all)");
     app.add_option("-n,--replays", o.replays, "timed replays per chain")->check(CLI::Range(1, 100000));
     app.add_option("--chain-reps", o.chainReps, "all_remote: chain copies in the launch-cost list")
@@ -459,16 +460,31 @@ int main(int argc, char** argv) {
                  "also run every stream-tile tuning (gemm_tile=2) as loads only, + decode, + fma, without the "
                  "lane sums (ablation=3, 2, 1) and whole without its weight loads (ablation=4; results not "
                  "checked) and print each kernel's time per stage");
-    CLI11_PARSE(app, argc, argv);
+    if (const int rc = zp::cli::parse(app, "zp-chain-bench", argc, argv); rc >= 0) return rc;
     if (o.tunings.empty()) o.tunings.push_back("");
     if (o.ablation) o.tunings = withAblationStages(o.tunings);
     std::vector<Variant> vs;
-    for (const auto& v : o.variants) vs.push_back(zp::probe::parseVariant(v));
+    // Bad input (exit 2, docs/usage.md "Exit codes") is refused before any device work.
+    try {
+        for (const auto& v : o.variants) vs.push_back(zp::probe::parseVariant(v));
+        std::vector<std::string> patterns;  // "all": every pattern, in the catalogue's order
+        for (const auto& p : o.patterns) {
+            if (p == "all")
+                for (auto each : zp::probe::kAllRoutePatterns) patterns.emplace_back(zp::probe::patternName(each));
+            else
+                patterns.emplace_back(zp::probe::patternName(zp::probe::parsePattern(p)));
+        }
+        o.patterns = patterns;
+        for (const auto& t : o.tunings) KernelTuning::parse(t, KernelTuning::Ablation::allowed);
+        zp::oracle::validateShape(o.shape);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "zp-chain-bench: error: {}\n", e.what());
+        return 2;
+    }
     if (vs.empty()) vs.assign(zp::probe::kAllVariants.begin(), zp::probe::kAllVariants.end());
 
     try {
         const ChainShape& shape = o.shape;
-        zp::oracle::validateShape(shape);
         // The first tuning's modules with the context; the others share it (and the weights).
         const auto setup = zp::scheduler::DeviceSetup::open(
             {.device = o.deviceSpec,
@@ -484,11 +500,20 @@ int main(int argc, char** argv) {
         for (const auto& pname : o.patterns) bench.runPattern(pname);
         if (const int failures = bench.report()) {
             fmt::print(stderr, "zp-chain-bench: {} chain(s) differ from the oracle\n", failures);
-            return 2;
+            return 1;
         }
         return 0;
+    } catch (const zp::scheduler::NoSuchDevice& e) {
+        fmt::print(stderr, "zp-chain-bench: error: --device {}: {}\n", e.spec(), e.reason());
+        return 2;
+    } catch (const zp::runtime::Error& e) {
+        fmt::print(stderr, "zp-chain-bench: device error: {}\n", e.what());
+        return 3;
+    } catch (const zp::scheduler::DeviceError& e) {
+        fmt::print(stderr, "zp-chain-bench: device error: {}\n", e.what());
+        return 3;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "zp-chain-bench: {}\n", e.what());
+        fmt::print(stderr, "zp-chain-bench: internal error: {}\n", e.what());
         return 1;
     }
 }
