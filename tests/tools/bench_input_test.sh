@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# tools.bench_input: zp-chain-bench refuses bad input with exit 2 and a message naming the bad
-# value, before any device work (docs/usage.md "Exit codes"); one good small run exits 0
-# (--pattern all, every pattern at a reduced shape).
-#   bench_input_test.sh CHAIN_BENCH
+# tools.bench_input: zp-chain-bench and zecl-launch-bench refuse bad input with exit 2 and a
+# message naming the bad value, before any device work (docs/usage.md "Exit codes"); one good
+# small run of each exits 0 (zp-chain-bench: --pattern all, every pattern at a reduced shape).
+#   bench_input_test.sh CHAIN_BENCH LAUNCH_BENCH
 set -euo pipefail
-chain=$1
+chain=$1 launch=$2
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/zp-bench-input.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -26,6 +26,9 @@ refused "$chain" "no_such_key" --tuning no_such_key=1
 refused "$chain" "hidden = 100" --hidden 100
 refused "$chain" "--replays" --replays 0
 refused "$chain" "--device 99" --device 99
+refused "$launch" "--pointers" --pointers 0
+refused "$launch" "--pointers" --pointers 65
+refused "$launch" "--device nowhere" --device nowhere
 
 rc=0
 "$chain" --pattern all --variant one_launch --hidden 512 --intermediate 256 -n 1 -q >"$tmp/all.txt" 2>&1 || rc=$?
@@ -34,4 +37,9 @@ chains=$(grep -c " one_launch  *chain " "$tmp/all.txt" || true)
 [[ $chains -eq 7 ]] || fail "zp-chain-bench --pattern all: $chains one_launch chains, want the 7 patterns'"
 grep -q "^CHECK 7 of 7 measured chains bit-exact" "$tmp/all.txt" || fail "zp-chain-bench --pattern all: $(grep CHECK "$tmp/all.txt")"
 
-echo "ok: bad input refused with exit 2; --pattern all ran 7 chains bit-exact"
+rc=0
+"$launch" -n 200 -r 1 -p 3 >"$tmp/launch.txt" 2>&1 || rc=$?
+[[ $rc -eq 0 ]] || fail "zecl-launch-bench -p 3: exit $rc: $(tail -3 "$tmp/launch.txt")"
+grep -q "empty kernel with 3 pointer argument(s)" "$tmp/launch.txt" || fail "zecl-launch-bench -p 3: $(cat "$tmp/launch.txt")"
+grep -q "^  raw OpenCL, SVM pointers  *[0-9.]" "$tmp/launch.txt" || fail "zecl-launch-bench: no SVM row: $(cat "$tmp/launch.txt")"
+echo "ok: bad input refused with exit 2 by both benches; --pattern all ran 7 chains bit-exact; -p 3 timed"

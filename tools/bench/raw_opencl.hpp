@@ -19,9 +19,20 @@
 namespace zp::bench {
 
 // NOTE: NVIDIA's OpenCL (ptxas) rejects a kernel whose body is empty, so the "empty" kernel
-// takes a flag that is always 0 and writes nothing.
-inline constexpr const char* kNoopKernelSource =
-    "kernel void noop(global int* sink, int flag) { if (flag) sink[0] = flag; }\n";
+// takes a flag that is always 0 and writes nothing. `pointers` global int* arguments p0.. come
+// first (each written under the flag, so none is dead), the flag last.
+inline std::string noopKernelSource(int pointers) {
+    std::string params, body;
+    for (int i = 0; i < pointers; ++i) {
+        params += fmt::format("global int* p{}, ", i);
+        body += fmt::format(" p{}[0] = flag;", i);
+    }
+    return fmt::format("kernel void noop({}int flag) {{ if (flag) {{{} }} }}\n", params, body);
+}
+
+// How the raw OpenCL reference binds the empty kernel's pointers: buffers (clSetKernelArg of a
+// cl_mem) or SVM pointers (clSetKernelArgSVMPointer, as zecl binds every Level Zero pointer).
+enum class ClPointers { buffers, svm };
 
 inline void clCheck(cl_int err, const char* what) {
     if (err != CL_SUCCESS) throw std::runtime_error(fmt::format("{} failed: OpenCL error {}", what, err));
@@ -59,25 +70,41 @@ inline cl_device_id clDeviceNamed(const std::string& want) {
     throw std::runtime_error("no OpenCL device named '" + want + "'");
 }
 
-// `repeats` timings, each (wall time of `launches` back-to-back launches of the empty kernel +
-// clFinish) / launches in µs, after one untimed round (first-submit costs are not launch cost).
-inline std::vector<double> rawOpenClLaunchUs(cl_device_id device, std::uint32_t launches, int repeats) {
+// `repeats` timings, each (wall time of `launches` back-to-back launches of the empty kernel with
+// `pointers` pointer arguments + clFinish) / launches in µs, after one untimed round (first-submit
+// costs are not launch cost).
+inline std::vector<double> rawOpenClLaunchUs(cl_device_id device, std::uint32_t launches, int repeats, int pointers = 1,
+                                             ClPointers bind = ClPointers::buffers) {
     cl_int err = CL_SUCCESS;
     cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &err);
     clCheck(err, "clCreateContext");
     cl_command_queue queue = clCreateCommandQueueWithProperties(ctx, device, nullptr, &err);
     clCheck(err, "clCreateCommandQueueWithProperties");
-    const char* src = kNoopKernelSource;
+    const std::string source = noopKernelSource(pointers);
+    const char* src = source.c_str();
     cl_program program = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
     clCheck(err, "clCreateProgramWithSource");
-    clCheck(clBuildProgram(program, 1, &device, "-cl-std=CL1.2", nullptr, nullptr), "clBuildProgram");
+    clCheck(clBuildProgram(program, 1, &device, bind == ClPointers::svm ? "-cl-std=CL2.0" : "-cl-std=CL1.2", nullptr,
+                           nullptr),
+            "clBuildProgram");
     cl_kernel kernel = clCreateKernel(program, "noop", &err);
     clCheck(err, "clCreateKernel");
-    cl_mem sink = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_int), nullptr, &err);
-    clCheck(err, "clCreateBuffer");
+    std::vector<cl_mem> buffers;
+    std::vector<void*> svm;
+    for (int i = 0; i < pointers; ++i) {
+        if (bind == ClPointers::svm) {
+            void* p = clSVMAlloc(ctx, CL_MEM_READ_WRITE, sizeof(cl_int), 0);
+            if (!p) throw std::runtime_error("clSVMAlloc failed (the device has no SVM)");
+            svm.push_back(p);
+            clCheck(clSetKernelArgSVMPointer(kernel, cl_uint(i), p), "clSetKernelArgSVMPointer");
+        } else {
+            buffers.push_back(clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_int), nullptr, &err));
+            clCheck(err, "clCreateBuffer");
+            clCheck(clSetKernelArg(kernel, cl_uint(i), sizeof(cl_mem), &buffers.back()), "clSetKernelArg");
+        }
+    }
     const cl_int flag = 0;
-    clCheck(clSetKernelArg(kernel, 0, sizeof(cl_mem), &sink), "clSetKernelArg");
-    clCheck(clSetKernelArg(kernel, 1, sizeof(cl_int), &flag), "clSetKernelArg");
+    clCheck(clSetKernelArg(kernel, cl_uint(pointers), sizeof(cl_int), &flag), "clSetKernelArg");
     const size_t global = 1, local = 1;
     auto once = [&] {
         for (std::uint32_t i = 0; i < launches; ++i)
@@ -94,7 +121,8 @@ inline std::vector<double> rawOpenClLaunchUs(cl_device_id device, std::uint32_t 
                      launches);
     }
     clReleaseKernel(kernel);
-    clReleaseMemObject(sink);
+    for (cl_mem b : buffers) clReleaseMemObject(b);
+    for (void* p : svm) clSVMFree(ctx, p);
     clReleaseProgram(program);
     clReleaseCommandQueue(queue);
     clReleaseContext(ctx);

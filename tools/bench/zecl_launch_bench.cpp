@@ -1,14 +1,21 @@
 // zecl-launch-bench: what zecl + the loader cost per kernel launch over raw OpenCL.
 //
-// On one OpenCL device, an empty kernel is launched N times back to back
+// On one OpenCL device, an empty kernel with P pointer arguments (--pointers, default 1) is
+// launched N times back to back
 //   (a) through a recorded regular command list via zp::runtime (zecl under the Level Zero loader),
 //   (b) through an immediate command list via zp::runtime (for reference),
-//   (c) through raw OpenCL on the same device (clEnqueueNDRangeKernel on an in-order queue),
+//   (c) through raw OpenCL on the same device (clEnqueueNDRangeKernel on an in-order queue), the
+//       pointers bound as buffers, and (d) as SVM pointers, as zecl binds them,
 // and the per-launch time (wall clock of submit..completion / N) is printed for each, with the
-// ratio (a)/(c). A program that prints figures, not a test.
+// ratio (a)/(c). What an enqueue costs per pointer argument decides a short kernel's replay on
+// some drivers (NVIDIA's OpenCL: docs/perf.md "What is one_launch made of?"). A program that
+// prints figures, not a test.
 #include "raw_opencl.hpp"
 
+#include "zp/cli/cli.hpp"
 #include "zp/runtime/ze.hpp"
+#include "zp/scheduler/device_errors.hpp"
+#include "zp/scheduler/device_setup.hpp"
 #include "zecl/source_bundle.h"
 
 #include <CLI/CLI.hpp>
@@ -63,12 +70,14 @@ int main(int argc, char** argv) {
     std::optional<std::string> zeclPath;
     app.add_option("-n,--launches", launches, "launches per timed run")->check(CLI::Range(1u, 10'000'000u));
     app.add_option("-r,--repeats", repeats, "timed runs (after one warm-up)")->check(CLI::Range(1, 1000));
+    int pointers = 1;
+    app.add_option("-p,--pointers", pointers, "pointer arguments of the empty kernel")->check(CLI::Range(1, 64));
     app.add_option("-d,--device", deviceSpec, "Level Zero device: \"\", intel, zecl or an index (see --list)");
     app.add_option("--cl-device", clDevice, "OpenCL device index (flat over platforms); default: same name");
     app.add_option("--zecl", zeclPath, "path of libze_zecl.so (default: $ZP_ZECL_PATH, next to this tool, ...)");
     bool list = false;
     app.add_flag("--list", list, "list Level Zero and OpenCL devices and exit");
-    CLI11_PARSE(app, argc, argv);
+    if (const int rc = zp::cli::parse(app, "zecl-launch-bench", argc, argv); rc >= 0) return rc;
 
     try {
         zp::runtime::InitOptions init;
@@ -83,7 +92,13 @@ int main(int argc, char** argv) {
             return 0;
         }
 
-        zp::runtime::DeviceInfo dev = zp::runtime::selectDevice(deviceSpec);
+        zp::runtime::DeviceInfo dev = [&] {
+            try {
+                return zp::scheduler::selectDevice(deviceSpec);
+            } catch (const zp::scheduler::NoSuchDevice& e) {
+                throw std::invalid_argument("--device " + e.spec() + ": " + e.reason());
+            }
+        }();
         cl_device_id cl = nullptr;
         if (clDevice) {
             if (*clDevice < 0 || size_t(*clDevice) >= clDevices.size())
@@ -106,14 +121,17 @@ int main(int argc, char** argv) {
 
         // (a) and (b): zp::runtime
         zp::runtime::Context ctx(dev);
-        std::vector<uint8_t> b = zecl::makeSourceBundle("-cl-std=CL1.2", kNoopKernelSource);
+        std::vector<uint8_t> b = zecl::makeSourceBundle("-cl-std=CL1.2", noopKernelSource(pointers));
         std::vector<std::byte> bytes(b.size());
         std::memcpy(bytes.data(), b.data(), b.size());
         zp::runtime::Module module = zp::runtime::Module::fromSourceBundle(ctx, dev, bytes);
         zp::runtime::Kernel kernel(module, "noop");
-        zp::runtime::DeviceBuffer<int32_t> sink(ctx, dev, 1);
-        kernel.setArg(0, sink);
-        kernel.setArg(1, int32_t{0});
+        std::vector<zp::runtime::DeviceBuffer<int32_t>> sinks;
+        for (int i = 0; i < pointers; ++i) {
+            sinks.emplace_back(ctx, dev, 1);
+            kernel.setArg(std::uint32_t(i), sinks.back());
+        }
+        kernel.setArg(std::uint32_t(pointers), int32_t{0});
         kernel.setGroupSize(1);
         zp::runtime::CommandQueue queue(ctx, dev);
         zp::runtime::CommandList regular(ctx, dev);
@@ -134,21 +152,29 @@ int main(int argc, char** argv) {
         });
 
         // (c): raw OpenCL on the same device
-        auto raw = rawOpenClLaunchUs(cl, launches, repeats);
+        auto raw = rawOpenClLaunchUs(cl, launches, repeats, pointers, ClPointers::buffers);
+        auto rawSvm = rawOpenClLaunchUs(cl, launches, repeats, pointers, ClPointers::svm);
 
-        Stats a = stats(zeRegular), im = stats(zeImmediate), c = stats(raw);
+        Stats a = stats(zeRegular), im = stats(zeImmediate), c = stats(raw), sv = stats(rawSvm);
         fmt::print("device: [{}] {} ({}), OpenCL: {}\n", dev.index, dev.name(), zp::runtime::driverKindName(dev.kind),
                    clDeviceName(cl));
-        fmt::print("{} launches x {} repeats; per-launch µs (min / median / max)\n", launches, repeats);
+        fmt::print(
+            "{} launches x {} repeats of an empty kernel with {} pointer argument(s); per-launch µs (min / "
+            "median / max)\n",
+            launches, repeats, pointers);
         fmt::print("  ze regular list (replay)   {:8.3f} {:8.3f} {:8.3f}   (recording: {:.3f} µs/launch)\n", a.min,
                    a.median, a.max, recordUs);
         fmt::print("  ze immediate list          {:8.3f} {:8.3f} {:8.3f}\n", im.min, im.median, im.max);
         fmt::print("  raw OpenCL                 {:8.3f} {:8.3f} {:8.3f}\n", c.min, c.median, c.max);
+        fmt::print("  raw OpenCL, SVM pointers   {:8.3f} {:8.3f} {:8.3f}\n", sv.min, sv.median, sv.max);
         fmt::print("ratio ze regular / OpenCL (median): {:.2f}x\n", a.median / c.median);
         fmt::print("ratio ze immediate / OpenCL (median): {:.2f}x\n", im.median / c.median);
         return 0;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "zecl-launch-bench: {}\n", e.what());
-        return 1;
+    } catch (const std::invalid_argument& e) {  // a device that is not there (docs/usage.md "Exit codes")
+        fmt::print(stderr, "zecl-launch-bench: error: {}\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {  // every other failure is a Level Zero or OpenCL call's
+        fmt::print(stderr, "zecl-launch-bench: device error: {}\n", e.what());
+        return 3;
     }
 }
