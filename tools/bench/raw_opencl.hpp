@@ -31,7 +31,8 @@ inline std::string noopKernelSource(int pointers) {
 }
 
 // How the raw OpenCL reference binds the empty kernel's pointers: buffers (clSetKernelArg of a
-// cl_mem) or SVM pointers (clSetKernelArgSVMPointer, as zecl binds every Level Zero pointer).
+// cl_mem) or SVM pointers (clSetKernelArgSVMPointer, as zecl binds every Level Zero pointer, into
+// programs built as OpenCL C 1.2 as here). A device without SVM makes the svm form throw.
 enum class ClPointers { buffers, svm };
 
 inline void clCheck(cl_int err, const char* what) {
@@ -84,9 +85,7 @@ inline std::vector<double> rawOpenClLaunchUs(cl_device_id device, std::uint32_t 
     const char* src = source.c_str();
     cl_program program = clCreateProgramWithSource(ctx, 1, &src, nullptr, &err);
     clCheck(err, "clCreateProgramWithSource");
-    clCheck(clBuildProgram(program, 1, &device, bind == ClPointers::svm ? "-cl-std=CL2.0" : "-cl-std=CL1.2", nullptr,
-                           nullptr),
-            "clBuildProgram");
+    clCheck(clBuildProgram(program, 1, &device, "-cl-std=CL1.2", nullptr, nullptr), "clBuildProgram");
     cl_kernel kernel = clCreateKernel(program, "noop", &err);
     clCheck(err, "clCreateKernel");
     std::vector<cl_mem> buffers;
