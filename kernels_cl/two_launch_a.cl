@@ -1,8 +1,10 @@
 /* two_launch, kernel A (common/zp_two_launch.h): every work-group derives the route table from
- * topk_ids, group (0, 0) also stores it for the host (route_info with the §5.1 error flag,
- * compact_rows, route_row, groups), then work-group (tile, g) computes act for expert group g
- * and pair tile `tile` from the source rows of hidden.
- * Grid: (ceil(I / ZP_GEMM_PAIRS_PER_WG), min(M*K, E/C)); groups g >= G exit after the table.
+ * topk_ids once, group 0 also stores it for the host (route_info with the §5.1 error flag,
+ * compact_rows, route_row, groups), then the work-groups loop over A's (pair tile, expert group)
+ * units u = wg, wg + n, ... < tiles * G (tile = u % tiles, g = u / tiles): act for expert group g
+ * and pair tile `tile` from the source rows of hidden. Grid: (n, 1, 1) with n >= 1, at most
+ * tiles * min(M*K, E/C) (the host takes the count the device keeps resident, so the table is
+ * derived once per resident group, not once per unit); any n gives the same bits.
  * routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)]. */
 #include "common/zp_two_launch.h"
 
@@ -14,9 +16,18 @@ kernel ZP_GEMM_ATTRS void two_launch_a(global const zp_topk_id_t* topk_ids, glob
                                        int hidden, int intermediate, float limit, float up_bias, int layout,
                                        local int* routes) {
     local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
+    const int wg = (int)get_group_id(0), n = (int)get_num_groups(0);
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
-    if (get_group_id(0) == 0 && get_group_id(1) == 0)
+    if (wg == 0)
         zp_tl_store_routes(routes, topk_ids, rows, top_k, experts, route_info, compact_rows, route_row, groups);
-    zp_tl_gemm1_tile(routes, rows, top_k, get_group_id(0), get_group_id(1), hidden_x, w1_blocks, w1_scales, silu, act,
-                     hidden, intermediate, limit, up_bias, layout, red);
+    const int tiles_a = (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG;
+    const int units_a = tiles_a * ZP_RT_COUNT_G(routes, rows * top_k);
+    /* (tile, g) of unit u = g * tiles_a + tile */
+    int g = wg / tiles_a, tile = wg - g * tiles_a;
+    const int step_g = n / tiles_a, step_tile = n - step_g * tiles_a;
+    for (int u = wg; u < units_a; u += n) {
+        zp_tl_gemm1_tile(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden, intermediate,
+                         limit, up_bias, layout, red);
+        zp_unit_step(&g, &tile, step_g, step_tile, tiles_a);
+    }
 }

@@ -1,7 +1,9 @@
 /* two_launch, kernel B (common/zp_two_launch.h): every work-group derives the route table from
- * topk_ids, then work-group (tile, g) computes column tile `tile` of y for expert group g's
- * compact rows; the tile's last work-group to finish writes the tile's columns of out in §5.7's
- * route order. Grid: (ceil(H / ZP_GEMM_COLS_PER_WG), max(1, min(M*K, E/C))).
+ * topk_ids once, then the work-groups loop over B's (column tile, expert group) units u = wg,
+ * wg + n, ... < tiles * max(G, 1): column tile `tile` of y for expert group g's compact rows; the
+ * tile's last unit to finish writes the tile's columns of out in §5.7's route order. Grid: (n, 1,
+ * 1) with n >= 1, at most ceil(H / ZP_GEMM_COLS_PER_WG) * max(1, min(M*K, E/C)) (the host takes
+ * the count the device keeps resident); any n gives the same bits.
  * y: [M*K, H] scratch; tile_done: ceil(H / ZP_GEMM_COLS_PER_WG) uints, zeroed once when
  * allocated (every launch leaves them zero). routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)]. */
 #include "common/zp_two_launch.h"
@@ -16,6 +18,15 @@ kernel ZP_GEMM_ATTRS void two_launch_b(global const zp_topk_id_t* topk_ids,
     local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
     local int last;
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
-    zp_tl_gemm2_unit(routes, rows, top_k, get_group_id(0), get_group_id(1), act, w2_blocks, w2_scales, y, tile_done,
-                     topk_weights, out, hidden, intermediate, &last, red);
+    const int wg = (int)get_group_id(0), n = (int)get_num_groups(0);
+    const int tiles_b = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
+    const int units_b = tiles_b * max(ZP_RT_COUNT_G(routes, rows * top_k), 1);
+    /* (tile, g) of unit u = g * tiles_b + tile */
+    int g = wg / tiles_b, tile = wg - g * tiles_b;
+    const int step_g = n / tiles_b, step_tile = n - step_g * tiles_b;
+    for (int u = wg; u < units_b; u += n) {
+        zp_tl_gemm2_unit(routes, rows, top_k, tile, g, act, w2_blocks, w2_scales, y, tile_done, topk_weights, out,
+                         hidden, intermediate, &last, red);
+        zp_unit_step(&g, &tile, step_g, step_tile, tiles_b);
+    }
 }

@@ -19,7 +19,7 @@
  *    integer steps, a few hundred cycles at MK = 12: cheaper than a launch or a global
  *    round trip). Ids outside [0, E) are not local.
  * 2. zp_tl_store_routes(routes, ...): exactly ONE work-group of the chain (two_launch: A's
- *    group (0, 0)) writes route_info / compact_rows / route_row / groups as route_compact does,
+ *    group 0) writes route_info / compact_rows / route_row / groups as route_compact does,
  *    so the host reads R, the compact rows, cr(m, k) and the §5.1 error flag (invalid-id count,
  *    first invalid route) exactly as for every other variant. Nothing on the device reads them.
  * 3. zp_tl_gemm1_tile(routes, tile, g, ...), kernel A's unit of work: expert group g (< G, the
@@ -27,12 +27,13 @@
  *    the group's compact rows r and the tile's gate/up pairs i (§5.4-5.5, the paired epilogue,
  *    zp_gemm_paired.h), reading the rows' source rows of `hidden` directly (no remap). Returns
  *    at once when g >= G. act is [MK, I] in compact-row order; rows >= R are never written.
- *    two_launch's grid: (ceil(I / PAIRS), min(MK, E/C)), one unit per work-group.
+ *    two_launch_a loops over the units u = g * tiles + tile on any 1D grid (the host takes the
+ *    count the device keeps resident), as one_launch does.
  * 4. zp_tl_gemm2_unit(routes, tile, g, ...), kernel B's unit of work: column tile `tile` of y
  *    for expert group g's compact rows (the same units as gemm2's, so B has gemm2's
  *    parallelism), to y [MK, H] in global memory; the tile's last unit to finish (a per-tile
  *    count that resets itself) writes the tile's columns of out for every token row in §5.7's
- *    route order. two_launch's grid: (ceil(H / COLS), max(1, min(MK, E/C))). Reads act, which
+ *    route order. two_launch_b loops over its units as two_launch_a does. Reads act, which
  *    every A unit must have finished (two_launch: the launch boundary; one_launch: the
  *    device-wide barrier; no group reads act before it, so no cache holds a stale line).
  *

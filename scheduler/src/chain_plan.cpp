@@ -101,20 +101,24 @@ struct Planner {
     }
 
     void twoLaunch() {
-        // kernels_cl/common/zp_two_launch.h: every work-group derives the routes itself.
+        // kernels_cl/common/zp_two_launch.h: every work-group derives the routes itself, then
+        // loops over its units; both grids are persistent (DeviceChain caps them at the count
+        // the device keeps resident, so the routes are derived once per resident group).
         const runtime::LocalMem routeTable{sizeof(std::int32_t) * ZP_ROUTE_SCRATCH_INTS(routes)};
-        add("two_launch_a", "two_launch_a", gemm, pairedGrid,
+        add("two_launch_a", "two_launch_a", gemm, {pairedGrid.x * pairedGrid.y, 1, 1},
             {b.topkIds,     b.hidden,   b.w1Blocks, b.w1Scales, b.silu, b.act,  b.routeInfo,
              b.compactRows, b.routeRow, b.groups,   m,          k,      e,      c,
              card,          h,          i,          L,          beta,   layout, routeTable});
-        // B: its own column tile (KernelTuning::forKernelFile); a work-group per (column tile,
-        // expert group), the tile's last one writing out.
+        plan.launches.back().persistent = true;
+        // B: its own column tile (KernelTuning::forKernelFile); units per (column tile, expert
+        // group), the tile's last one writing out.
         const KernelTuning tb = t.forKernelFile("two_launch_b");
         const std::uint32_t colsB = tb.colsPerWorkGroup;
         add("two_launch_b", "two_launch_b", {ZP_LANES, colsB / std::uint32_t(tb.colsPerItem), 1},
-            {ceilDiv(H, colsB), groupSlots, 1},
+            {ceilDiv(H, colsB) * groupSlots, 1, 1},
             {b.topkIds, b.topkWeights, b.act, b.w2Blocks, b.w2Scales, b.y, b.tileDone, b.out, m, k, e, c, card, h, i,
              routeTable});
+        plan.launches.back().persistent = true;
     }
 
     void oneLaunch() {

@@ -102,23 +102,27 @@ DeviceChain::DeviceChain(const runtime::Context& context, const runtime::DeviceI
         kernel.setGroupSize(l.group);
         checkLocalMemory(kernel, l, device, modules.tuning());
         runtime::GroupCount grid = l.groups;
-        if (l.cooperative) {
+        if (l.cooperative || l.persistent) {
             // Asked with the group size and local arguments set: they decide what stays resident.
             std::uint32_t suggested = 0;
+            std::string none;  // why the driver suggests no grid
             try {
                 suggested = kernel.suggestMaxCooperativeGroupCount();
+                if (suggested == 0) none = "zeKernelSuggestMaxCooperativeGroupCount is 0";
             } catch (const runtime::Error& err) {
                 const ze_result_t why = err.code();
                 if (why != ZE_RESULT_ERROR_UNSUPPORTED_FEATURE && why != ZE_RESULT_ERROR_UNSUPPORTED_SIZE &&
                     why != ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION)
                     throw;
-                throw VariantNotValid(std::string(probe::variantName(variant)) + " is not valid on this device (" +
-                                      device.name() + "): the driver promises no co-resident grid (" + err.codeName() +
-                                      " from zeKernelSuggestMaxCooperativeGroupCount)");
+                none = std::string("the driver promises no co-resident grid (") + err.codeName() +
+                       " from zeKernelSuggestMaxCooperativeGroupCount)";
             }
-            if (suggested == 0)
-                throw VariantNotValid(std::string(probe::variantName(variant)) + " is not valid on this device (" +
-                                      device.name() + "): zeKernelSuggestMaxCooperativeGroupCount is 0");
+            if (!none.empty()) {
+                if (l.cooperative)
+                    throw VariantNotValid(std::string(probe::variantName(variant)) + " is not valid on this device (" +
+                                          device.name() + "): " + none);
+                suggested = l.groups.x;  // a persistent grid needs no co-resident groups: the whole grid
+            }
             grid = {std::min(l.groups.x, suggested), 1, 1};
         }
         grids_.push_back(grid);

@@ -49,9 +49,13 @@ TEST(ChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAskingFor
     const auto& l = plan.launches[0];
     EXPECT_TRUE(l.cooperative);
     EXPECT_TRUE(zp::probe::cooperative(Variant::OneLaunch));
+    EXPECT_FALSE(l.persistent);
     for (Variant v : zp::probe::kAllVariants)
         if (v != Variant::OneLaunch) {
-            for (const auto& other : zp::scheduler::planChain(v, s, {}).launches) EXPECT_FALSE(other.cooperative);
+            for (const auto& other : zp::scheduler::planChain(v, s, {}).launches) {
+                EXPECT_FALSE(other.cooperative);
+                EXPECT_EQ(other.persistent, v == Variant::TwoLaunch) << other.kernel;
+            }
         }
     // A: ceil(I / pairs) pair tiles x min(M*K, E/C) expert groups; B: ceil(H / cols) column tiles.
     const zp::scheduler::KernelTuning t;
@@ -64,7 +68,7 @@ TEST(ChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAskingFor
     EXPECT_EQ(l.groups.z, 1u);
 }
 
-TEST(ChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTileAndAGroupPerExpertGroup) {
+TEST(ChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBothArePersistentAndBGetsItsOwnColumnTile) {
     using zp::scheduler::KernelTuning;
     const auto s = reducedShape();
     const auto t = KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_cols_per_wg=8,b_cols_per_item=2");
@@ -74,11 +78,19 @@ TEST(ChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBGetsItsOwnColumnTi
     const auto& b = plan.launches[1];
     const std::uint32_t groupSlots = std::min<std::uint32_t>(s.rows * s.topK, s.localExperts());
     EXPECT_EQ(a.group.y, 32u / 4);  // A keeps cols_per_wg / cols_per_item
-    EXPECT_EQ(a.groups.x, (s.intermediate + 15) / 16);
-    EXPECT_EQ(b.group.x, 16u);  // the 16 lanes of CONTRACT §4
+    EXPECT_EQ(b.group.x, 16u);      // the 16 lanes of CONTRACT §4
     EXPECT_EQ(b.group.y, 8u / 2);
-    EXPECT_EQ(b.groups.x, (s.hidden + 7) / 8);
-    EXPECT_EQ(b.groups.y, groupSlots);  // a work-group per (column tile, expert group), as gemm2
+    // Both loop over their units on a 1D grid that asks for one group per unit (DeviceChain takes
+    // the resident count where it is smaller): A's (pair tile, expert group) and B's (column
+    // tile, expert group) units, as gemm1_paired's and gemm2's work-groups. Plain launches.
+    for (const auto* l : {&a, &b}) {
+        EXPECT_TRUE(l->persistent) << l->kernel;
+        EXPECT_FALSE(l->cooperative) << l->kernel;
+        EXPECT_EQ(l->groups.y, 1u) << l->kernel;
+        EXPECT_EQ(l->groups.z, 1u) << l->kernel;
+    }
+    EXPECT_EQ(a.groups.x, (s.intermediate + 15) / 16 * groupSlots);
+    EXPECT_EQ(b.groups.x, (s.hidden + 7) / 8 * groupSlots);
     // one_launch is one program (A's tile for B too): its grid asks for the wider of A's and B's units.
     const auto one = zp::scheduler::planChain(Variant::OneLaunch, s, {}, {});
     const std::uint32_t cols = std::uint32_t(KernelTuning{}.colsPerWorkGroup);

@@ -27,12 +27,17 @@ struct PlannedLaunch {
     std::string file;    // kernel file stem in the package, e.g. "gemm1_mxfp4_m2"
     std::string kernel;  // entry point
     runtime::GroupSize group;
-    runtime::GroupCount groups;  // cooperative: the most groups the kernel can use (groups.x; y = z = 1)
+    runtime::GroupCount groups;  // cooperative, persistent: the most groups the kernel can use (groups.x; y = z = 1)
     std::vector<KernelArg> args;
     // A cooperative launch (zeCommandListAppendLaunchCooperativeKernel) over min(groups.x, the
     // kernel's zeKernelSuggestMaxCooperativeGroupCount) groups: the grid is the device's to
     // choose, and the kernel loops over its work with whatever grid it gets.
     bool cooperative = false;
+    // A plain launch over min(groups.x, that same suggested count) where the driver answers it
+    // (else groups.x): a kernel that loops over its units of work with any grid, so that what it
+    // does once per work-group (two_launch: derive the route table) is done once per resident
+    // group, not once per unit. It needs no co-resident grid.
+    bool persistent = false;
 };
 struct ChainPlan {
     std::vector<PlannedLaunch> launches;
