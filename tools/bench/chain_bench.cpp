@@ -298,12 +298,13 @@ private:
                 "    replayed x{:<4} {:8.1f} us per chain (first start -> last end / B, as the gate times), host "
                 "{:.1f} us\n",
                 B, us, hostUs);
-        for (std::size_t k = 0; k < chain.plan().launches.size(); ++k)
-            if (chain.plan().launches[k].cooperative)
+        for (std::size_t k = 0; k < chain.plan().launches.size(); ++k) {
+            const auto& l = chain.plan().launches[k];
+            if (l.cooperative || l.persistent)
                 fmt::print(
-                    "    {}: cooperative grid {} groups (asked for {}, capped by "
-                    "zeKernelSuggestMaxCooperativeGroupCount)\n",
-                    chain.plan().launches[k].kernel, chain.grids()[k].x, chain.plan().launches[k].groups.x);
+                    "    {}: {} grid {} groups (asked for {}, capped by zeKernelSuggestMaxCooperativeGroupCount)\n",
+                    l.kernel, l.cooperative ? "cooperative" : "persistent", chain.grids()[k].x, l.groups.x);
+        }
         if (!o_.quiet) {
             fmt::print("    {:<30} {:>10} {:>9} {:>9} {:>7}\n", "kernel", "MB", "us", "GB/s", "of bw");
             for (const auto& [k, us] : m.kernelUs) {
