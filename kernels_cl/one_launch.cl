@@ -41,36 +41,21 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
     if (wg == 0)
         zp_tl_store_routes(routes, topk_ids, rows, top_k, experts, route_info, compact_rows, route_row, groups);
 
-    const int tiles_a = (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG;
     const int groups_g = ZP_RT_COUNT_G(routes, mk); /* G, the same in every group */
-    const int units_a = tiles_a * groups_g;
-    /* (tile, g) of unit u = g * tiles_a + tile */
-    int g = wg / tiles_a, tile = wg - g * tiles_a;
-    const int step_g = n / tiles_a, step_tile = n - step_g * tiles_a;
-    for (int u = wg; u < units_a; u += n) {
-        zp_tl_gemm1_tile(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden, intermediate,
-                         limit, up_bias, layout, red);
-        zp_unit_step(&g, &tile, step_g, step_tile, tiles_a);
-    }
+    zp_tl_gemm1_units(routes, rows, top_k, groups_g, wg, n, hidden_x, w1_blocks, w1_scales, silu, act, hidden,
+                      intermediate, limit, up_bias, layout, red);
 
-    /* B's units u = g * tiles_b + tile, (tile, g) stepped as A's. A group with none arrives at
-     * the barrier and leaves (units_b is work-group uniform: every group derived the routes).
-     * With no expert group (no local route: all_remote, or only invalid ids) no A unit wrote
-     * act, B's units only zero out, and no group takes the barrier: G is the same in every
-     * group, so none waits for another and grid_state stays as it was. */
-    const int tiles_b = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
-    const int units_b = tiles_b * max(groups_g, 1);
+    /* B's units. A group with none arrives at the barrier and leaves (units_b is work-group
+     * uniform: every group derived the routes). With no expert group (no local route:
+     * all_remote, or only invalid ids) no A unit wrote act, B's units only zero out, and no
+     * group takes the barrier: G is the same in every group, so none waits for another and
+     * grid_state stays as it was. */
+    const int units_b = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG * max(groups_g, 1);
     if (wg >= units_b) {
         if (groups_g > 0) zp_grid_arrive(grid_state);
         return;
     }
     if (groups_g > 0) zp_grid_barrier(grid_state);
-
-    int g_b = wg / tiles_b, tile_b = wg - g_b * tiles_b;
-    const int step_g_b = n / tiles_b, step_tile_b = n - step_g_b * tiles_b;
-    for (int u = wg; u < units_b; u += n) {
-        zp_tl_gemm2_unit(routes, rows, top_k, tile_b, g_b, act, w2_blocks, w2_scales, y, tile_done, topk_weights, out,
-                         hidden, intermediate, &last, red);
-        zp_unit_step(&g_b, &tile_b, step_g_b, step_tile_b, tiles_b);
-    }
+    zp_tl_gemm2_units(routes, rows, top_k, groups_g, wg, n, act, w2_blocks, w2_scales, y, tile_done, topk_weights, out,
+                      hidden, intermediate, &last, red);
 }

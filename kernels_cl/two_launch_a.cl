@@ -20,14 +20,6 @@ kernel ZP_GEMM_ATTRS void two_launch_a(global const zp_topk_id_t* topk_ids, glob
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
     if (wg == 0)
         zp_tl_store_routes(routes, topk_ids, rows, top_k, experts, route_info, compact_rows, route_row, groups);
-    const int tiles_a = (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG;
-    const int units_a = tiles_a * ZP_RT_COUNT_G(routes, rows * top_k);
-    /* (tile, g) of unit u = g * tiles_a + tile */
-    int g = wg / tiles_a, tile = wg - g * tiles_a;
-    const int step_g = n / tiles_a, step_tile = n - step_g * tiles_a;
-    for (int u = wg; u < units_a; u += n) {
-        zp_tl_gemm1_tile(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden, intermediate,
-                         limit, up_bias, layout, red);
-        zp_unit_step(&g, &tile, step_g, step_tile, tiles_a);
-    }
+    zp_tl_gemm1_units(routes, rows, top_k, ZP_RT_COUNT_G(routes, rows * top_k), wg, n, hidden_x, w1_blocks, w1_scales,
+                      silu, act, hidden, intermediate, limit, up_bias, layout, red);
 }

@@ -19,14 +19,6 @@ kernel ZP_GEMM_ATTRS void two_launch_b(global const zp_topk_id_t* topk_ids,
     local int last;
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
     const int wg = (int)get_group_id(0), n = (int)get_num_groups(0);
-    const int tiles_b = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
-    const int units_b = tiles_b * max(ZP_RT_COUNT_G(routes, rows * top_k), 1);
-    /* (tile, g) of unit u = g * tiles_b + tile */
-    int g = wg / tiles_b, tile = wg - g * tiles_b;
-    const int step_g = n / tiles_b, step_tile = n - step_g * tiles_b;
-    for (int u = wg; u < units_b; u += n) {
-        zp_tl_gemm2_unit(routes, rows, top_k, tile, g, act, w2_blocks, w2_scales, y, tile_done, topk_weights, out,
-                         hidden, intermediate, &last, red);
-        zp_unit_step(&g, &tile, step_g, step_tile, tiles_b);
-    }
+    zp_tl_gemm2_units(routes, rows, top_k, ZP_RT_COUNT_G(routes, rows * top_k), wg, n, act, w2_blocks, w2_scales, y,
+                      tile_done, topk_weights, out, hidden, intermediate, &last, red);
 }

@@ -27,13 +27,14 @@
  *    the group's compact rows r and the tile's gate/up pairs i (§5.4-5.5, the paired epilogue,
  *    zp_gemm_paired.h), reading the rows' source rows of `hidden` directly (no remap). Returns
  *    at once when g >= G. act is [MK, I] in compact-row order; rows >= R are never written.
- *    two_launch_a loops over the units u = g * tiles + tile on any 1D grid (the host takes the
- *    count the device keeps resident), as one_launch does.
+ *    zp_tl_gemm1_units loops a work-group over its units u = g * tiles + tile of a 1D grid of
+ *    any size (two_launch_a, one_launch's first phase; the host takes the count the device keeps
+ *    resident).
  * 4. zp_tl_gemm2_unit(routes, tile, g, ...), kernel B's unit of work: column tile `tile` of y
  *    for expert group g's compact rows (the same units as gemm2's, so B has gemm2's
  *    parallelism), to y [MK, H] in global memory; the tile's last unit to finish (a per-tile
  *    count that resets itself) writes the tile's columns of out for every token row in §5.7's
- *    route order. two_launch_b loops over its units as two_launch_a does. Reads act, which
+ *    route order. zp_tl_gemm2_units loops over them as A's do. Reads act, which
  *    every A unit must have finished (two_launch: the launch boundary; one_launch: the
  *    device-wide barrier; no group reads act before it, so no cache holds a stale line).
  *
@@ -143,6 +144,47 @@ ZP_FN void zp_tl_gemm2_unit(local const int* routes, int rows, int top_k, int ti
             acc = fma(topk_weights[m * top_k + k], zp_bf16_to_f32(ys[(size_t)r * hidden + h]), acc);
         }
         out[(size_t)m * hidden + h] = zp_f32_to_bf16(acc);
+    }
+}
+
+/* Kernel A's units u = wg, wg + n, ... < tiles * G (unit u = g * tiles + tile, tiles = ceil(I /
+ * ZP_GEMM_PAIRS_PER_WG); `groups` = G, ZP_RT_COUNT_G of the table) for work-group wg of a grid of
+ * n: two_launch_a and one_launch's first phase. Any n >= 1 gives the same bits (a unit's result
+ * does not depend on which group runs it). */
+ZP_FN void zp_tl_gemm1_units(local const int* routes, int rows, int top_k, int groups, int wg, int n,
+                             global const ushort* hidden_x, /* [M, H] */
+                             global const uchar* w1_blocks, global const uchar* w1_scales, global const ushort* silu,
+                             global ushort* act, /* [MK, I] */
+                             int hidden, int intermediate, float limit, float up_bias, int layout, local float* red) {
+    const int tiles = (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG;
+    const int units = tiles * groups;
+    int g = wg / tiles, tile = wg - g * tiles;
+    const int step_g = n / tiles, step_tile = n - step_g * tiles;
+    for (int u = wg; u < units; u += n) {
+        zp_tl_gemm1_tile(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden, intermediate,
+                         limit, up_bias, layout, red);
+        zp_unit_step(&g, &tile, step_g, step_tile, tiles);
+    }
+}
+
+/* Kernel B's units u = wg, wg + n, ... < tiles * max(G, 1) (unit u = g * tiles + tile, tiles =
+ * ceil(H / ZP_GEMM_COLS_PER_WG)) for work-group wg of a grid of n: two_launch_b and one_launch's
+ * second phase. Any n >= 1 gives the same bits. */
+ZP_FN void zp_tl_gemm2_units(local const int* routes, int rows, int top_k, int groups, int wg, int n,
+                             global const ushort* act, /* [MK, I] */
+                             global const uchar* w2_blocks, global const uchar* w2_scales,
+                             global ushort* y,                                                  /* [MK, H] */
+                             volatile global uint* tile_done, global const float* topk_weights, /* [M, K] */
+                             global ushort* out,                                                /* [M, H] */
+                             int hidden, int intermediate, local int* last, local float* red) {
+    const int tiles = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
+    const int units = tiles * max(groups, 1);
+    int g = wg / tiles, tile = wg - g * tiles;
+    const int step_g = n / tiles, step_tile = n - step_g * tiles;
+    for (int u = wg; u < units; u += n) {
+        zp_tl_gemm2_unit(routes, rows, top_k, tile, g, act, w2_blocks, w2_scales, y, tile_done, topk_weights, out,
+                         hidden, intermediate, last, red);
+        zp_unit_step(&g, &tile, step_g, step_tile, tiles);
     }
 }
 
