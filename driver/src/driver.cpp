@@ -76,13 +76,14 @@ uint64_t hostNowNs() {
 
 // ---------------------------------------------------------------------------------------
 // Fault injection: ZECL_FAULT="alloc:3,enqueue:5" fails the 3rd allocation and the 5th
-// enqueue of the process. Parsed once.
+// enqueue of the process ("suggest:N": the Nth zeKernelSuggestMaxCooperativeGroupCount answers
+// ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, as a driver without cooperative kernels does). Parsed once.
 
 namespace {
 
 struct FaultPlan {
-    std::array<uint64_t, 4> failAt{};  // 0 = never
-    std::array<std::atomic<uint64_t>, 4> calls{};
+    std::array<uint64_t, 5> failAt{};  // 0 = never
+    std::array<std::atomic<uint64_t>, 5> calls{};
 
     FaultPlan() {
         const char* env = std::getenv("ZECL_FAULT");
@@ -96,7 +97,12 @@ struct FaultPlan {
             if (colon == std::string_view::npos) continue;
             std::string_view kind = item.substr(0, colon);
             uint64_t n = std::strtoull(std::string(item.substr(colon + 1)).c_str(), nullptr, 10);
-            int slot = kind == "alloc" ? 0 : kind == "module" ? 1 : kind == "kernel" ? 2 : kind == "enqueue" ? 3 : -1;
+            int slot = kind == "alloc"     ? 0
+                       : kind == "module"  ? 1
+                       : kind == "kernel"  ? 2
+                       : kind == "enqueue" ? 3
+                       : kind == "suggest" ? 4
+                                           : -1;
             if (slot >= 0) failAt[size_t(slot)] = n;
         }
     }

@@ -803,6 +803,7 @@ ze_result_t KernelSuggestMaxCooperativeGroupCount(ze_kernel_handle_t hKernel, ui
     ze_result_t err;
     Kernel* k = lookupQuery<Kernel>(hKernel, totalGroupCount, err);
     if (!k) return err;
+    if (faultNow(Fault::Suggest)) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     return cooperativeGroupLimit(*k, *totalGroupCount);
 }
 

@@ -86,7 +86,7 @@ void retire(T* object) {
 ze_result_t fromCl(cl_int err);
 
 // ZECL_FAULT (see README): makes the Nth call of a kind fail.
-enum class Fault { Alloc, Module, Kernel, Enqueue };
+enum class Fault { Alloc, Module, Kernel, Enqueue, Suggest };
 bool faultNow(Fault kind);
 
 uint64_t hostNowNs();

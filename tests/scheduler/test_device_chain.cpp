@@ -397,6 +397,47 @@ TEST(DeviceChainReducedRoutes, GivenOneLaunchStepsWithAndWithoutLocalRoutes_When
     }
 }
 
+// A driver that suggests no co-resident grid (zeKernelSuggestMaxCooperativeGroupCount answers
+// ZE_RESULT_ERROR_UNSUPPORTED_FEATURE; zecl under ZECL_FAULT=suggest:1 for the process's first
+// query): a persistent launch takes its whole grid and computes the same bits, a cooperative one
+// makes its variant not valid here, naming why. Each in its own process
+// (scheduler.device_chain_no_suggested_grid_*), never in the reduced suite.
+std::string suggestFault() {
+    const char* f = std::getenv("ZECL_FAULT");
+    return f ? f : "";
+}
+
+TEST(DeviceChainNoSuggestedGrid, GivenTwoLaunch_WhenKernelAGetsNoSuggestion_ThenItRunsOnItsWholeGridAndMatches) {
+    ASSERT_EQ(suggestFault(), "suggest:1") << "runs as ctest scheduler.device_chain_no_suggested_grid_two_launch";
+    auto& rig = reducedRig();
+    auto& chain = rig.chain(Variant::TwoLaunch);  // the process's first query: kernel A's
+    const auto& plan = chain.plan().launches;
+    ASSERT_EQ(plan.size(), 2u);
+    ASSERT_TRUE(plan[0].persistent && plan[1].persistent);
+    EXPECT_EQ(chain.grids()[0].x, plan[0].groups.x);  // no suggestion: one group per unit
+    EXPECT_GE(chain.grids()[1].x, 1u);                // B's query was answered: capped at what it suggested
+    EXPECT_LE(chain.grids()[1].x, plan[1].groups.x);
+    for (RoutePattern p : {RoutePattern::SixLocal, RoutePattern::CrossRowOverlap, RoutePattern::AllRemote}) {
+        auto [c, want] = rig.prepare(p, 0);
+        chain.setInputs(c.inputs);
+        chain.execute(rig.queue());
+        const auto err = compare(rig.shape(), Variant::TwoLaunch, chain.results(), want);
+        EXPECT_TRUE(err.empty()) << c.name() << ": " << err;
+    }
+}
+
+TEST(DeviceChainNoSuggestedGrid, GivenOneLaunch_WhenItGetsNoSuggestion_ThenTheVariantIsNotValidHere) {
+    ASSERT_EQ(suggestFault(), "suggest:1") << "runs as ctest scheduler.device_chain_no_suggested_grid_one_launch";
+    auto& rig = reducedRig();
+    try {
+        rig.chain(Variant::OneLaunch);
+        FAIL() << "one_launch was recorded without a co-resident grid";
+    } catch (const zp::scheduler::VariantNotValid& e) {
+        EXPECT_NE(std::string(e.what()).find("one_launch is not valid on this device"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("ZE_RESULT_ERROR_UNSUPPORTED_FEATURE"), std::string::npos) << e.what();
+    }
+}
+
 // M = 3 rows and other tiles, built from the bundle: expert groups take several passes
 // (CONTRACT §5 holds for any M), the table decode, and the block tile (zp_gemm_block.h) in the
 // shapes its index arithmetic distinguishes. Reduced shape: K/32 = 32 blocks for gemm1, 17 for
