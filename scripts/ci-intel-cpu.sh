@@ -15,7 +15,13 @@ list=$("$build/tools/ze-probe/ze-probe" --list-devices)
 grep -q "SPIR-V" <<<"$list" || { echo "ci-intel-cpu: the Intel CPU device offers no SPIR-V through zecl" >&2; exit 1; }
 "$build/tests/driver/zecl_driver_test" --gtest_brief=1 --gtest_filter='-*FaultInjection*:*TwoDevices*'
 "$build/tests/runtime/zp_runtime_tests" --gtest_brief=1 --gtest_filter='-TwoDevices.*'  # one Intel CPU device
-"$build/tests/scheduler/test_device_chain" --gtest_brief=1 --gtest_filter='-DeviceChainDefaultShape.*:Tilings/*:Shapes/*'
+"$build/tests/scheduler/test_device_chain" --gtest_brief=1 \
+  --gtest_filter='-DeviceChainDefaultShape.*:Tilings/*:Shapes/*:DeviceChainNoSuggestedGrid.*'
+# A driver that suggests no co-resident grid: one process each (zecl counts faults per process).
+for test in GivenTwoLaunch GivenOneLaunch; do
+  ZECL_FAULT=suggest:1 "$build/tests/scheduler/test_device_chain" --gtest_brief=1 \
+    --gtest_filter="DeviceChainNoSuggestedGrid.${test}_*"
+done
 # The stream tile's sub-group tree (shuffles 8, 4, 2, 1 among a column's 16 work-items at
 # stream_nvidia; a work-item's own fold then shuffles 4, 2, 1 at kernel A and B's stream shape),
 # built from the source bundle (a tuning: zp::scheduler::chooseModules); the packaged shape.
