@@ -147,10 +147,23 @@ ZP_FN void zp_tl_gemm2_unit(local const int* routes, int rows, int top_k, int ti
     }
 }
 
-/* Kernel A's units u = wg, wg + n, ... < tiles * G (unit u = g * tiles + tile, tiles = ceil(I /
- * ZP_GEMM_PAIRS_PER_WG); `groups` = G, ZP_RT_COUNT_G of the table) for work-group wg of a grid of
- * n: two_launch_a and one_launch's first phase. Any n >= 1 gives the same bits (a unit's result
- * does not depend on which group runs it). */
+/* A work-group's walk over a phase's units: u = wg, wg + n, ... < units of a grid of n, with
+ * (g, tile) of unit u = g * tiles + tile stepped without a division (zp_unit_step); BODY sees g
+ * and tile. Any n >= 1 gives the same bits (a unit's result does not depend on which group runs
+ * it). */
+#define ZP_TL_FOR_UNITS(wg, n, units, tiles, BODY)                          \
+    {                                                                       \
+        int g = (wg) / (tiles), tile = (wg)-g * (tiles);                    \
+        const int step_g = (n) / (tiles), step_tile = (n)-step_g * (tiles); \
+        for (int u = (wg); u < (units); u += (n)) {                         \
+            BODY;                                                           \
+            zp_unit_step(&g, &tile, step_g, step_tile, (tiles));            \
+        }                                                                   \
+    }
+
+/* Kernel A's units (tiles = ceil(I / ZP_GEMM_PAIRS_PER_WG), units = tiles * G; `groups` = G,
+ * ZP_RT_COUNT_G of the table) for work-group wg of a grid of n: two_launch_a and one_launch's
+ * first phase. */
 ZP_FN void zp_tl_gemm1_units(local const int* routes, int rows, int top_k, int groups, int wg, int n,
                              global const ushort* hidden_x, /* [M, H] */
                              global const uchar* w1_blocks, global const uchar* w1_scales, global const ushort* silu,
@@ -158,18 +171,13 @@ ZP_FN void zp_tl_gemm1_units(local const int* routes, int rows, int top_k, int g
                              int hidden, int intermediate, float limit, float up_bias, int layout, local float* red) {
     const int tiles = (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG;
     const int units = tiles * groups;
-    int g = wg / tiles, tile = wg - g * tiles;
-    const int step_g = n / tiles, step_tile = n - step_g * tiles;
-    for (int u = wg; u < units; u += n) {
-        zp_tl_gemm1_tile(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden, intermediate,
-                         limit, up_bias, layout, red);
-        zp_unit_step(&g, &tile, step_g, step_tile, tiles);
-    }
+    ZP_TL_FOR_UNITS(wg, n, units, tiles,
+                    zp_tl_gemm1_tile(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden,
+                                     intermediate, limit, up_bias, layout, red))
 }
 
-/* Kernel B's units u = wg, wg + n, ... < tiles * max(G, 1) (unit u = g * tiles + tile, tiles =
- * ceil(H / ZP_GEMM_COLS_PER_WG)) for work-group wg of a grid of n: two_launch_b and one_launch's
- * second phase. Any n >= 1 gives the same bits. */
+/* Kernel B's units (tiles = ceil(H / ZP_GEMM_COLS_PER_WG), units = tiles * max(G, 1)) for
+ * work-group wg of a grid of n: two_launch_b and one_launch's second phase. */
 ZP_FN void zp_tl_gemm2_units(local const int* routes, int rows, int top_k, int groups, int wg, int n,
                              global const ushort* act, /* [MK, I] */
                              global const uchar* w2_blocks, global const uchar* w2_scales,
@@ -179,13 +187,9 @@ ZP_FN void zp_tl_gemm2_units(local const int* routes, int rows, int top_k, int g
                              int hidden, int intermediate, local int* last, local float* red) {
     const int tiles = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
     const int units = tiles * max(groups, 1);
-    int g = wg / tiles, tile = wg - g * tiles;
-    const int step_g = n / tiles, step_tile = n - step_g * tiles;
-    for (int u = wg; u < units; u += n) {
-        zp_tl_gemm2_unit(routes, rows, top_k, tile, g, act, w2_blocks, w2_scales, y, tile_done, topk_weights, out,
-                         hidden, intermediate, last, red);
-        zp_unit_step(&g, &tile, step_g, step_tile, tiles);
-    }
+    ZP_TL_FOR_UNITS(wg, n, units, tiles,
+                    zp_tl_gemm2_unit(routes, rows, top_k, tile, g, act, w2_blocks, w2_scales, y, tile_done,
+                                     topk_weights, out, hidden, intermediate, last, red))
 }
 
 #endif
