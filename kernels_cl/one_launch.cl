@@ -38,8 +38,7 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
     const int wg = (int)get_group_id(0), n = (int)get_num_groups(0);
     const int mk = rows * top_k;
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
-    if (wg == 0)
-        zp_tl_store_routes(routes, topk_ids, rows, top_k, experts, route_info, compact_rows, route_row, groups);
+    if (wg == 0) zp_tl_store_routes(routes, rows, top_k, route_info, compact_rows, route_row, groups);
 
     const int groups_g = ZP_RT_COUNT_G(routes, mk); /* G, the same in every group */
     zp_tl_gemm1_units(routes, rows, top_k, groups_g, wg, n, hidden_x, w1_blocks, w1_scales, silu, act, hidden,

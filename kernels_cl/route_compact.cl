@@ -17,6 +17,5 @@ kernel ZP_ROUTE_COMPACT_ATTRS void route_compact(global const zp_topk_id_t* topk
                                                  global int* compact_rows, global int* route_row, global int* groups) {
     const int lid = get_local_id(0);
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, scratch, lid, ZP_ROUTE_COMPACT_WG);
-    zp_store_routes(scratch, topk_ids, rows * top_k, experts, lid, ZP_ROUTE_COMPACT_WG, route_info, compact_rows,
-                    route_row, groups);
+    zp_store_routes(scratch, rows * top_k, lid, ZP_ROUTE_COMPACT_WG, route_info, compact_rows, route_row, groups);
 }

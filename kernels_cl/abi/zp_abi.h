@@ -94,8 +94,8 @@
 #define ZP_GROUP_WORDS 3
 
 /* The local route table of zp_derive_routes (route_compact, two_launch): ints for M*K routes
- * (le, representative, cr and head per route; the compact rows, 2 words each; the groups, 3
- * words each; then R and G). */
-#define ZP_ROUTE_SCRATCH_INTS(routes) (9 * (routes) + 2)
+ * (le, the packed flags and cr per route; the compact rows, 2 words each; the groups, 3 words
+ * each; then R, G, the invalid ids and the first one's route). */
+#define ZP_ROUTE_SCRATCH_INTS(routes) (8 * (routes) + 4)
 
 #endif

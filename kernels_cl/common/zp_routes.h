@@ -34,7 +34,8 @@ ZP_FN int zp_local_expert(int id, int experts, int cards, int card) {
     return (le >= 0 && le < per_card) ? le : -1;
 }
 
-/* Writes route_info's error words for ids[0 .. routes): the §5.1 error flag. One work-item. */
+/* Writes route_info's error words for ids[0 .. routes): the §5.1 error flag, read from the ids
+ * themselves (m1_gather: the oracle chain shares no route table). One work-item. */
 ZP_FN void zp_flag_invalid_ids(global const zp_topk_id_t* topk_ids, int routes, int experts, global int* route_info) {
     int invalid = 0, first = -1;
     for (int i = 0; i < routes; ++i) {
@@ -49,89 +50,103 @@ ZP_FN void zp_flag_invalid_ids(global const zp_topk_id_t* topk_ids, int routes, 
 }
 
 /* The local route table: local int[ZP_ROUTE_SCRATCH_INTS(routes)], routes = M * K. */
-#define ZP_RT_LE(s, routes) (s)                          /* [routes] local expert of route i, or -1 */
-#define ZP_RT_REP(s, routes) ((s) + (routes))            /* [routes] 1: first route of its (le, m) pair */
+#define ZP_RT_LE(s, routes) (s)                          /* [routes] local expert, -1 remote, -2 invalid id */
+#define ZP_RT_PACKED(s, routes) ((s) + (routes))         /* [routes] (le + 1) << 3 | flags (ZP_RT_REP ...) */
 #define ZP_RT_CR(s, routes) ((s) + 2 * (routes))         /* [routes] cr(m, k), or -1 */
-#define ZP_RT_HEAD(s, routes) ((s) + 3 * (routes))       /* [routes] 1: first pair (lowest m) of its expert */
-#define ZP_RT_ROWS(s, routes) ((s) + 4 * (routes))       /* [routes][ZP_ROW_WORDS] (le, m), first R valid */
-#define ZP_RT_GROUPS(s, routes) ((s) + 6 * (routes))     /* [routes][ZP_GROUP_WORDS] (le, first, count), first G */
-#define ZP_RT_COUNT_R(s, routes) ((s)[9 * (routes)])     /* R */
-#define ZP_RT_COUNT_G(s, routes) ((s)[9 * (routes) + 1]) /* G */
+#define ZP_RT_ROWS(s, routes) ((s) + 3 * (routes))       /* [routes][ZP_ROW_WORDS] (le, m), first R valid */
+#define ZP_RT_GROUPS(s, routes) ((s) + 5 * (routes))     /* [routes][ZP_GROUP_WORDS] (le, first, count), first G */
+#define ZP_RT_COUNT_R(s, routes) ((s)[8 * (routes)])     /* R */
+#define ZP_RT_COUNT_G(s, routes) ((s)[8 * (routes) + 1]) /* G */
+#define ZP_RT_INVALID(s, routes) ((s)[8 * (routes) + 2]) /* ids outside [0, E) */
+#define ZP_RT_FIRST_INVALID(s, routes) ((s)[8 * (routes) + 3]) /* the first one's route, or -1 */
+/* A packed route's flags: the first route of its local expert in its token row (the pair's
+ * representative: a within-row duplicate is one pair), the first in all routes (its expert's
+ * lowest row: the group's head), an id outside [0, E). le = (packed >> 3) - 1. */
+#define ZP_RT_REP 1
+#define ZP_RT_HEAD 2
+#define ZP_RT_BAD_ID 4
 
 /* Derives CONTRACT §5.1-5.2 from topk_ids alone into the local route table `s`, with the
  * work-group's `items` work-items (local linear id `lid`; every one must call it: barriers;
  * the table is complete, for every work-item, on return). Deterministic (no atomics): every
  * entry is a count over the routes, so the order is the contract's by construction: compact
- * rows ordered by le then m, groups by le. */
+ * rows ordered by le then m, groups by le. Three barriers, and loops without branches whose
+ * local loads do not wait for each other: the table is on the critical path of every
+ * work-group of two_launch and one_launch. */
 ZP_FN void zp_derive_routes(global const zp_topk_id_t* topk_ids, int rows, int top_k, int experts, int cards, int card,
                             local int* s, int lid, int items) {
     const int routes = rows * top_k;
     local int* le_of = ZP_RT_LE(s, routes);
-    local int* rep = ZP_RT_REP(s, routes);
+    local int* packed = ZP_RT_PACKED(s, routes);
+
+    for (int i = lid; i < routes; i += items) {
+        const int id = zp_topk_id(topk_ids, i);
+        le_of[i] = (id < 0 || id >= experts) ? -2 : zp_local_expert(id, experts, cards, card);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* The flags: is an earlier route of the same local expert in this row, or in any row? */
+    for (int i = lid; i < routes; i += items) {
+        const int le = le_of[i], row0 = i - i % top_k;
+        int in_row = 0, before = 0;
+        for (int j = 0; j < i; ++j) {
+            const int same = le_of[j] == le;
+            before |= same;
+            in_row |= same & (j >= row0);
+        }
+        const int local_route = le >= 0;
+        packed[i] = ((max(le, -1) + 1) << 3) | ((local_route & !in_row) ? ZP_RT_REP : 0) |
+                    ((local_route & !before) ? ZP_RT_HEAD : 0) | (le == -2 ? ZP_RT_BAD_ID : 0);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* Pairs are ordered by the key le * M + m: a pair's compact row counts the representatives
+     * of lower key, its group the heads of lower le, its group's rows the representatives of
+     * its le. Every work-item counts the totals too (the loop costs the same); route 0's
+     * writes them. */
     local int* cr_of = ZP_RT_CR(s, routes);
-    local int* head = ZP_RT_HEAD(s, routes);
     local int* crow = ZP_RT_ROWS(s, routes);
     local int* grp = ZP_RT_GROUPS(s, routes);
-
-    for (int i = lid; i < routes; i += items) le_of[i] = zp_local_expert(zp_topk_id(topk_ids, i), experts, cards, card);
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    /* A within-row duplicate (same le twice in row m) is one pair: only its first route
-     * represents it. */
     for (int i = lid; i < routes; i += items) {
-        const int le = le_of[i];
-        int first = le >= 0;
-        for (int j = i - i % top_k; j < i; ++j) first &= le_of[j] != le;
-        rep[i] = first;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    /* Pairs are ordered by the key le * M + m. */
-    for (int i = lid; i < routes; i += items) {
-        const int le = le_of[i];
-        int is_head = 0, cr = -1;
-        if (le >= 0) {
-            const int m = i / top_k;
-            const int key = le * rows + m;
-            int lower_m = 0;
-            cr = 0;
-            for (int j = 0; j < routes; ++j) {
-                if (!rep[j]) continue;
-                const int key_j = le_of[j] * rows + j / top_k;
-                cr += key_j < key;
-                lower_m += le_of[j] == le && key_j < key;
-            }
-            if (rep[i]) {
-                crow[ZP_ROW_WORDS * cr + 0] = le;
-                crow[ZP_ROW_WORDS * cr + 1] = m;
-                is_head = lower_m == 0;
+        const int p = packed[i], le = (p >> 3) - 1, m = i / top_k, key = le * rows + m;
+        int cr = 0, g = 0, count = 0, total_r = 0, total_g = 0, invalid = 0, first_invalid = -1;
+        for (int j = 0, mj = 0, kj = 0; j < routes; ++j) {
+            const int pj = packed[j], lj = (pj >> 3) - 1, rep_j = pj & ZP_RT_REP, head_j = (pj & ZP_RT_HEAD) >> 1;
+            const int bad_j = (pj & ZP_RT_BAD_ID) >> 2;
+            cr += rep_j & (lj * rows + mj < key);
+            g += head_j & (lj < le);
+            count += rep_j & (lj == le);
+            total_r += rep_j;
+            total_g += head_j;
+            first_invalid = (bad_j && invalid == 0) ? j : first_invalid;
+            invalid += bad_j;
+            if (++kj == top_k) {
+                kj = 0;
+                ++mj;
             }
         }
-        cr_of[i] = cr;
-        head[i] = is_head;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-
-    if (lid == 0) {
-        int r = 0, g = 0;
-        for (int j = 0; j < routes; ++j) {
-            r += rep[j];
-            g += head[j];
+        cr_of[i] = le >= 0 ? cr : -1;
+        if (p & ZP_RT_REP) {
+            crow[ZP_ROW_WORDS * cr + 0] = le;
+            crow[ZP_ROW_WORDS * cr + 1] = m;
         }
-        ZP_RT_COUNT_R(s, routes) = r;
-        ZP_RT_COUNT_G(s, routes) = g;
-    }
-    for (int i = lid; i < routes; i += items) {
-        if (!head[i]) continue;
-        const int le = le_of[i];
-        int g = 0, count = 0;
-        for (int j = 0; j < routes; ++j) {
-            g += head[j] && le_of[j] < le;
-            count += rep[j] && le_of[j] == le;
+        if (p & ZP_RT_HEAD) { /* the head is its group's first compact row */
+            grp[ZP_GROUP_WORDS * g + 0] = le;
+            grp[ZP_GROUP_WORDS * g + 1] = cr;
+            grp[ZP_GROUP_WORDS * g + 2] = count;
         }
-        grp[ZP_GROUP_WORDS * g + 0] = le;
-        grp[ZP_GROUP_WORDS * g + 1] = cr_of[i]; /* the head is the group's first row */
-        grp[ZP_GROUP_WORDS * g + 2] = count;
+        if (i == 0) {
+            ZP_RT_COUNT_R(s, routes) = total_r;
+            ZP_RT_COUNT_G(s, routes) = total_g;
+            ZP_RT_INVALID(s, routes) = invalid;
+            ZP_RT_FIRST_INVALID(s, routes) = first_invalid;
+        }
+    }
+    if (routes == 0 && lid == 0) {
+        ZP_RT_COUNT_R(s, routes) = 0;
+        ZP_RT_COUNT_G(s, routes) = 0;
+        ZP_RT_INVALID(s, routes) = 0;
+        ZP_RT_FIRST_INVALID(s, routes) = -1;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
@@ -141,14 +156,14 @@ ZP_FN void zp_derive_routes(global const zp_topk_id_t* topk_ids, int rows, int t
  * compact_rows[r] for r < R, route_row[m*K+k] = cr(m, k) or -1, groups[g] for g < G. Entries
  * past R / G are left as they were: consumers never read them. Any work-items of one
  * work-group; no barrier. */
-ZP_FN void zp_store_routes(local const int* s, global const zp_topk_id_t* topk_ids, int routes, int experts, int lid,
-                           int items, global int* route_info, global int* compact_rows, global int* route_row,
-                           global int* groups) {
+ZP_FN void zp_store_routes(local const int* s, int routes, int lid, int items, global int* route_info,
+                           global int* compact_rows, global int* route_row, global int* groups) {
     const int r = ZP_RT_COUNT_R(s, routes), g = ZP_RT_COUNT_G(s, routes);
     if (lid == 0) {
         route_info[ZP_INFO_ROUTES] = r;
         route_info[ZP_INFO_GROUPS] = g;
-        zp_flag_invalid_ids(topk_ids, routes, experts, route_info);
+        route_info[ZP_INFO_INVALID] = ZP_RT_INVALID(s, routes);
+        route_info[ZP_INFO_FIRST_INVALID] = ZP_RT_FIRST_INVALID(s, routes);
     }
     for (int i = lid; i < routes; i += items) route_row[i] = ZP_RT_CR(s, routes)[i];
     for (int i = lid; i < ZP_ROW_WORDS * r; i += items) compact_rows[i] = ZP_RT_ROWS(s, routes)[i];

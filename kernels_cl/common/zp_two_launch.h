@@ -60,11 +60,9 @@
 ZP_FN int zp_tl_lid(void) { return (int)(get_local_id(1) * ZP_LANES + get_local_id(0)); }
 #define ZP_TL_ITEMS (ZP_LANES * ZP_GEMM_ITEMS_Y)
 
-ZP_FN void zp_tl_store_routes(local const int* routes, global const zp_topk_id_t* topk_ids, int rows, int top_k,
-                              int experts, global int* route_info, global int* compact_rows, global int* route_row,
-                              global int* groups) {
-    zp_store_routes(routes, topk_ids, rows * top_k, experts, zp_tl_lid(), ZP_TL_ITEMS, route_info, compact_rows,
-                    route_row, groups);
+ZP_FN void zp_tl_store_routes(local const int* routes, int rows, int top_k, global int* route_info,
+                              global int* compact_rows, global int* route_row, global int* groups) {
+    zp_store_routes(routes, rows * top_k, zp_tl_lid(), ZP_TL_ITEMS, route_info, compact_rows, route_row, groups);
 }
 
 ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int tile, int g,

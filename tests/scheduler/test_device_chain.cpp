@@ -336,6 +336,54 @@ TEST(DeviceChainReducedRoutes, GivenIdsOutsideTheExpertRange_WhenTheChainRuns_Th
     }
 }
 
+// More routes than any route-deriving work-group has work-items (route_compact's 64, two_launch's
+// and one_launch's tile), so each work-item derives several routes of the table: ids drawn at
+// random over the whole expert range and past it, so rows hold within-row duplicates, experts
+// repeat across rows and some ids are invalid. Every variant against the oracle, routes and flag
+// included.
+TEST(DeviceChainManyRoutes, GivenMoreRoutesThanWorkItems_WhenEveryVariantRuns_ThenRoutesFlagAndOutputsMatchTheOracle) {
+    ChainShape s;
+    s.hidden = 512;
+    s.intermediate = 96;
+    s.rows = 40;
+    s.topK = 8;  // 320 routes
+    s.cards = 2;
+    s.card = 1;
+    s.experts = 48;  // 24 local experts: most rows name one of them twice
+    ChainRig rig(s);
+    rig.hostWeights() = zp::probe::makeRandomWeights(s, kBaseSeed);
+    std::vector<int> all(s.localExperts());
+    for (int le = 0; le < s.localExperts(); ++le) all[le] = le;
+    rig.deviceWeights().upload(rig.hostWeights(), all);
+    auto [c, ignored] = rig.prepare(RoutePattern::AllRemote, 0);  // hidden rows and routing weights
+    auto inputs = c.inputs;
+    auto reference = c.inputs;
+    std::uint64_t state = 0x9E3779B97F4A7C15ull;
+    const int remote = 0;  // card 0's first expert
+    for (std::size_t i = 0; i < inputs.topkIds.size(); ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        const int id = int((state >> 33) % std::uint64_t(s.experts + 6)) - 3;  // [-3, E + 3)
+        inputs.topkIds[i] = id;
+        reference.topkIds[i] = (id < 0 || id >= s.experts) ? remote : id;
+    }
+    const auto want = zp::oracle::runChain(s, rig.hostWeights(), reference, rig.silu());
+    const auto flag = zp::oracle::invalidIds(s, inputs.topkIds);
+    ASSERT_GT(flag.count, 0);
+    ASSERT_GT(want.routes.rows.size(), 100u);                       // many compact rows ...
+    ASSERT_LT(want.routes.rows.size(), inputs.topkIds.size() / 2);  // ... and many routes not among them
+    for (Variant v : zp::probe::kAllVariants) {
+        auto& chain = rig.chain(v);
+        chain.setInputs(inputs);
+        chain.execute(rig.queue());
+        auto got = chain.results();
+        EXPECT_EQ(got.invalidIds, flag.count) << zp::probe::variantName(v);
+        EXPECT_EQ(got.firstInvalidRoute, flag.firstRoute) << zp::probe::variantName(v);
+        got.invalidIds = 0;
+        const auto err = compare(s, v, got, want);
+        EXPECT_TRUE(err.empty()) << zp::probe::variantName(v) << ":" << err;
+    }
+}
+
 TEST(DeviceChainReducedRoutes, GivenARecordedChain_WhenAppendedToAnImmediateList_ThenItComputesTheSameOutput) {
     auto& rig = reducedRig();
     auto [c, want] = rig.prepare(RoutePattern::CrossRowOverlap, 0);
