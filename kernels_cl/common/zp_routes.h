@@ -61,7 +61,8 @@ ZP_FN void zp_flag_invalid_ids(global const zp_topk_id_t* topk_ids, int routes, 
 #define ZP_RT_FIRST_INVALID(s, routes) ((s)[8 * (routes) + 3]) /* the first one's route, or -1 */
 /* A packed route's flags: the first route of its local expert in its token row (the pair's
  * representative: a within-row duplicate is one pair), the first in all routes (its expert's
- * lowest row: the group's head), an id outside [0, E). le = (packed >> 3) - 1. */
+ * lowest row: the group's head), an id outside [0, E). le = (packed >> 3) - 1 (le + 1 < 2^28: a
+ * card with that many experts could not hold their weights). */
 #define ZP_RT_REP 1
 #define ZP_RT_HEAD 2
 #define ZP_RT_BAD_ID 4
