@@ -8,6 +8,7 @@
 #include "objects.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -81,30 +82,20 @@ uint64_t hostNowNs() {
 
 namespace {
 
+// Parsed once, from the first call that asks; what it ignores goes to stderr, so that a mistyped
+// fault is seen rather than silently never injected.
 struct FaultPlan {
-    std::array<uint64_t, 5> failAt{};  // 0 = never
-    std::array<std::atomic<uint64_t>, 5> calls{};
+    std::array<uint64_t, kFaultNames.size()> failAt{};  // 0 = never
+    std::array<std::atomic<uint64_t>, kFaultNames.size()> calls{};
 
     FaultPlan() {
         const char* env = std::getenv("ZECL_FAULT");
         if (env == nullptr) return;
-        std::string_view rest(env);
-        while (!rest.empty()) {
-            size_t comma = rest.find(',');
-            std::string_view item = rest.substr(0, comma);
-            rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-            size_t colon = item.find(':');
-            if (colon == std::string_view::npos) continue;
-            std::string_view kind = item.substr(0, colon);
-            uint64_t n = std::strtoull(std::string(item.substr(colon + 1)).c_str(), nullptr, 10);
-            int slot = kind == "alloc"     ? 0
-                       : kind == "module"  ? 1
-                       : kind == "kernel"  ? 2
-                       : kind == "enqueue" ? 3
-                       : kind == "suggest" ? 4
-                                           : -1;
-            if (slot >= 0) failAt[size_t(slot)] = n;
-        }
+        const FaultSchedule schedule = parseFaultSchedule(env);
+        failAt = schedule.failAt;
+        std::string_view problems = schedule.problems;
+        for (std::size_t eol; (eol = problems.find('\n')) != std::string_view::npos; problems.remove_prefix(eol + 1))
+            std::fprintf(stderr, "zecl: %.*s\n", int(eol), problems.data());
     }
 };
 

@@ -3,6 +3,8 @@
 // handle is answered with an error instead of a crash.
 #pragma once
 
+#include "fault_plan.hpp"
+
 #include <CL/cl.h>
 #include <ze_api.h>
 
@@ -85,8 +87,7 @@ void retire(T* object) {
 
 ze_result_t fromCl(cl_int err);
 
-// ZECL_FAULT (see README): makes the Nth call of a kind fail.
-enum class Fault { Alloc, Module, Kernel, Enqueue, Suggest };
+// ZECL_FAULT (see README; fault_plan.hpp): makes the Nth call of a kind fail.
 bool faultNow(Fault kind);
 
 uint64_t hostNowNs();
