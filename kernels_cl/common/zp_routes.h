@@ -61,8 +61,8 @@ ZP_FN void zp_flag_invalid_ids(global const zp_topk_id_t* topk_ids, int routes, 
 #define ZP_RT_FIRST_INVALID(s, routes) ((s)[8 * (routes) + 3]) /* the first one's route, or -1 */
 /* A packed route's flags: the first route of its local expert in its token row (the pair's
  * representative: a within-row duplicate is one pair), the first in all routes (its expert's
- * lowest row: the group's head), an id outside [0, E). le = (packed >> 3) - 1 (le + 1 < 2^28: a
- * card with that many experts could not hold their weights). */
+ * lowest row: the group's head), an id outside [0, E). le = (packed >> 3) - 1 (no overflow: le < E
+ * <= 65536, the shape's documented maximum, docs/reliability.md). */
 #define ZP_RT_REP 1
 #define ZP_RT_HEAD 2
 #define ZP_RT_BAD_ID 4
@@ -101,20 +101,20 @@ ZP_FN void zp_derive_routes(global const zp_topk_id_t* topk_ids, int rows, int t
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* Pairs are ordered by the key le * M + m: a pair's compact row counts the representatives
-     * of lower key, its group the heads of lower le, its group's rows the representatives of
-     * its le. Every work-item counts the totals too (the loop costs the same); route 0's
-     * writes them. */
+    /* Pairs are ordered by (le, m): a pair's compact row counts the representatives before it
+     * in that order (compared as a pair: le * M + m could overflow an int), its group the heads
+     * of lower le, its group's rows the representatives of its le. Every work-item counts the
+     * totals too (the loop costs the same); route 0's writes them. */
     local int* cr_of = ZP_RT_CR(s, routes);
     local int* crow = ZP_RT_ROWS(s, routes);
     local int* grp = ZP_RT_GROUPS(s, routes);
     for (int i = lid; i < routes; i += items) {
-        const int p = packed[i], le = (p >> 3) - 1, m = i / top_k, key = le * rows + m;
+        const int p = packed[i], le = (p >> 3) - 1, m = i / top_k;
         int cr = 0, g = 0, count = 0, total_r = 0, total_g = 0, invalid = 0, first_invalid = -1;
         for (int j = 0, mj = 0, kj = 0; j < routes; ++j) {
             const int pj = packed[j], lj = (pj >> 3) - 1, rep_j = pj & ZP_RT_REP, head_j = (pj & ZP_RT_HEAD) >> 1;
             const int bad_j = (pj & ZP_RT_BAD_ID) >> 2;
-            cr += rep_j & (lj * rows + mj < key);
+            cr += rep_j & ((lj < le) | ((lj == le) & (mj < m)));
             g += head_j & (lj < le);
             count += rep_j & (lj == le);
             total_r += rep_j;
