@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <sys/wait.h>
 
@@ -39,15 +41,22 @@ struct ProbeRun {
     std::string output;  // stdout and stderr
 };
 
-// `args` go through the shell as they are.
+// `args` go through the shell as they are. ze-probe runs in a working directory of its own, made
+// for the call and removed after it: tests run in parallel (ctest -j), so two runs must never
+// share its default --out (probe-out) or a relative path of `args` (a rejected run removes the
+// --out directory it made, under the other run's feet). Absolute paths in `args` are unaffected.
 inline ProbeRun runProbe(const std::string& args) {
-    const std::string cmd = std::string(ZE_PROBE_EXE) + " " + args + " 2>&1";
+    std::string cwd = (std::filesystem::temp_directory_path() / "zp-probe-run-XXXXXX").string();
+    if (!mkdtemp(cwd.data())) return {-1, "mkdtemp failed for " + cwd};
+    const std::string cmd = "cd '" + cwd + "' && exec " + std::string(ZE_PROBE_EXE) + " " + args + " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return {-1, "popen failed"};
     std::string out;
     std::array<char, 4096> buf;
     while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
     const int status = pclose(p);
+    std::error_code ignored;
+    std::filesystem::remove_all(cwd, ignored);
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
