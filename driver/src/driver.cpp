@@ -82,8 +82,7 @@ uint64_t hostNowNs() {
 
 namespace {
 
-// Parsed once, from the first call that asks; what it ignores goes to stderr, so that a mistyped
-// fault is seen rather than silently never injected.
+// What the parser ignores goes to stderr: a mistyped fault is seen, not silently never injected.
 struct FaultPlan {
     std::array<uint64_t, kFaultNames.size()> failAt{};  // 0 = never
     std::array<std::atomic<uint64_t>, kFaultNames.size()> calls{};
@@ -93,9 +92,7 @@ struct FaultPlan {
         if (env == nullptr) return;
         const FaultSchedule schedule = parseFaultSchedule(env);
         failAt = schedule.failAt;
-        std::string_view problems = schedule.problems;
-        for (std::size_t eol; (eol = problems.find('\n')) != std::string_view::npos; problems.remove_prefix(eol + 1))
-            std::fprintf(stderr, "zecl: %.*s\n", int(eol), problems.data());
+        for (const std::string& problem : schedule.problems) std::fprintf(stderr, "zecl: %s\n", problem.c_str());
     }
 };
 

@@ -8,7 +8,7 @@ namespace zecl {
 FaultSchedule parseFaultSchedule(std::string_view text) {
     FaultSchedule s;
     auto ignore = [&](std::string_view item, const char* why) {
-        s.problems += "ZECL_FAULT item '" + std::string(item) + "' ignored: " + why + "\n";
+        s.problems.push_back("ZECL_FAULT item '" + std::string(item) + "' ignored: " + why);
     };
     while (!text.empty()) {
         const std::size_t comma = text.find(',');

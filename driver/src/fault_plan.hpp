@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace zecl {
 
@@ -17,12 +18,12 @@ static_assert(std::size_t(Fault::Suggest) + 1 == kFaultNames.size(), "one name p
 
 struct FaultSchedule {
     std::array<uint64_t, kFaultNames.size()> failAt{};  // the 1-based call of each kind that fails; 0 = none
-    std::string problems;                               // what was ignored, one line per item; empty when all was used
+    std::vector<std::string> problems;                  // one line per item ignored, and why
 };
 
 // "kind:N[,kind:N...]": kind one of kFaultNames, N >= 1 (a later item of the same kind wins).
 // An item that is not so (an unknown kind, no ':', N not a positive integer) is ignored and named
-// in `problems`; empty items (",,") are skipped.
+// in `problems`; empty items (",,") are skipped silently.
 FaultSchedule parseFaultSchedule(std::string_view text);
 
 }  // namespace zecl

@@ -2,6 +2,9 @@
 // item is named rather than silently never injected (host only, no device).
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "fault_plan.hpp"
 
 namespace {
@@ -18,13 +21,13 @@ TEST(FaultSchedule, GivenEveryKind_WhenParsed_ThenEachFailsAtItsCall) {
     EXPECT_EQ(at(s, Fault::Kernel), 2u);
     EXPECT_EQ(at(s, Fault::Enqueue), 5u);
     EXPECT_EQ(at(s, Fault::Suggest), 4u);
-    EXPECT_EQ(s.problems, "");
+    EXPECT_TRUE(s.problems.empty());
 }
 
 TEST(FaultSchedule, GivenNothingOrEmptyItems_WhenParsed_ThenNothingFailsAndNothingIsReported) {
     for (const char* text : {"", ",", ",,alloc:2,"}) {
         const auto s = parseFaultSchedule(text);
-        EXPECT_EQ(s.problems, "") << text;
+        EXPECT_TRUE(s.problems.empty()) << text;
     }
     EXPECT_EQ(at(parseFaultSchedule(",,alloc:2,"), Fault::Alloc), 2u);
     EXPECT_EQ(at(parseFaultSchedule(""), Fault::Alloc), 0u);
@@ -36,13 +39,16 @@ TEST(FaultSchedule, GivenTheSameKindTwice_WhenParsed_ThenTheLaterWins) {
 
 TEST(FaultSchedule, GivenBadItems_WhenParsed_ThenEachIsNamedAndTheGoodOnesStillCount) {
     const auto s = parseFaultSchedule("enqeue:5,alloc,kernel:0,module:x,suggest:2z,suggest:-1,enqueue:3");
+    const std::string bad_n = "N is not a positive integer (the 1-based call that fails)";
     EXPECT_EQ(s.problems,
-              "ZECL_FAULT item 'enqeue:5' ignored: the kind is not alloc, module, kernel, enqueue or suggest\n"
-              "ZECL_FAULT item 'alloc' ignored: not kind:N\n"
-              "ZECL_FAULT item 'kernel:0' ignored: N is not a positive integer (the 1-based call that fails)\n"
-              "ZECL_FAULT item 'module:x' ignored: N is not a positive integer (the 1-based call that fails)\n"
-              "ZECL_FAULT item 'suggest:2z' ignored: N is not a positive integer (the 1-based call that fails)\n"
-              "ZECL_FAULT item 'suggest:-1' ignored: N is not a positive integer (the 1-based call that fails)\n");
+              (std::vector<std::string>{
+                  "ZECL_FAULT item 'enqeue:5' ignored: the kind is not alloc, module, kernel, enqueue or suggest",
+                  "ZECL_FAULT item 'alloc' ignored: not kind:N",
+                  "ZECL_FAULT item 'kernel:0' ignored: " + bad_n,
+                  "ZECL_FAULT item 'module:x' ignored: " + bad_n,
+                  "ZECL_FAULT item 'suggest:2z' ignored: " + bad_n,
+                  "ZECL_FAULT item 'suggest:-1' ignored: " + bad_n,
+              }));
     EXPECT_EQ(at(s, Fault::Enqueue), 3u);
     EXPECT_EQ(at(s, Fault::Alloc), 0u);
     EXPECT_EQ(at(s, Fault::Kernel), 0u);
