@@ -25,10 +25,13 @@ ZP_FN int zp_topk_id(global const zp_topk_id_t* topk_ids, int i) {
 #endif
 }
 
+/* An expert id in [0, E): anything else is invalid input (CONTRACT §5.1), counted by the error flag. */
+ZP_FN int zp_valid_id(int id, int experts) { return id >= 0 && id < experts; }
+
 /* The local expert of physical id `id` on card `card`, or -1 when the route is not local.
  * Ids outside [0, E) are invalid input: not local here, flagged by zp_store_routes / m1_gather. */
 ZP_FN int zp_local_expert(int id, int experts, int cards, int card) {
-    if (id < 0 || id >= experts) return -1;
+    if (!zp_valid_id(id, experts)) return -1;
     const int per_card = experts / cards;
     const int le = id - card * per_card;
     return (le >= 0 && le < per_card) ? le : -1;
@@ -40,7 +43,7 @@ ZP_FN void zp_flag_invalid_ids(global const zp_topk_id_t* topk_ids, int routes, 
     int invalid = 0, first = -1;
     for (int i = 0; i < routes; ++i) {
         const int id = zp_topk_id(topk_ids, i);
-        if (id < 0 || id >= experts) {
+        if (!zp_valid_id(id, experts)) {
             if (invalid == 0) first = i;
             ++invalid;
         }
@@ -71,7 +74,8 @@ ZP_FN void zp_flag_invalid_ids(global const zp_topk_id_t* topk_ids, int routes, 
  * work-group's `items` work-items (local linear id `lid`; every one must call it: barriers;
  * the table is complete, for every work-item, on return). Deterministic (no atomics): every
  * entry is a count over the routes, so the order is the contract's by construction: compact
- * rows ordered by le then m, groups by le. Three barriers, and loops without branches whose
+ * rows ordered by le then m, groups by le. M * K >= 1 (the host's shape check), so route 0
+ * exists and writes the totals. Three barriers, and loops without branches whose
  * local loads do not wait for each other: the table is on the critical path of every
  * work-group of two_launch and one_launch. */
 ZP_FN void zp_derive_routes(global const zp_topk_id_t* topk_ids, int rows, int top_k, int experts, int cards, int card,
@@ -82,7 +86,7 @@ ZP_FN void zp_derive_routes(global const zp_topk_id_t* topk_ids, int rows, int t
 
     for (int i = lid; i < routes; i += items) {
         const int id = zp_topk_id(topk_ids, i);
-        le_of[i] = (id < 0 || id >= experts) ? -2 : zp_local_expert(id, experts, cards, card);
+        le_of[i] = zp_valid_id(id, experts) ? zp_local_expert(id, experts, cards, card) : -2;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -142,12 +146,6 @@ ZP_FN void zp_derive_routes(global const zp_topk_id_t* topk_ids, int rows, int t
             ZP_RT_INVALID(s, routes) = invalid;
             ZP_RT_FIRST_INVALID(s, routes) = first_invalid;
         }
-    }
-    if (routes == 0 && lid == 0) {
-        ZP_RT_COUNT_R(s, routes) = 0;
-        ZP_RT_COUNT_G(s, routes) = 0;
-        ZP_RT_INVALID(s, routes) = 0;
-        ZP_RT_FIRST_INVALID(s, routes) = -1;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 }
