@@ -7,8 +7,8 @@ namespace zecl {
 
 FaultSchedule parseFaultSchedule(std::string_view text) {
     FaultSchedule s;
-    auto ignore = [&](std::string_view item, const char* why) {
-        s.problems.push_back("ZECL_FAULT item '" + std::string(item) + "' ignored: " + why);
+    auto ignore = [&](std::string_view item, std::string_view why) {
+        s.problems.push_back("ZECL_FAULT item '" + std::string(item) + "' ignored: " + std::string(why));
     };
     while (!text.empty()) {
         const std::size_t comma = text.find(',');
@@ -23,7 +23,9 @@ FaultSchedule parseFaultSchedule(std::string_view text) {
         const std::string_view kind = item.substr(0, colon), count = item.substr(colon + 1);
         const auto* name = std::find(kFaultNames.begin(), kFaultNames.end(), kind);
         if (name == kFaultNames.end()) {
-            ignore(item, "the kind is not alloc, module, kernel, enqueue or suggest");
+            std::string known;
+            for (const std::string_view n : kFaultNames) known += (known.empty() ? "" : ", ") + std::string(n);
+            ignore(item, "the kind is not one of " + known);
             continue;
         }
         uint64_t n = 0;

@@ -42,7 +42,7 @@ TEST(FaultSchedule, GivenBadItems_WhenParsed_ThenEachIsNamedAndTheGoodOnesStillC
     const std::string bad_n = "N is not a positive integer (the 1-based call that fails)";
     EXPECT_EQ(s.problems,
               (std::vector<std::string>{
-                  "ZECL_FAULT item 'enqeue:5' ignored: the kind is not alloc, module, kernel, enqueue or suggest",
+                  "ZECL_FAULT item 'enqeue:5' ignored: the kind is not one of alloc, module, kernel, enqueue, suggest",
                   "ZECL_FAULT item 'alloc' ignored: not kind:N",
                   "ZECL_FAULT item 'kernel:0' ignored: " + bad_n,
                   "ZECL_FAULT item 'module:x' ignored: " + bad_n,
