@@ -1,27 +1,26 @@
 /* one_launch: two_launch's A and B (common/zp_two_launch.h, the very same bodies) in one
- * persistent kernel with one device-wide barrier between them, for a cooperative launch
- * (zeCommandListAppendLaunchCooperativeKernel) of at most zeKernelSuggestMaxCooperativeGroupCount
- * work-groups. The grid is whatever that count allows, not A's or B's grid, so every work-group
- * loops over the units of work: A's (pair tile, expert group) units u = wg, wg + n, ... < tiles
- * * G, then the barrier, then B's (column tile, expert group) units the same way (B's tiles
- * complete themselves through tile_done, no second barrier). A group with no B unit arrives at
- * the barrier and leaves (zp_grid_arrive) rather than spin beside working groups; with no
- * local route there is nothing for the barrier to order and no group takes it. Any grid of at
- * least one group gives the same bits (a unit's result does not depend on which group computes
- * it).
+ * persistent kernel, for a cooperative launch (zeCommandListAppendLaunchCooperativeKernel) of at
+ * most zeKernelSuggestMaxCooperativeGroupCount work-groups. The grid is whatever that count
+ * allows, not A's or B's grid, so every work-group loops over the units of work: A's (pair tile,
+ * expert group) units u = wg, wg + n, ... < tiles * G, then B's (column tile, expert group) units
+ * the same way (B's tiles complete themselves through tile_done). No device-wide barrier between
+ * the phases: a B unit of expert group g waits only for the A units of g (and of the groups whose
+ * act rows share its cache lines), counted in phase_ready (zp_ol_wait_ready), so B units start
+ * while the last A units of other groups run. Any grid of at least one group gives the same bits
+ * (a unit's result does not depend on which group computes it).
  *
  * Every work-group derives the route table itself, once; group 0 stores it for the host.
- * Data crossing the barrier: only act (written by A units, read by B units). No group reads act
- * before the barrier, and a launch starts with no cached line of it, so no cache can hold a
- * stale copy; the barrier's fences order A's stores before the release and B's loads after
- * the acquire (zp_grid_barrier.h).
+ * Data crossing the phases: act (written by A units, read by B units after their group's count is
+ * complete; no group reads a line of act before then, and a launch starts with no cached line of
+ * it, so no cache can hold a stale copy) and y (B units, read by a tile's last unit through
+ * ZP_GRID_SHARED).
  *
- * grid_state: 2 uints and tile_done: ceil(H / ZP_GEMM_COLS_PER_WG) uints, zeroed once when
- * allocated (the kernel leaves them so). y: [M*K, H] scratch. Grid: (n, 1, 1) with 1 <= n <= the
- * suggested count; n beyond max(tiles_a * min(M*K, E/C), tiles_b * max(1, min(M*K, E/C))) only
- * idles. routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)]. */
+ * phase_ready: ZP_OL_READY_WORDS(M*K) uints and tile_done: ceil(H / ZP_GEMM_COLS_PER_WG) uints,
+ * zeroed once when allocated (the kernel leaves them so). y: [M*K, H] scratch. Grid: (n, 1, 1)
+ * with 1 <= n <= the suggested count; n beyond max(tiles_a * min(M*K, E/C), tiles_b * max(1,
+ * min(M*K, E/C))) only idles. routes: local int[ZP_ROUTE_SCRATCH_INTS(M*K)]. */
+#define ZP_TL_PHASE_READY 1 /* B units wait per expert group (zp_ol_wait_ready) */
 #include "common/zp_two_launch.h"
-#include "common/zp_grid_barrier.h"
 
 kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global const float* topk_weights, /* [M, K] */
                                      global const ushort* hidden_x,                                         /* [M, H] */
@@ -30,7 +29,7 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
                                      global const uchar* w2_blocks, global const uchar* w2_scales, global ushort* y,
                                      volatile global uint* tile_done, global ushort* out, /* [M, H] */
                                      global int* route_info, global int* compact_rows, global int* route_row,
-                                     global int* groups, volatile global uint* grid_state, int rows, int top_k,
+                                     global int* groups, volatile global uint* phase_ready, int rows, int top_k,
                                      int experts, int cards, int card, int hidden, int intermediate, float limit,
                                      float up_bias, int layout, local int* routes) {
     local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
@@ -42,19 +41,7 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
 
     const int groups_g = ZP_RT_COUNT_G(routes, mk); /* G, the same in every group */
     zp_tl_gemm1_units(routes, rows, top_k, groups_g, wg, n, hidden_x, w1_blocks, w1_scales, silu, act, hidden,
-                      intermediate, limit, up_bias, layout, red);
-
-    /* B's units. A group with none arrives at the barrier and leaves (units_b is work-group
-     * uniform: every group derived the routes). With no expert group (no local route:
-     * all_remote, or only invalid ids) no A unit wrote act, B's units only zero out, and no
-     * group takes the barrier: G is the same in every group, so none waits for another and
-     * grid_state stays as it was. */
-    const int units_b = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG * max(groups_g, 1);
-    if (wg >= units_b) {
-        if (groups_g > 0) zp_grid_arrive(grid_state);
-        return;
-    }
-    if (groups_g > 0) zp_grid_barrier(grid_state);
+                      intermediate, limit, up_bias, layout, phase_ready, red);
     zp_tl_gemm2_units(routes, rows, top_k, groups_g, wg, n, act, w2_blocks, w2_scales, y, tile_done, topk_weights, out,
-                      hidden, intermediate, &last, red);
+                      hidden, intermediate, phase_ready, &last, red);
 }

@@ -20,5 +20,5 @@ kernel ZP_GEMM_ATTRS void two_launch_b(global const zp_topk_id_t* topk_ids,
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
     const int wg = (int)get_group_id(0), n = (int)get_num_groups(0);
     zp_tl_gemm2_units(routes, rows, top_k, ZP_RT_COUNT_G(routes, rows * top_k), wg, n, act, w2_blocks, w2_scales, y,
-                      tile_done, topk_weights, out, hidden, intermediate, &last, red);
+                      tile_done, topk_weights, out, hidden, intermediate, (volatile global uint*)0, &last, red);
 }

@@ -98,4 +98,9 @@
  * each; then R, G, the invalid ids and the first one's route). */
 #define ZP_ROUTE_SCRATCH_INTS(routes) (8 * (routes) + 4)
 
+/* one_launch's phase_ready (common/zp_two_launch.h, zp_ol_wait_ready): uints for M*K routes, one
+ * per possible expert group (its finished A units) and one count of the B units that saw theirs;
+ * zeroed once when allocated, left zero by every launch. */
+#define ZP_OL_READY_WORDS(routes) ((routes) + 1)
+
 #endif

@@ -1,6 +1,6 @@
 /* two_launch's kernel bodies: the whole chain in two launches, A then B, with no route_compact,
  * remap, swiglu or gather launch and no gate_up or a buffer. The bodies are ZP_FN functions so
- * that a persistent kernel (one_launch: A, a device-wide barrier, B) calls the very same code;
+ * that a persistent kernel (one_launch: A, then B ordered per expert group) calls the very same code;
  * two_launch_a.cl / two_launch_b.cl are the two-launch wrappers.
  *
  * Shapes as by-value arguments, as every kernel (README "Argument conventions"); MK = M * K.
@@ -35,8 +35,9 @@
  *    parallelism), to y [MK, H] in global memory; the tile's last unit to finish (a per-tile
  *    count that resets itself) writes the tile's columns of out for every token row in §5.7's
  *    route order. zp_tl_gemm2_units loops over them as A's do. Reads act, which
- *    every A unit must have finished (two_launch: the launch boundary; one_launch: the
- *    device-wide barrier; no group reads act before it, so no cache holds a stale line).
+ *    every A unit of its group must have finished (two_launch: the launch boundary; one_launch:
+ *    phase_ready, zp_ol_wait_ready; no group reads a line of act before then, so no cache holds
+ *    a stale line).
  *
  * Compact M2 at run time: an expert group with one compact row runs a 1-row specialisation of
  * the tile (the dead rows' loads, fmas, lane sums and tree fold away), one with more rows runs
@@ -83,6 +84,73 @@ ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int ti
                               count, silu, limit, up_bias, act, red);
 }
 
+/* one_launch's order between its phases, per expert group instead of a device-wide barrier:
+ * ready[g] counts the finished A units of expert group g (zp_ol_signal_ready), ready[R] the B
+ * units that saw theirs all (R = ZP_OL_READY_PASSED(M*K): past the most groups there can be). A
+ * B unit of g waits until every A unit of the groups whose act rows may share a cache line with
+ * g's has finished, so no line of act that a B unit reads (and any cache keeps) holds a row still
+ * being written: g alone where the rows are whole lines apart (act 128-byte aligned, I * 2 bytes
+ * a multiple of 128), else every group. The last B unit to pass resets every word (every A unit
+ * has arrived and no B unit waits again in this launch), so they are zero at every launch's start
+ * (zeroed once when allocated: ZP_OL_READY_WORDS). Deadlock-free in a cooperative grid: every
+ * group finishes its A units before its first wait, and an A unit waits for nothing.
+ *
+ * Only one_launch counts: it defines ZP_TL_PHASE_READY 1 before including this header, and in
+ * two_launch (ready: null; its launch boundary orders the phases) both functions are empty. A
+ * build-time switch rather than `if (ready)`: PoCL 3.1 built the barriers under that (uniform)
+ * branch into a one_launch whose B units read act too early (y wrong in 18-38 of 168 cases at
+ * H = 256, I = 128), and two_launch takes no barrier it does not need. */
+#ifndef ZP_TL_PHASE_READY
+#define ZP_TL_PHASE_READY 0
+#endif
+#define ZP_OL_READY_PASSED(mk) (mk) /* the last of ZP_OL_READY_WORDS(mk), abi/zp_abi.h */
+#define ZP_OL_LINE_BYTES 128
+
+ZP_FN void zp_ol_signal_ready(volatile global uint* ready, int g) {
+#if ZP_TL_PHASE_READY
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE); /* the unit's act stores */
+    if (zp_tl_lid() == 0) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        atomic_inc(&ready[g]);
+    }
+#endif
+}
+
+ZP_FN void zp_ol_wait_ready(local const int* routes, int mk, int g, global const ushort* act, int hidden,
+                            int intermediate, volatile global uint* ready) {
+#if ZP_TL_PHASE_READY
+    const int groups = ZP_RT_COUNT_G(routes, mk);
+    const uint tiles_a = (uint)((intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG);
+    const uint tiles_b = (uint)((hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG);
+    const int whole_lines =
+        ((size_t)act % ZP_OL_LINE_BYTES) == 0 && ((size_t)intermediate * sizeof(ushort)) % ZP_OL_LINE_BYTES == 0;
+    const int g0 = whole_lines ? g : 0, g1 = whole_lines ? g : groups - 1;
+    if (zp_tl_lid() == 0) {
+        for (int h = g0; h <= g1; ++h)
+            while (atomic_add(&ready[h], 0u) < tiles_a) {}
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        volatile global uint* passed = ready + ZP_OL_READY_PASSED(mk);
+        if (atomic_inc(passed) + 1u == tiles_b * (uint)groups) {
+            for (int h = 0; h < groups; ++h) atomic_xchg(&ready[h], 0u);
+            atomic_xchg(passed, 0u);
+        }
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+#endif
+}
+
+/* Kernel A's unit: zp_tl_gemm1_tile, then (one_launch) its arrival in ready[g]. */
+ZP_FN void zp_tl_gemm1_unit(local const int* routes, int rows, int top_k, int tile, int g,
+                            global const ushort* hidden_x, /* [M, H] */
+                            global const uchar* w1_blocks, global const uchar* w1_scales, global const ushort* silu,
+                            global ushort* act, /* [MK, I] */
+                            int hidden, int intermediate, float limit, float up_bias, int layout,
+                            volatile global uint* ready, local float* red) {
+    zp_tl_gemm1_tile(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden, intermediate,
+                     limit, up_bias, layout, red);
+    zp_ol_signal_ready(ready, g);
+}
+
 /* kernel B's unit of work: column tile `tile` (< ceil(H / ZP_GEMM_COLS_PER_WG)) of y (§5.6) for
  * the compact rows of expert group g (< G), written to y [MK, H] like gemm2 (a group of one row
  * by the 1-row body, wider groups by passes of ZP_GEMM_ROWS_PER_PASS rows: the weight tile read
@@ -92,14 +160,18 @@ ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int ti
  * (rows without a local route get +0.0), reading the other units' y through ZP_GRID_SHARED (past
  * any cache that is not coherent across compute units). With no local group (G == 0) unit
  * (tile, 0) writes the tile's zeros at once; units g >= max(G, 1) return at once.
- * last: a local int of the kernel's. Every work-item of the work-group calls it. */
+ * last: a local int of the kernel's. Every work-item of the work-group calls it.
+ *
+ * ready (one_launch; null in two_launch_b, whose launch boundary orders A before B): the expert
+ * groups' A-unit counts (zp_ol_wait_ready), waited for before the unit reads act. */
 ZP_FN void zp_tl_gemm2_unit(local const int* routes, int rows, int top_k, int tile, int g,
                             global const ushort* act, /* [MK, I] */
                             global const uchar* w2_blocks, global const uchar* w2_scales,
                             global ushort* y,                                                  /* [MK, H] */
                             volatile global uint* tile_done, global const float* topk_weights, /* [M, K] */
                             global ushort* out,                                                /* [M, H] */
-                            int hidden, int intermediate, local int* last, local float* red) {
+                            int hidden, int intermediate, volatile global uint* ready, local int* last,
+                            local float* red) {
     const int mk = rows * top_k;
     const int groups = ZP_RT_COUNT_G(routes, mk);
     if (g >= max(groups, 1)) return;
@@ -107,6 +179,7 @@ ZP_FN void zp_tl_gemm2_unit(local const int* routes, int rows, int top_k, int ti
     if (groups > 0) {
         local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g;
         const int le = grp[0], first = grp[1], count = grp[2];
+        zp_ol_wait_ready(routes, mk, g, act, hidden, intermediate, ready);
         if (ZP_TL_ONE_ROW_LITERAL && count == 1)
             zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, 1, y, 0, 0, first, red);
         else
@@ -166,12 +239,13 @@ ZP_FN void zp_tl_gemm1_units(local const int* routes, int rows, int top_k, int g
                              global const ushort* hidden_x, /* [M, H] */
                              global const uchar* w1_blocks, global const uchar* w1_scales, global const ushort* silu,
                              global ushort* act, /* [MK, I] */
-                             int hidden, int intermediate, float limit, float up_bias, int layout, local float* red) {
+                             int hidden, int intermediate, float limit, float up_bias, int layout,
+                             volatile global uint* ready, local float* red) {
     const int tiles = (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG;
     const int units = tiles * groups;
     ZP_TL_FOR_UNITS(wg, n, units, tiles,
-                    zp_tl_gemm1_tile(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden,
-                                     intermediate, limit, up_bias, layout, red))
+                    zp_tl_gemm1_unit(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden,
+                                     intermediate, limit, up_bias, layout, ready, red))
 }
 
 /* Kernel B's units (tiles = ceil(H / ZP_GEMM_COLS_PER_WG), units = tiles * max(G, 1)) for
@@ -182,12 +256,13 @@ ZP_FN void zp_tl_gemm2_units(local const int* routes, int rows, int top_k, int g
                              global ushort* y,                                                  /* [MK, H] */
                              volatile global uint* tile_done, global const float* topk_weights, /* [M, K] */
                              global ushort* out,                                                /* [M, H] */
-                             int hidden, int intermediate, local int* last, local float* red) {
+                             int hidden, int intermediate, volatile global uint* ready, local int* last,
+                             local float* red) {
     const int tiles = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
     const int units = tiles * max(groups, 1);
     ZP_TL_FOR_UNITS(wg, n, units, tiles,
                     zp_tl_gemm2_unit(routes, rows, top_k, tile, g, act, w2_blocks, w2_scales, y, tile_done,
-                                     topk_weights, out, hidden, intermediate, last, red))
+                                     topk_weights, out, hidden, intermediate, ready, last, red))
 }
 
 #endif

@@ -144,7 +144,7 @@ struct Planner {
              b.compactRows,
              b.routeRow,
              b.groups,
-             b.gridBarrier,
+             b.phaseReady,
              m,
              k,
              e,

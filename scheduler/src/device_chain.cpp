@@ -67,8 +67,8 @@ DeviceChain::DeviceChain(const runtime::Context& context, const runtime::DeviceI
     routeRow_ = i32(routes);
     groups_ = i32(routes * ZP_GROUP_WORDS);
     topkWeights_ = runtime::DeviceBuffer<float>(context, device, routes);
-    gridBarrier_ = runtime::DeviceBuffer<std::uint32_t>(context, device, 2);
-    gridBarrier_.fill(copies_, 0u);  // once: the barrier leaves its state reusable
+    phaseReady_ = runtime::DeviceBuffer<std::uint32_t>(context, device, ZP_OL_READY_WORDS(routes));
+    phaseReady_.fill(copies_, 0u);  // once: one_launch leaves its counts at zero
     tileDone_ = runtime::DeviceBuffer<std::uint32_t>(context, device, H);
     tileDone_.fill(copies_, 0u);  // once: kernel B's tiles leave their counts at zero
     silu_.upload(copies_, siluTable);
@@ -91,7 +91,7 @@ DeviceChain::DeviceChain(const runtime::Context& context, const runtime::DeviceI
     b.act = act_.data();
     b.y = y_.data();
     b.out = out_.data();
-    b.gridBarrier = gridBarrier_.data();
+    b.phaseReady = phaseReady_.data();
     b.tileDone = tileDone_.data();
     plan_ = planChain(variant, shape, b, modules.tuning(), ids);
 
@@ -216,8 +216,8 @@ double DeviceChain::executeBatch(runtime::CommandQueue& queue, int times) {
             for (std::size_t n = 0; n < kernels_.size(); ++n) {
                 if (t > 0 || n > 0) batchList_.barrier();
                 runtime::Event* ev = t == 0 && n == 0 ? &batchStart_.front() : t == times - 1 ? &events_[n] : nullptr;
-                // The grid record() launches: a cooperative launch keeps its co-resident grid (the
-                // plan's fixed grid would spin forever in the device-wide barrier).
+                // The grid record() launches: a cooperative launch keeps its co-resident grid (at the
+                // plan's fixed grid, groups that never start would leave the others waiting forever).
                 if (plan_.launches[n].cooperative)
                     batchList_.launchCooperative(kernels_[n], grids_[n], ev);
                 else
@@ -241,6 +241,11 @@ DeviceResults DeviceChain::results() {
     r.invalidIds = info[ZP_INFO_INVALID];
     r.firstInvalidRoute = info[ZP_INFO_FIRST_INVALID];
     r.out = out_.download(copies_);
+    // The counts of the variants that keep them (two_launch_b: tile_done; one_launch: both).
+    if (variant_ == probe::Variant::TwoLaunch || variant_ == probe::Variant::OneLaunch)
+        for (std::uint32_t w : tileDone_.download(copies_)) r.countsLeft += w != 0;
+    if (variant_ == probe::Variant::OneLaunch)
+        for (std::uint32_t w : phaseReady_.download(copies_)) r.countsLeft += w != 0;
     if (variant_ == probe::Variant::M1Oracle) {
         r.routes = -1;
         r.routeGateUp = gateUp_.download(copies_);

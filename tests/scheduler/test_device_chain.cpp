@@ -146,6 +146,7 @@ std::string compare(const ChainShape& s, Variant v, const zp::scheduler::DeviceR
     }
     check(diff("out", got.out, want.out, H));
     if (got.invalidIds != 0) err << "\n  device error flag raised: " << got.invalidIds << " invalid ids";
+    if (got.countsLeft != 0) err << "\n  " << got.countsLeft << " words of tile_done / phase_ready left non-zero";
     return err.str();
 }
 
@@ -413,8 +414,9 @@ TEST(DeviceChainReducedRoutes, GivenAnExecutedChain_WhenAskingForTimings_ThenEve
 }
 
 // The gate's sample (B back-to-back executions in one list) launches what record() launches: a
-// cooperative kernel at its co-resident grid (at the plan's fixed grid one_launch would spin
-// forever in its device-wide barrier: seen on the H200, where B > 1), and computes the same bits.
+// cooperative kernel at its co-resident grid (at the plan's fixed grid one_launch's groups would
+// wait forever for groups that never start: seen on the H200, where B > 1), and computes the same
+// bits.
 TEST(DeviceChainReducedRoutes, GivenEveryVariant_WhenExecutedThreeTimesBackToBack_ThenItEndsAndMatchesTheOracle) {
     auto& rig = reducedRig();
     auto [c, want] = rig.prepare(RoutePattern::SixLocal, 0);
@@ -428,9 +430,9 @@ TEST(DeviceChainReducedRoutes, GivenEveryVariant_WhenExecutedThreeTimesBackToBac
     }
 }
 
-// one_launch takes its device-wide barrier only when there is a local route: a step with none
-// (all_remote), then steps with some, on the same chain, each right and none waiting on a barrier
-// state the one before left behind.
+// one_launch's B units wait for their expert group's A units only when there is a local route: a
+// step with none (all_remote), then steps with some, on the same chain, each right and none
+// starting from counts the one before left behind (compare: DeviceResults::countsLeft).
 TEST(DeviceChainReducedRoutes, GivenOneLaunchStepsWithAndWithoutLocalRoutes_WhenAlternated_ThenEachMatchesTheOracle) {
     auto& rig = reducedRig();
     auto& chain = rig.chain(Variant::OneLaunch);

@@ -193,6 +193,11 @@ ExecutorResult toExecutorResult(const oracle::ChainShape& s, probe::Variant v, c
     if (d.invalidIds > 0)
         r.error = fmt::format("device flagged {} expert id(s) outside [0, {}); first at route (m, k) = ({}, {})",
                               d.invalidIds, s.experts, d.firstInvalidRoute / s.topK, d.firstInvalidRoute % s.topK);
+    else if (d.countsLeft > 0)
+        r.error = fmt::format(
+            "{} word(s) of the kernels' cross-group counts (tile_done, phase_ready) left non-zero: "
+            "the next launch of this chain would start from them",
+            d.countsLeft);
     return r;
 }
 

@@ -479,6 +479,10 @@ void forwardInto(detail::ChainState& s, std::span<const std::uint16_t> hidden, s
             throw Error(ErrorCode::internal, "zeprobe::Chain::forward: the device flagged " +
                                                  std::to_string(r.invalidIds) + " expert id(s) outside [0, " +
                                                  std::to_string(sh.experts) + ") that the host accepted");
+        if (r.countsLeft > 0)
+            throw Error(ErrorCode::internal, "zeprobe::Chain::forward: the kernels left " +
+                                                 std::to_string(r.countsLeft) +
+                                                 " word(s) of their cross-group counts non-zero");
         if (r.out.size() < m * H) throw Error(ErrorCode::internal, "zeprobe::Chain::forward: short output");
         std::copy_n(r.out.begin(), m * H, out.begin());
     } catch (...) {

@@ -36,7 +36,7 @@ struct Materialised {
 };
 Materialised materialised(Variant);
 
-// Variants launched cooperatively (one persistent kernel with a device-wide barrier): valid
+// Variants launched cooperatively (one persistent kernel whose groups wait for each other): valid
 // only where the driver answers zeKernelSuggestMaxCooperativeGroupCount.
 bool cooperative(Variant);
 

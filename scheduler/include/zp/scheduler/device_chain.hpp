@@ -42,6 +42,10 @@ struct DeviceResults {
     std::vector<oracle::bf16_t> out;  // [M, H]
     int invalidIds = 0;               // CONTRACT §5.1 device error flag: ids outside [0, E)
     int firstInvalidRoute = -1;       // m*K + k of the first one
+    // Words of the cross-group counts (kernel B's tile_done, one_launch's phase_ready) that the
+    // launches left non-zero: each launch must leave them zero for the next (they are zeroed
+    // only when allocated), so anything but 0 is a fault.
+    int countsLeft = 0;
 };
 
 // One chain per (device, shape, variant, id width): buffers sized for the worst case (topk_ids
@@ -100,7 +104,7 @@ private:
     runtime::DeviceBuffer<std::int32_t> topkIds_, routeInfo_, compactRows_, routeRow_, groups_;  // topkIds_: Int32
     runtime::DeviceBuffer<std::int64_t> topkIds64_;                                              // Int64
     runtime::DeviceBuffer<float> topkWeights_;
-    runtime::DeviceBuffer<std::uint32_t> gridBarrier_;
+    runtime::DeviceBuffer<std::uint32_t> phaseReady_;
     runtime::DeviceBuffer<std::uint32_t> tileDone_;
     ChainPlan plan_;
     std::vector<runtime::Kernel> kernels_;    // one per launch
