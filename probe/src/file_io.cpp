@@ -45,17 +45,21 @@ fs::path nearestExisting(fs::path dir) {
     return dir;
 }
 
-// Whether `dir` can hold new files, found by doing it: the missing directories are made, a
-// file is created in the last one and every trace is removed again. access(2) alone says yes
-// to root under /proc or on a read-only mount, where mkdir and open then fail.
-void checkDirectoryUsable(const fs::path& dir, const fs::path& named, std::string_view option) {
-    const std::string head = std::string(option) + " " + named.string() + ": ";
+// One try of checkDirectoryUsable: "" when `dir` can hold new files, else what failed and, in
+// *vanished, whether a directory the try relied on disappeared meanwhile (ENOENT: another
+// process's check removing a directory it had made as this one found it there).
+std::string tryDirectoryUsable(const fs::path& dir, const std::string& head, bool* vanished) {
+    *vanished = false;
     const fs::path at = nearestExisting(dir);
     std::error_code ec;
     const fs::file_status st = fs::status(at, ec);
-    if (ec || !fs::exists(st))
-        throw InputError(head + at.string() +
-                         ": cannot be read: " + (ec ? ec.message() : std::string("does not exist")));
+    if (ec || !fs::exists(st)) {
+        const std::string failed =
+            head + at.string() + ": cannot be read: " + (ec ? ec.message() : std::string("does not exist"));
+        if (ec && ec != std::errc::no_such_file_or_directory) throw InputError(failed);
+        *vanished = true;  // it existed a moment ago
+        return failed;
+    }
     if (!fs::is_directory(st)) throw InputError(head + at.string() + " is " + fileKindName(at) + ", not a directory");
     std::vector<fs::path> missing;  // outermost last
     for (fs::path d = dir.empty() ? fs::path(".") : dir; d != at && !d.empty(); d = d.parent_path()) {
@@ -63,15 +67,21 @@ void checkDirectoryUsable(const fs::path& dir, const fs::path& named, std::strin
         missing.push_back(d);
     }
     std::vector<fs::path> made;
+    // Removes what this try made; a directory another check is using meanwhile stays (rmdir
+    // refuses a directory with its probe file in it), for that run to use.
     auto undo = [&] {
         for (auto it = made.rbegin(); it != made.rend(); ++it) ::rmdir(it->c_str());
     };
     for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
         if (::mkdir(it->c_str(), 0755) != 0) {
             const int err = errno;
-            if (err == EEXIST && fs::is_directory(*it, ec)) continue;  // "x/.." once x is made
+            // One look at what is there now: a directory ("x/.." once x is made, or another
+            // check's), or nothing (it went after mkdir saw it).
+            const fs::file_status now = err == EEXIST ? fs::status(*it, ec) : fs::file_status{};
+            if (err == EEXIST && fs::is_directory(now)) continue;
             undo();
-            throw InputError(head + "cannot create directory " + it->string() + ": " + errnoText(err));
+            *vanished = err == ENOENT || (err == EEXIST && !fs::exists(now));  // ENOENT: a parent went
+            return head + "cannot create directory " + it->string() + ": " + errnoText(err);
         }
         made.push_back(*it);
     }
@@ -82,11 +92,32 @@ void checkDirectoryUsable(const fs::path& dir, const fs::path& named, std::strin
     if (fd < 0) {
         const int err = errno;
         undo();
-        throw InputError(head + "directory " + where.string() + " is not writable: " + errnoText(err));
+        *vanished = err == ENOENT;
+        return head + "directory " + where.string() + " is not writable: " + errnoText(err);
     }
     ::close(fd);
     ::unlink(probe.c_str());
     undo();
+    return "";
+}
+
+// Whether `dir` can hold new files, found by doing it: the missing directories are made, a
+// file is created in the last one and every trace is removed again. access(2) alone says yes
+// to root under /proc or on a read-only mount, where mkdir and open then fail. Two runs checking
+// the same missing directory at once each make and remove it: a try that loses its directory
+// to the other's removal is tried again (a bounded number of times), so neither fails for it
+// (and the directory may then stay, empty, for the runs that are about to write into it).
+void checkDirectoryUsable(const fs::path& dir, const fs::path& named, std::string_view option) {
+    const std::string head = std::string(option) + " " + named.string() + ": ";
+    constexpr int kTries = 64;
+    std::string failed;
+    for (int t = 0; t < kTries; ++t) {
+        bool vanished = false;
+        failed = tryDirectoryUsable(dir, head, &vanished);
+        if (failed.empty()) return;
+        if (!vanished) break;
+    }
+    throw InputError(failed);
 }
 
 }  // namespace

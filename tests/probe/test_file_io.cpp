@@ -9,6 +9,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "zp/probe/config.hpp"
 #include "zp/probe/file_io.hpp"
@@ -117,6 +120,40 @@ TEST_F(FileIo, GivenPlacesNothingCanBeCreatedIn_WhenChecked_ThenRefusedNamingPat
     std::vector<std::string> left;
     for (const auto& e : fs::recursive_directory_iterator(dir)) left.push_back(e.path().filename().string());
     EXPECT_EQ(left, std::vector<std::string>{"f"});
+}
+
+// Runs started together with the same missing --out, or with their own under one missing parent
+// (a sweep's jobs, parallel ctests): each check makes the directories and removes them again, so
+// one run's removal can pull a directory from under another's check. None may fail for it.
+TEST_F(FileIo, GivenMissingDirectoriesCheckedByManyAtOnce_ThenEveryCheckPasses) {
+    constexpr int kRounds = 40, kThreads = 4, kChecksPerThread = 25;
+    std::mutex m;
+    std::vector<std::string> failures;
+    for (int r = 0; r < kRounds; ++r) {
+        const fs::path round = dir / ("round" + std::to_string(r));
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t)
+            threads.emplace_back([&, t] {
+                const fs::path own = round / ("run" + std::to_string(t)) / "out";
+                for (int c = 0; c < kChecksPerThread; ++c) {
+                    try {
+                        checkOutputDir(c % 2 == 0 ? round / "out" : own, "--out");
+                    } catch (const InputError& e) {
+                        std::lock_guard<std::mutex> lock(m);
+                        failures.push_back(e.what());
+                    }
+                }
+            });
+        for (auto& t : threads) t.join();
+    }
+    EXPECT_TRUE(failures.empty()) << failures.size() << " of " << kRounds * kThreads * kChecksPerThread
+                                  << " checks failed, the first: " << failures.front();
+    // No probe file is left; a directory may stay where two checks overlapped (rmdir refuses a
+    // directory that holds another check's probe file), empty, as the runs would make it anyway.
+    std::vector<std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+        if (!e.is_directory()) files.push_back(e.path().string());
+    EXPECT_TRUE(files.empty()) << files.size() << " files left, the first: " << files.front();
 }
 
 TEST_F(FileIo, GivenAFailedWrite_ThenInputErrorAndNoTemporaryFileLeft) {
