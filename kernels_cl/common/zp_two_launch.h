@@ -103,6 +103,9 @@ ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int ti
 #ifndef ZP_TL_PHASE_READY
 #define ZP_TL_PHASE_READY 0
 #endif
+/* Kernel A's tiles per expert group (pair tiles of I) and kernel B's (column tiles of H). */
+ZP_FN int zp_tl_tiles_a(int intermediate) { return (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG; }
+ZP_FN int zp_tl_tiles_b(int hidden) { return (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG; }
 #define ZP_OL_READY_PASSED(mk) (mk) /* the last of ZP_OL_READY_WORDS(mk), abi/zp_abi.h */
 #define ZP_OL_LINE_BYTES 128
 
@@ -120,8 +123,7 @@ ZP_FN void zp_ol_wait_ready(local const int* routes, int mk, int g, global const
                             int intermediate, volatile global uint* ready) {
 #if ZP_TL_PHASE_READY
     const int groups = ZP_RT_COUNT_G(routes, mk);
-    const uint tiles_a = (uint)((intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG);
-    const uint tiles_b = (uint)((hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG);
+    const uint tiles_a = (uint)zp_tl_tiles_a(intermediate), tiles_b = (uint)zp_tl_tiles_b(hidden);
     const int whole_lines =
         ((size_t)act % ZP_OL_LINE_BYTES) == 0 && ((size_t)intermediate * sizeof(ushort)) % ZP_OL_LINE_BYTES == 0;
     const int g0 = whole_lines ? g : 0, g1 = whole_lines ? g : groups - 1;
@@ -241,7 +243,7 @@ ZP_FN void zp_tl_gemm1_units(local const int* routes, int rows, int top_k, int g
                              global ushort* act, /* [MK, I] */
                              int hidden, int intermediate, float limit, float up_bias, int layout,
                              volatile global uint* ready, local float* red) {
-    const int tiles = (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG;
+    const int tiles = zp_tl_tiles_a(intermediate);
     const int units = tiles * groups;
     ZP_TL_FOR_UNITS(wg, n, units, tiles,
                     zp_tl_gemm1_unit(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden,
@@ -258,7 +260,7 @@ ZP_FN void zp_tl_gemm2_units(local const int* routes, int rows, int top_k, int g
                              global ushort* out,                                                /* [M, H] */
                              int hidden, int intermediate, volatile global uint* ready, local int* last,
                              local float* red) {
-    const int tiles = (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG;
+    const int tiles = zp_tl_tiles_b(hidden);
     const int units = tiles * max(groups, 1);
     ZP_TL_FOR_UNITS(wg, n, units, tiles,
                     zp_tl_gemm2_unit(routes, rows, top_k, tile, g, act, w2_blocks, w2_scales, y, tile_done,
