@@ -1,6 +1,7 @@
 #include "zp/scheduler/device_chain.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -234,18 +235,39 @@ double DeviceChain::executeBatch(runtime::CommandQueue& queue, int times) {
                             events_.back().kernelTimestamp().context.kernelEnd);
 }
 
+DeviceChain::RouteInfo DeviceChain::routeInfo() {
+    static_assert(std::tuple_size_v<RouteInfo> == ZP_INFO_WORDS);
+    RouteInfo info{};
+    routeInfo_.download(copies_, std::span<std::int32_t>(info));
+    return info;
+}
+
+StepCheck DeviceChain::check(const RouteInfo& info) {
+    StepCheck c;
+    c.invalidIds = info[ZP_INFO_INVALID];
+    c.firstInvalidRoute = info[ZP_INFO_FIRST_INVALID];
+    // The counts of the variants that keep them (two_launch_b: tile_done; one_launch: both).
+    if (variant_ == probe::Variant::TwoLaunch || variant_ == probe::Variant::OneLaunch)
+        for (std::uint32_t w : tileDone_.download(copies_)) c.countsLeft += w != 0;
+    if (variant_ == probe::Variant::OneLaunch)
+        for (std::uint32_t w : phaseReady_.download(copies_)) c.countsLeft += w != 0;
+    return c;
+}
+
+StepCheck DeviceChain::readOut(std::span<oracle::bf16_t> dst) {
+    out_.download(copies_, dst);  // Buffer::download refuses more than the buffer holds
+    return check(routeInfo());
+}
+
 DeviceResults DeviceChain::results() {
     DeviceResults r;
     const std::size_t H = shape_.hidden, I = shape_.intermediate, routes = std::size_t(shape_.maxRoutes());
-    const auto info = routeInfo_.download(copies_);
-    r.invalidIds = info[ZP_INFO_INVALID];
-    r.firstInvalidRoute = info[ZP_INFO_FIRST_INVALID];
+    const RouteInfo info = routeInfo();
+    const StepCheck c = check(info);
+    r.invalidIds = c.invalidIds;
+    r.firstInvalidRoute = c.firstInvalidRoute;
+    r.countsLeft = c.countsLeft;
     r.out = out_.download(copies_);
-    // The counts of the variants that keep them (two_launch_b: tile_done; one_launch: both).
-    if (variant_ == probe::Variant::TwoLaunch || variant_ == probe::Variant::OneLaunch)
-        for (std::uint32_t w : tileDone_.download(copies_)) r.countsLeft += w != 0;
-    if (variant_ == probe::Variant::OneLaunch)
-        for (std::uint32_t w : phaseReady_.download(copies_)) r.countsLeft += w != 0;
     if (variant_ == probe::Variant::M1Oracle) {
         r.routes = -1;
         r.routeGateUp = gateUp_.download(copies_);

@@ -337,6 +337,41 @@ TEST(DeviceChainReducedRoutes, GivenIdsOutsideTheExpertRange_WhenTheChainRuns_Th
     }
 }
 
+// A server step's read-back (DeviceChain::readOut: out alone, into the caller's span) against
+// results(): the same out bits, the same §5.1 flag (two invalid ids here) and no counts left, for
+// every variant; a span of fewer rows gets those rows, one past the buffer is refused.
+TEST(DeviceChainReducedRoutes, GivenEveryVariant_WhenOutIsReadIntoASpan_ThenItHasResultsOutAndItsChecks) {
+    auto& rig = reducedRig();
+    auto [c, ignored] = rig.prepare(RoutePattern::CrossRowOverlap, 2);
+    auto inputs = c.inputs;
+    const int K = rig.shape().topK, H = rig.shape().hidden;
+    inputs.topkIds[2] = -1;
+    inputs.topkIds[K + 1] = rig.shape().experts;
+    for (Variant v : zp::probe::kAllVariants) {
+        const std::string name(zp::probe::variantName(v));
+        auto& chain = rig.chain(v);
+        chain.setInputs(inputs);
+        chain.execute(rig.queue());
+        std::vector<bf16_t> out(std::size_t(rig.shape().rows) * H, 0xFFFF);
+        const zp::scheduler::StepCheck check = chain.readOut(out);
+        std::vector<bf16_t> firstRow(std::size_t(H), 0xFFFF);
+        chain.readOut(firstRow);
+        const auto want = chain.results();
+        EXPECT_EQ(check.invalidIds, 2) << name;
+        EXPECT_EQ(check.firstInvalidRoute, 2) << name;
+        EXPECT_EQ(check.invalidIds, want.invalidIds) << name;
+        EXPECT_EQ(check.firstInvalidRoute, want.firstInvalidRoute) << name;
+        EXPECT_EQ(check.countsLeft, 0) << name;
+        EXPECT_EQ(diff("out (readOut)", out, want.out, std::size_t(H)), "") << name;
+        EXPECT_EQ(diff("out row 0 (readOut)", firstRow,
+                       std::vector<bf16_t>(want.out.begin(), want.out.begin() + std::ptrdiff_t(H)), std::size_t(H)),
+                  "")
+            << name;
+        std::vector<bf16_t> tooLong(out.size() + 1);
+        EXPECT_THROW(chain.readOut(tooLong), std::exception) << name;
+    }
+}
+
 // More routes than any route-deriving work-group has work-items (route_compact's 64, two_launch's
 // and one_launch's tile), so each work-item derives several routes of the table: ids drawn at
 // random over the whole expert range and past it, so rows hold within-row duplicates, experts

@@ -474,7 +474,8 @@ void forwardInto(detail::ChainState& s, std::span<const std::uint16_t> hidden, s
         s.chain->setInputs(s.inputs);
         s.chain->execute(s.queue);
         s.ran = true;
-        const zp::scheduler::DeviceResults r = s.chain->results();
+        // out alone comes back (no verification tensor), straight into the caller's span.
+        const zp::scheduler::StepCheck r = s.chain->readOut(out);
         if (r.invalidIds > 0)
             throw Error(ErrorCode::internal, "zeprobe::Chain::forward: the device flagged " +
                                                  std::to_string(r.invalidIds) + " expert id(s) outside [0, " +
@@ -483,8 +484,6 @@ void forwardInto(detail::ChainState& s, std::span<const std::uint16_t> hidden, s
             throw Error(ErrorCode::internal, "zeprobe::Chain::forward: the kernels left " +
                                                  std::to_string(r.countsLeft) +
                                                  " word(s) of their cross-group counts non-zero");
-        if (r.out.size() < m * H) throw Error(ErrorCode::internal, "zeprobe::Chain::forward: short output");
-        std::copy_n(r.out.begin(), m * H, out.begin());
     } catch (...) {
         rethrowTranslated("zeprobe::Chain::forward", ErrorCode::invalid_argument, ErrorCode::device);
     }

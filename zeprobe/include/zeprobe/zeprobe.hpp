@@ -252,7 +252,8 @@ public:
     // (m, k) and the id) and leaves the Chain usable.
     std::vector<std::uint16_t> forward(std::span<const std::uint16_t> hidden, std::span<const std::int32_t> topkIds,
                                        std::span<const float> topkWeights);
-    // The same into `out` (exactly m*H values).
+    // The same into `out` (exactly m*H values; after a device or internal error its contents
+    // are unspecified).
     void forward(std::span<const std::uint16_t> hidden, std::span<const std::int32_t> topkIds,
                  std::span<const float> topkWeights, std::span<std::uint16_t> out);
     // The same with int64 topk_ids, as torch.topk returns them (e.g. a CPU tensor's

@@ -2,6 +2,7 @@
 // replayed per case; its results and kernel timestamps.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -48,6 +49,14 @@ struct DeviceResults {
     int countsLeft = 0;
 };
 
+// What every execution must be checked for, without the verification tensors: DeviceResults'
+// fields of the same names.
+struct StepCheck {
+    int invalidIds = 0;
+    int firstInvalidRoute = -1;
+    int countsLeft = 0;
+};
+
 // One chain per (device, shape, variant, id width): buffers sized for the worst case (topk_ids
 // at `ids`: 4 or 8 bytes an id), the plan recorded once into a regular command list (kernel
 // timestamps on every launch, a barrier between launches). Not thread-safe; move-only.
@@ -78,7 +87,12 @@ public:
     // Appends the same launches (no timestamps) to another list, e.g. an immediate one.
     void appendTo(runtime::CommandListBase& list);
 
+    // Everything the last execute() left: out, the route table, the materialised intermediates
+    // (for verification) and the checks.
     DeviceResults results();
+    // A server step's read-back: the first dst.size() values of out (at most M * H) into dst,
+    // and the checks; none of the verification tensors.
+    StepCheck readOut(std::span<oracle::bf16_t> dst);
     // Per launch, in plan order, from the kernel timestamps of the last execute().
     std::vector<KernelTiming> kernelTimings() const;
     // Per launch, in plan order, the absolute start and end of the last execute().
@@ -94,6 +108,9 @@ public:
 private:
     void record(runtime::CommandListBase& list, bool timestamps);
     void uploadInputs(const oracle::ChainInputs& in, std::size_t ids);
+    using RouteInfo = std::array<std::int32_t, 4>;  // route_info: ZP_INFO_WORDS (kernels_cl/abi/zp_abi.h)
+    RouteInfo routeInfo();
+    StepCheck check(const RouteInfo& info);
 
     const runtime::Context* context_;
     runtime::DeviceInfo device_;
