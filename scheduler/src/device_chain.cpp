@@ -263,10 +263,7 @@ DeviceResults DeviceChain::results() {
     DeviceResults r;
     const std::size_t H = shape_.hidden, I = shape_.intermediate, routes = std::size_t(shape_.maxRoutes());
     const RouteInfo info = routeInfo();
-    const StepCheck c = check(info);
-    r.invalidIds = c.invalidIds;
-    r.firstInvalidRoute = c.firstInvalidRoute;
-    r.countsLeft = c.countsLeft;
+    static_cast<StepCheck&>(r) = check(info);
     r.out = out_.download(copies_);
     if (variant_ == probe::Variant::M1Oracle) {
         r.routes = -1;

@@ -32,7 +32,18 @@ struct KernelSpan {
     std::uint64_t startNs = 0, endNs = 0;
 };
 
-struct DeviceResults {
+// What every execution must be checked for, with or without the verification tensors.
+struct StepCheck {
+    int invalidIds = 0;          // CONTRACT §5.1 device error flag: ids outside [0, E)
+    int firstInvalidRoute = -1;  // m*K + k of the first one
+    // Words of the cross-group counts (kernel B's tile_done, one_launch's phase_ready) that the
+    // launches left non-zero: each launch must leave them zero for the next (they are zeroed
+    // only when allocated), so anything but 0 is a fault.
+    int countsLeft = 0;
+};
+
+// Everything an execution left: the checks and every tensor there is to verify.
+struct DeviceResults : StepCheck {
     int routes = 0;                                       // R; -1 for m1_oracle (no compaction)
     std::vector<oracle::CompactRoutes::Row> compactRows;  // [R]
     std::vector<std::int32_t> routeRow;                   // [M, K] cr(m, k) or -1; empty for m1_oracle
@@ -41,20 +52,6 @@ struct DeviceResults {
     // m1_oracle only: one row per route (m, k), route order [M*K, ·]; non-local routes' rows are +0.
     std::vector<oracle::bf16_t> routeGateUp, routeAct, routeY;
     std::vector<oracle::bf16_t> out;  // [M, H]
-    int invalidIds = 0;               // CONTRACT §5.1 device error flag: ids outside [0, E)
-    int firstInvalidRoute = -1;       // m*K + k of the first one
-    // Words of the cross-group counts (kernel B's tile_done, one_launch's phase_ready) that the
-    // launches left non-zero: each launch must leave them zero for the next (they are zeroed
-    // only when allocated), so anything but 0 is a fault.
-    int countsLeft = 0;
-};
-
-// What every execution must be checked for, without the verification tensors: DeviceResults'
-// fields of the same names.
-struct StepCheck {
-    int invalidIds = 0;
-    int firstInvalidRoute = -1;
-    int countsLeft = 0;
 };
 
 // One chain per (device, shape, variant, id width): buffers sized for the worst case (topk_ids
