@@ -106,7 +106,7 @@ ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int ti
 /* Kernel A's tiles per expert group (pair tiles of I) and kernel B's (column tiles of H). */
 ZP_FN int zp_tl_tiles_a(int intermediate) { return (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG; }
 ZP_FN int zp_tl_tiles_b(int hidden) { return (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG; }
-#define ZP_OL_READY_PASSED(mk) (mk) /* the last of ZP_OL_READY_WORDS(mk), abi/zp_abi.h */
+#define ZP_OL_READY_PASSED(mk) (ZP_OL_READY_WORDS(mk) - 1) /* the last word (abi/zp_abi.h) */
 #define ZP_OL_LINE_BYTES 128
 
 ZP_FN void zp_ol_signal_ready(volatile global uint* ready, int g) {
