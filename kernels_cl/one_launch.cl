@@ -40,8 +40,9 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
     if (wg == 0) zp_tl_store_routes(routes, rows, top_k, route_info, compact_rows, route_row, groups);
 
     const int groups_g = ZP_RT_COUNT_G(routes, mk); /* G, the same in every group */
+    zp_carry carry = zp_no_carry();                 /* from A unit to A unit (ZP_STREAM_CARRY) */
     zp_tl_gemm1_units(routes, rows, top_k, groups_g, wg, n, hidden_x, w1_blocks, w1_scales, silu, act, hidden,
-                      intermediate, limit, up_bias, layout, phase_ready, red);
+                      intermediate, limit, up_bias, layout, phase_ready, &carry, red);
     zp_tl_gemm2_units(routes, rows, top_k, groups_g, wg, n, act, w2_blocks, w2_scales, y, tile_done, topk_weights, out,
                       hidden, intermediate, phase_ready, &last, red);
 }

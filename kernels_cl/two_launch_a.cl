@@ -17,8 +17,9 @@ kernel ZP_GEMM_ATTRS void two_launch_a(global const zp_topk_id_t* topk_ids, glob
                                        local int* routes) {
     local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
     const int wg = (int)get_group_id(0), n = (int)get_num_groups(0);
+    zp_carry carry = zp_no_carry();
     zp_derive_routes(topk_ids, rows, top_k, experts, cards, card, routes, zp_tl_lid(), ZP_TL_ITEMS);
     if (wg == 0) zp_tl_store_routes(routes, rows, top_k, route_info, compact_rows, route_row, groups);
     zp_tl_gemm1_units(routes, rows, top_k, ZP_RT_COUNT_G(routes, rows * top_k), wg, n, hidden_x, w1_blocks, w1_scales,
-                      silu, act, hidden, intermediate, limit, up_bias, layout, (volatile global uint*)0, red);
+                      silu, act, hidden, intermediate, limit, up_bias, layout, (volatile global uint*)0, &carry, red);
 }

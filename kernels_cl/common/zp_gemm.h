@@ -36,6 +36,21 @@ ZP_FN const global uchar* zp_weight_scales(const global uchar* scales, int le, i
 #elif ZP_GEMM_TILE == 2
 #include "zp_gemv_stream.h"
 #endif
+#ifndef ZP_ST_CARRY /* the lane and block tiles carry nothing from one unit to the next */
+#define ZP_ST_CARRY 0
+typedef struct {
+    int in;
+    int next_le, next_tile;
+} zp_carry;
+#endif
+/* A carry that holds nothing and names no next unit: for a unit on its own. */
+ZP_FN zp_carry zp_no_carry(void) {
+    zp_carry c;
+    c.in = 0;
+    c.next_le = -1;
+    c.next_tile = 0;
+    return c;
+}
 
 /* The first of this work-item's ZP_GEMM_COLS_PER_ITEM columns in column tile `tile` (lane tile). */
 ZP_FN int zp_item_first_col(int tile) {
@@ -56,8 +71,9 @@ ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_sca
     zp_block_gemm(w_blocks, w_scales, le, n_total, k, tile, a, src_rows, 0, 0, a_first, nrows, 0, 0, 0, 0, 0.0f, 0.0f,
                   out, local_out, local_out_on, out_first, red);
 #elif ZP_GEMM_TILE == 2
+    zp_carry none = zp_no_carry();
     zp_stream_gemm(w_blocks, w_scales, le, n_total, k, tile, a, src_rows, 0, 0, a_first, nrows, 0, 0, 0, 0, 0.0f, 0.0f,
-                   out, local_out, local_out_on, out_first, red);
+                   out, local_out, local_out_on, out_first, &none, red);
 #else
     const uint lane = get_local_id(0);
     const int n0 = zp_item_first_col(tile);

@@ -23,17 +23,17 @@
  * pairs i. Source rows as zp_pass_offsets (src_rows, or local_rows when local_rows_on). Work-item column c (of
  * ZP_GEMM_COLS_PER_ITEM) computes pair zp_item_first_col(tile) / 2 + c / 2, its gate when c is even, its up when odd.
  */
-ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uchar* w1_scales, int le, int hidden,
-                                 int intermediate, int layout, int tile, const global ushort* a,
-                                 const global int* src_rows, local const int* local_rows, int local_rows_on, int first,
-                                 int nrows, global const ushort* silu, float limit, float up_bias, global ushort* act,
-                                 local float* red) {
+ZP_FN void zp_gemm1_paired_group_carried(const global uchar* w1_blocks, const global uchar* w1_scales, int le,
+                                         int hidden, int intermediate, int layout, int tile, const global ushort* a,
+                                         const global int* src_rows, local const int* local_rows, int local_rows_on,
+                                         int first, int nrows, global const ushort* silu, float limit, float up_bias,
+                                         global ushort* act, private zp_carry* carry, local float* red) {
 #if ZP_GEMM_TILE == 1
     zp_block_gemm(w1_blocks, w1_scales, le, 2 * intermediate, hidden, tile, a, src_rows, local_rows, local_rows_on,
                   first, nrows, 1, intermediate, layout, silu, limit, up_bias, act, 0, 0, first, red);
 #elif ZP_GEMM_TILE == 2
     zp_stream_gemm(w1_blocks, w1_scales, le, 2 * intermediate, hidden, tile, a, src_rows, local_rows, local_rows_on,
-                   first, nrows, 1, intermediate, layout, silu, limit, up_bias, act, 0, 0, first, red);
+                   first, nrows, 1, intermediate, layout, silu, limit, up_bias, act, 0, 0, first, carry, red);
 #else
     const uint lane = get_local_id(0);
     const int pair0 = zp_item_first_col(tile) / 2;
@@ -70,6 +70,17 @@ ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uch
             }
     }
 #endif
+}
+
+/* zp_gemm1_paired_group_carried for a unit on its own. */
+ZP_FN void zp_gemm1_paired_group(const global uchar* w1_blocks, const global uchar* w1_scales, int le, int hidden,
+                                 int intermediate, int layout, int tile, const global ushort* a,
+                                 const global int* src_rows, local const int* local_rows, int local_rows_on, int first,
+                                 int nrows, global const ushort* silu, float limit, float up_bias, global ushort* act,
+                                 local float* red) {
+    zp_carry none = zp_no_carry();
+    zp_gemm1_paired_group_carried(w1_blocks, w1_scales, le, hidden, intermediate, layout, tile, a, src_rows, local_rows,
+                                  local_rows_on, first, nrows, silu, limit, up_bias, act, &none, red);
 }
 
 #endif

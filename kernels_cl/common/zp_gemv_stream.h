@@ -68,9 +68,34 @@
 #define ZP_STREAM_PREFETCH_ONE_ROW ZP_STREAM_PREFETCH
 #endif
 
+/* ZP_STREAM_CARRY (1): kernel A's persistent work-groups (two_launch_a, one_launch's first phase)
+ * load the first iteration of their next unit's code and scale bytes right after this unit's last
+ * iteration, into registers that the next unit takes instead of loading them after it has staged
+ * its activations (zp_carry): that load's latency runs under this unit's tree and stores and the
+ * next unit's staging rather than after them. Only with one iteration in flight in both bodies
+ * (the carry's registers are those the second iteration would take), and never in ablation 4
+ * (no weight loads). Kernel B does not carry: its body spilled with it on NVIDIA (docs/perf.md
+ * "The next unit's first loads in flight"). */
+#ifndef ZP_STREAM_CARRY
+#define ZP_STREAM_CARRY 0
+#endif
+#define ZP_ST_CARRY \
+    (ZP_STREAM_CARRY && ZP_STREAM_PREFETCH == 1 && ZP_STREAM_PREFETCH_ONE_ROW == 1 && ZP_STREAM_ABLATION != 4)
+
 #define ZP_ST_ITEMS (ZP_LANES * ZP_GEMM_ITEMS_Y)
 #define ZP_ST_L (ZP_LANES / ZP_STREAM_SPLIT)         /* lanes per work-item */
 #define ZP_ST_GROUPS (ZP_ST_ITEMS / ZP_STREAM_SPLIT) /* column groups per tile */
+/* What a persistent work-group hands from one unit to its next: which unit comes next (of the same
+ * matrix: its expert, next_le < 0 for none, and its column tile), and with ZP_ST_CARRY that unit's
+ * first iteration of code and scale bytes (in = 1 once this unit has loaded them). */
+typedef struct {
+    int in;
+    int next_le, next_tile;
+#if ZP_ST_CARRY
+    uint4 codes[ZP_STREAM_COLS][ZP_ST_L];
+    uint scales[ZP_STREAM_COLS][ZP_ST_L];
+#endif
+} zp_carry;
 /* words per staged block: its 16 BF16 pairs + 4, so that the 8 work-items of a 16-byte load phase
  * (8 consecutive blocks: 20 words apart) hit different banks */
 #define ZP_ST_PAD 20
@@ -211,8 +236,22 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
         ZP_ST_LOAD(codes, scales, cb0 + s);                        \
         if (iters > 1) ZP_ST_LOAD_CODES(next_codes, cb0 + 16 + s); \
     }
+#if ZP_ST_CARRY
+/* The first pass's first chunk has its first iteration already when the carry held it. */
+#define ZP_ST_LATE_LOADS(PF) \
+    if ((PF) < 2 && !(carried && r0 == 0 && ch == 0)) ZP_ST_LOAD(codes, scales, cb0 + s);
+/* After the last pass's last iteration: the next unit's first iteration into the carry. */
+#define ZP_ST_CARRY_OUT                                                                                \
+    if (carry->next_le >= 0 && ch == chunks - 1 && r0 + ZP_GEMM_ROWS_PER_PASS >= nrows) {              \
+        zp_st_load_first(carry->codes, carry->scales, w_blocks, w_scales, carry->next_le, n_total, kb, \
+                         carry->next_tile, paired, intermediate, layout, g, s);                        \
+        carry->in = 1;                                                                                 \
+    }
+#else
 #define ZP_ST_LATE_LOADS(PF) \
     if ((PF) < 2) ZP_ST_LOAD(codes, scales, cb0 + s);
+#define ZP_ST_CARRY_OUT
+#endif
 #define ZP_ST_AHEAD_LOAD(PF)                                        \
     if ((PF) >= 2) {                                                \
         if (j + 2 < iters) ZP_ST_LOAD_CODES(ahead_codes, b0 + 32);  \
@@ -234,8 +273,8 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
             const int cb0 = ch * ZP_STREAM_CHUNK;                                                \
             const int cblocks = min(ZP_STREAM_CHUNK, kb - cb0);                                  \
             const int iters = (cblocks + 15) >> 4;                                               \
-            uint4 codes[ZP_STREAM_COLS][ZP_ST_L], next_codes[ZP_STREAM_COLS][ZP_ST_L];           \
-            uint scales[ZP_STREAM_COLS][ZP_ST_L], next_scales[ZP_STREAM_COLS][ZP_ST_L];          \
+            uint4 next_codes[ZP_STREAM_COLS][ZP_ST_L]; /* codes, scales: the function's */       \
+            uint next_scales[ZP_STREAM_COLS][ZP_ST_L];                                           \
             uint4 ahead_codes[ZP_STREAM_COLS][ZP_ST_L]; /* PF 2 only */                          \
             ZP_ST_EARLY_LOADS(PF)                                                                \
             barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk's readers are done */            \
@@ -268,6 +307,7 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
                         ZP_ST_SHIFT_AHEAD(PF, c, li)                                             \
                     }                                                                            \
             }                                                                                    \
+            ZP_ST_CARRY_OUT                                                                      \
         }                                                                                        \
         ZP_ST_FINISH(NR)                                                                         \
     }
@@ -333,32 +373,74 @@ ZP_FN void zp_st_epilogue(local const float* sums, int t, int rows, int tile, in
     }
 }
 
-/* Column tile `tile` of expert le for activation rows a + aoff(r), r < nrows: the arguments and
- * results of zp_block_gemm (zp_gemm_block.h). Every work-item of the work-group must call it. */
-ZP_FN void zp_stream_gemm(const global uchar* w_blocks, const global uchar* w_scales, int le, int n_total, int k,
-                          int tile, const global ushort* a, const global int* src_rows, local const int* local_rows,
-                          int local_rows_on, int a_first, int nrows, int paired, int intermediate, int layout,
-                          global const ushort* silu, float limit, float up_bias, global ushort* out,
-                          local ushort* local_out, int local_out_on, int out_first, local float* red) {
-    const int t = (int)(get_local_id(1) * ZP_LANES + get_local_id(0));
-    const int g = t / ZP_STREAM_SPLIT, s = t - g * ZP_STREAM_SPLIT;
-    local float* sums = red;
-    local float* act_l = red + ZP_ST_SUMS;
-    local float* tbl = red + ZP_ST_SUMS + ZP_ST_ACT;
-    if (t < 16) tbl[t] = kZpE2M1[t]; /* visible after the first chunk's barriers */
-
-    const int kb = k / 32;
-    const int chunks = (kb + ZP_STREAM_CHUNK - 1) / ZP_STREAM_CHUNK;
+/* Where column group g's rows of column tile `tile` of expert le start: the expert's first code
+ * and scale bytes (wc, ws) and each column's row as a block offset from them (n_total * kb < 2^32). */
+ZP_FN void zp_st_rows(const global uchar* w_blocks, const global uchar* w_scales, int le, int n_total, int kb, int tile,
+                      int paired, int intermediate, int layout, int g, const global uchar** wc, const global uchar** ws,
+                      uint* wrow) {
     const size_t expert_blocks = (size_t)le * n_total * kb; /* the expert's first block */
-    const global uchar* wc = w_blocks + expert_blocks * 16;
-    const global uchar* ws = w_scales + expert_blocks;
-    uint wrow[ZP_STREAM_COLS]; /* block offset of each column's row in the expert (n_total * kb < 2^32) */
+    *wc = w_blocks + expert_blocks * 16;
+    *ws = w_scales + expert_blocks;
     for (int c = 0; c < ZP_STREAM_COLS; ++c) {
         int n =
             zp_tile_column(tile * ZP_GEMM_COLS_PER_WG + g * ZP_STREAM_COLS + c, n_total, paired, intermediate, layout);
         n = n < 0 ? 0 : n; /* outside the matrix: any row, never written */
         wrow[c] = (uint)n * (uint)kb;
     }
+}
+
+#if ZP_ST_CARRY
+/* The first iteration (blocks s, s + S, ... of the first chunk) of column tile `tile` of expert le. */
+ZP_FN void zp_st_load_first(uint4 codes[ZP_STREAM_COLS][ZP_ST_L], uint scales[ZP_STREAM_COLS][ZP_ST_L],
+                            const global uchar* w_blocks, const global uchar* w_scales, int le, int n_total, int kb,
+                            int tile, int paired, int intermediate, int layout, int g, int s) {
+    const global uchar* wc;
+    const global uchar* ws;
+    uint wrow[ZP_STREAM_COLS];
+    zp_st_rows(w_blocks, w_scales, le, n_total, kb, tile, paired, intermediate, layout, g, &wc, &ws, wrow);
+    ZP_ST_LOAD(codes, scales, s);
+}
+#endif
+
+/* Column tile `tile` of expert le for activation rows a + aoff(r), r < nrows: the arguments and
+ * results of zp_block_gemm (zp_gemm_block.h). Every work-item of the work-group must call it.
+ * carry: what a persistent work-group hands between its units (zp_carry; zp_no_carry() for a unit
+ * on its own): with ZP_ST_CARRY this unit takes its first iteration from it where it holds one,
+ * and leaves carry->next_le's there (the caller sets next_le and next_tile before each unit;
+ * carry->in is this function's). */
+ZP_FN void zp_stream_gemm(const global uchar* w_blocks, const global uchar* w_scales, int le, int n_total, int k,
+                          int tile, const global ushort* a, const global int* src_rows, local const int* local_rows,
+                          int local_rows_on, int a_first, int nrows, int paired, int intermediate, int layout,
+                          global const ushort* silu, float limit, float up_bias, global ushort* out,
+                          local ushort* local_out, int local_out_on, int out_first, private zp_carry* carry,
+                          local float* red) {
+    const int t = (int)(get_local_id(1) * ZP_LANES + get_local_id(0));
+    const int g = t / ZP_STREAM_SPLIT, s = t - g * ZP_STREAM_SPLIT;
+    local float* sums = red;
+    local float* act_l = red + ZP_ST_SUMS;
+    local float* tbl = red + ZP_ST_SUMS + ZP_ST_ACT;
+    if (t < 16) tbl[t] = kZpE2M1[t]; /* visible after the first chunk's barriers */
+    /* The iteration's code and scale bytes, here rather than in each chunk so that a carried first
+     * iteration is taken before the passes (nothing keeps the carry alive through them). */
+    uint4 codes[ZP_STREAM_COLS][ZP_ST_L];
+    uint scales[ZP_STREAM_COLS][ZP_ST_L];
+#if ZP_ST_CARRY
+    const int carried = carry->in; /* this unit's first iteration is in the carry */
+    carry->in = 0;                 /* until this unit loads the next one's (ZP_ST_CARRY_OUT) */
+    if (carried)
+        for (int c = 0; c < ZP_STREAM_COLS; ++c)
+            for (int li = 0; li < ZP_ST_L; ++li) {
+                codes[c][li] = carry->codes[c][li];
+                scales[c][li] = carry->scales[c][li];
+            }
+#endif
+
+    const int kb = k / 32;
+    const int chunks = (kb + ZP_STREAM_CHUNK - 1) / ZP_STREAM_CHUNK;
+    const global uchar* wc;
+    const global uchar* ws;
+    uint wrow[ZP_STREAM_COLS];
+    zp_st_rows(w_blocks, w_scales, le, n_total, kb, tile, paired, intermediate, layout, g, &wc, &ws, wrow);
 
     for (int r0 = 0; r0 < nrows; r0 += ZP_GEMM_ROWS_PER_PASS) {
         const int rows = min(nrows - r0, ZP_GEMM_ROWS_PER_PASS);

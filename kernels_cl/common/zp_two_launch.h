@@ -29,7 +29,8 @@
  *    at once when g >= G. act is [MK, I] in compact-row order; rows >= R are never written.
  *    zp_tl_gemm1_units loops a work-group over its units u = g * tiles + tile of a 1D grid of
  *    any size (two_launch_a, one_launch's first phase; the host takes the count the device keeps
- *    resident).
+ *    resident), handing each unit its successor through a zp_carry (the caller's, from
+ *    zp_no_carry()): with ZP_STREAM_CARRY the unit loads the next one's first weight iteration.
  * 4. zp_tl_gemm2_unit(routes, tile, g, ...), kernel B's unit of work: column tile `tile` of y
  *    for expert group g's compact rows (the same units as gemm2's, so B has gemm2's
  *    parallelism), to y [MK, H] in global memory; the tile's last unit to finish (a per-tile
@@ -70,18 +71,19 @@ ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int ti
                             global const ushort* hidden_x, /* [M, H] */
                             global const uchar* w1_blocks, global const uchar* w1_scales, global const ushort* silu,
                             global ushort* act, /* [MK, I] */
-                            int hidden, int intermediate, float limit, float up_bias, int layout, local float* red) {
+                            int hidden, int intermediate, float limit, float up_bias, int layout,
+                            private zp_carry* carry, local float* red) {
     const int mk = rows * top_k;
     if (g >= ZP_RT_COUNT_G(routes, mk)) return;
     local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g;
     const int le = grp[0], first = grp[1], count = grp[2];
     local const int* crow = ZP_RT_ROWS(routes, mk);
     if (ZP_TL_ONE_ROW_LITERAL && count == 1)
-        zp_gemm1_paired_group(w1_blocks, w1_scales, le, hidden, intermediate, layout, tile, hidden_x, 0, crow, 1, first,
-                              1, silu, limit, up_bias, act, red);
+        zp_gemm1_paired_group_carried(w1_blocks, w1_scales, le, hidden, intermediate, layout, tile, hidden_x, 0, crow,
+                                      1, first, 1, silu, limit, up_bias, act, carry, red);
     else
-        zp_gemm1_paired_group(w1_blocks, w1_scales, le, hidden, intermediate, layout, tile, hidden_x, 0, crow, 1, first,
-                              count, silu, limit, up_bias, act, red);
+        zp_gemm1_paired_group_carried(w1_blocks, w1_scales, le, hidden, intermediate, layout, tile, hidden_x, 0, crow,
+                                      1, first, count, silu, limit, up_bias, act, carry, red);
 }
 
 /* one_launch's order between its phases, per expert group instead of a device-wide barrier:
@@ -147,9 +149,9 @@ ZP_FN void zp_tl_gemm1_unit(local const int* routes, int rows, int top_k, int ti
                             global const uchar* w1_blocks, global const uchar* w1_scales, global const ushort* silu,
                             global ushort* act, /* [MK, I] */
                             int hidden, int intermediate, float limit, float up_bias, int layout,
-                            volatile global uint* ready, local float* red) {
+                            volatile global uint* ready, private zp_carry* carry, local float* red) {
     zp_tl_gemm1_tile(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden, intermediate,
-                     limit, up_bias, layout, red);
+                     limit, up_bias, layout, carry, red);
     zp_ol_signal_ready(ready, g);
 }
 
@@ -222,17 +224,27 @@ ZP_FN void zp_tl_gemm2_unit(local const int* routes, int rows, int top_k, int ti
 
 /* A work-group's walk over a phase's units: u = wg, wg + n, ... < units of a grid of n, with
  * (g, tile) of unit u = g * tiles + tile stepped without a division (zp_unit_step); BODY sees g
- * and tile. Any n >= 1 gives the same bits (a unit's result does not depend on which group runs
- * it). */
+ * and tile, and (g_next, tile_next) of the group's next unit where has_next. Any n >= 1 gives the
+ * same bits (a unit's result does not depend on which group runs it). */
 #define ZP_TL_FOR_UNITS(wg, n, units, tiles, BODY)                          \
     {                                                                       \
         int g = (wg) / (tiles), tile = (wg)-g * (tiles);                    \
         const int step_g = (n) / (tiles), step_tile = (n)-step_g * (tiles); \
         for (int u = (wg); u < (units); u += (n)) {                         \
+            int g_next = g, tile_next = tile;                               \
+            zp_unit_step(&g_next, &tile_next, step_g, step_tile, (tiles));  \
+            const int has_next = u + (n) < (units);                         \
             BODY;                                                           \
-            zp_unit_step(&g, &tile, step_g, step_tile, (tiles));            \
+            g = g_next;                                                     \
+            tile = tile_next;                                               \
         }                                                                   \
     }
+
+/* The carry's next unit (zp_carry): expert group g's expert and column tile `tile`, or none. */
+ZP_FN void zp_tl_set_next(private zp_carry* carry, local const int* routes, int mk, int has_next, int g, int tile) {
+    carry->next_le = has_next ? ZP_RT_GROUPS(routes, mk)[ZP_GROUP_WORDS * g] : -1;
+    carry->next_tile = tile;
+}
 
 /* Kernel A's units (tiles = ceil(I / ZP_GEMM_PAIRS_PER_WG), units = tiles * G; `groups` = G,
  * ZP_RT_COUNT_G of the table) for work-group wg of a grid of n: two_launch_a and one_launch's
@@ -242,12 +254,14 @@ ZP_FN void zp_tl_gemm1_units(local const int* routes, int rows, int top_k, int g
                              global const uchar* w1_blocks, global const uchar* w1_scales, global const ushort* silu,
                              global ushort* act, /* [MK, I] */
                              int hidden, int intermediate, float limit, float up_bias, int layout,
-                             volatile global uint* ready, local float* red) {
+                             volatile global uint* ready, private zp_carry* carry, local float* red) {
     const int tiles = zp_tl_tiles_a(intermediate);
     const int units = tiles * groups;
-    ZP_TL_FOR_UNITS(wg, n, units, tiles,
-                    zp_tl_gemm1_unit(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden,
-                                     intermediate, limit, up_bias, layout, ready, red))
+    ZP_TL_FOR_UNITS(wg, n, units, tiles, {
+        zp_tl_set_next(carry, routes, rows * top_k, has_next, g_next, tile_next);
+        zp_tl_gemm1_unit(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden, intermediate,
+                         limit, up_bias, layout, ready, carry, red);
+    })
 }
 
 /* Kernel B's units (tiles = ceil(H / ZP_GEMM_COLS_PER_WG), units = tiles * max(G, 1)) for

@@ -39,6 +39,7 @@ constexpr TuningKey kTuningKeys[] = {
     {"stream_chunk", &KernelTuning::streamChunk, "ZP_STREAM_CHUNK", true},
     {"stream_prefetch", &KernelTuning::streamPrefetch, "ZP_STREAM_PREFETCH", true},
     {"stream_prefetch_one_row", &KernelTuning::streamPrefetchOneRow, "ZP_STREAM_PREFETCH_ONE_ROW", true},
+    {"stream_carry", &KernelTuning::streamCarry, "ZP_STREAM_CARRY", true},
     {"ablation", &KernelTuning::ablation, "ZP_STREAM_ABLATION", true},
     {"b_cols_per_wg", &KernelTuning::bColsPerWorkGroup, nullptr, true},
     {"b_cols_per_item", &KernelTuning::bColsPerItem, nullptr, true},
@@ -46,7 +47,7 @@ constexpr TuningKey kTuningKeys[] = {
 };
 constexpr const char* kTuningKeyList =
     "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, stream_split, stream_chunk, stream_prefetch, "
-    "stream_prefetch_one_row, ablation, b_cols_per_wg, b_cols_per_item, max_registers";
+    "stream_prefetch_one_row, stream_carry, ablation, b_cols_per_wg, b_cols_per_item, max_registers";
 
 }  // namespace
 
@@ -100,6 +101,11 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
     if (t.streamPrefetchOneRow < 0 || t.streamPrefetchOneRow > 2)
         bad("stream_prefetch_one_row must be 0 (as stream_prefetch), 1 or 2");
     if (t.streamPrefetchOneRow != 0 && t.gemmTile != 2) bad("stream_prefetch_one_row needs gemm_tile=2");
+    if (t.streamCarry < 0 || t.streamCarry > 1) bad("stream_carry must be 0 or 1");
+    if (t.streamCarry && t.gemmTile != 2) bad("stream_carry needs gemm_tile=2");
+    if (t.streamCarry && (t.streamPrefetch != 1 || t.streamPrefetchOneRow > 1))
+        bad("stream_carry needs one iteration of weight loads in flight in both bodies (stream_prefetch=1 and "
+            "stream_prefetch_one_row 0 or 1)");
     if (t.ablation < 0 || t.ablation > 4)
         bad("ablation must be 0 (none), 1-3 (no lane sums, no fma, loads only) or 4 (no weight loads)");
     if (t.ablation && ablation == Ablation::refused)
@@ -129,11 +135,13 @@ KernelTuning KernelTuning::recommendedFor(const runtime::DeviceInfo& device) {
     // 2-row group reads its weights once for both rows, a 1-row group runs the 1-row body, and
     // two groups stay resident per SM (docs/perf.md "Single executions and the gate's replays").
     // The table's byte offsets by prmt (e2m1_decode=6): 1-4% faster on every chain (docs/perf.md
-    // "The byte permute").
+    // "The byte permute"). Kernel A's next unit's first loads in flight (stream_carry=1): one_launch
+    // and two_launch 5-6 us faster on six_local, and one_launch's gate a PASS (docs/perf.md "The
+    // next unit's first loads in flight").
     if (device.isZecl() && device.isNvidiaGpu())
         return parse(
             "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=2,stream_split=16,stream_chunk=128,e2m1_decode="
-            "6,max_registers=128");
+            "6,stream_carry=1,max_registers=128");
     return {};
 }
 
