@@ -34,6 +34,10 @@
  * fmas or lane sums), a pass with two or more the ZP_GEMM_ROWS_PER_PASS-row body; each weight
  * block is read once per pass.
  *
+ * From unit to unit (ZP_STREAM_CARRY, kernel A's persistent work-groups): a unit loads the first
+ * iteration of the work-group's next unit after its own last one, and that unit starts with it
+ * (zp_carry), so a unit's first weights are not loaded only after its activations are staged.
+ *
  * E2M1 decode (ZP_E2M1_DECODE, all exact): 0 the __constant table, 1 bit arithmetic, 3 a shift
  * into the f32 subnormal range and one multiply by 2^126 (exact: the device keeps subnormals, §2),
  * 4 a 16-entry f32 table in local memory addressed by byte offsets, those of a word's 8 nibbles
