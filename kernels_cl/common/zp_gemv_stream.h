@@ -244,9 +244,9 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
 /* The first pass's first chunk has its first iteration already when the carry held it. */
 #define ZP_ST_LATE_LOADS(PF) \
     if ((PF) < 2 && !(carried && r0 == 0 && ch == 0)) ZP_ST_LOAD(codes, scales, cb0 + s);
-/* After the last pass's last iteration: the next unit's first iteration into the carry. */
+/* After the last pass's last chunk: the next unit's first iteration into the carry. */
 #define ZP_ST_CARRY_OUT                                                                                \
-    if (carry->next_le >= 0 && ch == chunks - 1 && r0 + ZP_GEMM_ROWS_PER_PASS >= nrows) {              \
+    if (carry->next_le >= 0 && r0 + ZP_GEMM_ROWS_PER_PASS >= nrows) {                                  \
         zp_st_load_first(carry->codes, carry->scales, w_blocks, w_scales, carry->next_le, n_total, kb, \
                          carry->next_tile, paired, intermediate, layout, g, s);                        \
         carry->in = 1;                                                                                 \
@@ -311,8 +311,8 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
                         ZP_ST_SHIFT_AHEAD(PF, c, li)                                             \
                     }                                                                            \
             }                                                                                    \
-            ZP_ST_CARRY_OUT                                                                      \
         }                                                                                        \
+        ZP_ST_CARRY_OUT                                                                          \
         ZP_ST_FINISH(NR)                                                                         \
     }
 
