@@ -31,18 +31,18 @@ ZP_FN const global uchar* zp_weight_scales(const global uchar* scales, int le, i
     return scales + ((size_t)le * n_total + n) * (size_t)(k / 32);
 }
 
-#if ZP_GEMM_TILE == 1
-#include "zp_gemm_block.h"
-#elif ZP_GEMM_TILE == 2
-#include "zp_gemv_stream.h"
-#endif
-#ifndef ZP_ST_CARRY /* the lane and block tiles carry nothing from one unit to the next */
-#define ZP_ST_CARRY 0
+/* What a persistent work-group hands from one unit to its next: which unit comes next (of the same
+ * matrix: its expert, next_le < 0 for none, and its column tile), and with the stream tile's
+ * ZP_STREAM_CARRY that unit's first iteration of code and scale bytes (in = 1 once this unit has
+ * loaded them; zp_gemv_stream.h). The lane and block tiles carry nothing. */
 typedef struct {
     int in;
     int next_le, next_tile;
-} zp_carry;
+#if ZP_GEMM_TILE == 2 && defined(ZP_STREAM_CARRY) && ZP_STREAM_CARRY
+    uint4 codes[ZP_STREAM_COLS][ZP_LANES / ZP_STREAM_SPLIT];
+    uint scales[ZP_STREAM_COLS][ZP_LANES / ZP_STREAM_SPLIT];
 #endif
+} zp_carry;
 /* A carry that holds nothing and names no next unit: for a unit on its own. */
 ZP_FN zp_carry zp_no_carry(void) {
     zp_carry c;
@@ -51,6 +51,12 @@ ZP_FN zp_carry zp_no_carry(void) {
     c.next_tile = 0;
     return c;
 }
+
+#if ZP_GEMM_TILE == 1
+#include "zp_gemm_block.h"
+#elif ZP_GEMM_TILE == 2
+#include "zp_gemv_stream.h"
+#endif
 
 /* The first of this work-item's ZP_GEMM_COLS_PER_ITEM columns in column tile `tile` (lane tile). */
 ZP_FN int zp_item_first_col(int tile) {

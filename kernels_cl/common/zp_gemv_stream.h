@@ -89,17 +89,6 @@
 #define ZP_ST_ITEMS (ZP_LANES * ZP_GEMM_ITEMS_Y)
 #define ZP_ST_L (ZP_LANES / ZP_STREAM_SPLIT)         /* lanes per work-item */
 #define ZP_ST_GROUPS (ZP_ST_ITEMS / ZP_STREAM_SPLIT) /* column groups per tile */
-/* What a persistent work-group hands from one unit to its next: which unit comes next (of the same
- * matrix: its expert, next_le < 0 for none, and its column tile), and with ZP_ST_CARRY that unit's
- * first iteration of code and scale bytes (in = 1 once this unit has loaded them). */
-typedef struct {
-    int in;
-    int next_le, next_tile;
-#if ZP_ST_CARRY
-    uint4 codes[ZP_STREAM_COLS][ZP_ST_L];
-    uint scales[ZP_STREAM_COLS][ZP_ST_L];
-#endif
-} zp_carry;
 /* words per staged block: its 16 BF16 pairs + 4, so that the 8 work-items of a 16-byte load phase
  * (8 consecutive blocks: 20 words apart) hit different banks */
 #define ZP_ST_PAD 20
