@@ -136,8 +136,8 @@ KernelTuning KernelTuning::recommendedFor(const runtime::DeviceInfo& device) {
     // two groups stay resident per SM (docs/perf.md "Single executions and the gate's replays").
     // The table's byte offsets by prmt (e2m1_decode=6): 1-4% faster on every chain (docs/perf.md
     // "The byte permute"). Kernel A's next unit's first loads in flight (stream_carry=1): one_launch
-    // and two_launch 5-6 us faster on six_local, and one_launch's gate a PASS (docs/perf.md "The
-    // next unit's first loads in flight").
+    // and two_launch 5-6 us faster on six_local, where one_launch's gate saving is now past the bar
+    // in every run (docs/perf.md "The next unit's first loads in flight").
     if (device.isZecl() && device.isNvidiaGpu())
         return parse(
             "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=2,stream_split=16,stream_chunk=128,e2m1_decode="
