@@ -37,6 +37,20 @@ ZP_FN uint zp_byte_permute(uint x, uint selector) {
 #define ZP_BYTE(x, n) ZP_BYTE_SHIFT(x, n)
 #endif
 
+/* The compute unit this work-group runs on, where the platform tells: NVIDIA's SM (PTX %smid;
+ * ZP_HAVE_CU_ID 1), elsewhere none. A hint for spreading work over the units (zp_grid_rank),
+ * never an input to a result. */
+#if defined(cl_nv_pragma_unroll)
+#define ZP_HAVE_CU_ID 1
+ZP_FN uint zp_cu_id(void) {
+    uint r;
+    __asm__ volatile("mov.u32 %0, %%smid;" : "=r"(r));
+    return r;
+}
+#else
+#define ZP_HAVE_CU_ID 0
+#endif
+
 #if ZP_GEMM_COLS_PER_WG % ZP_GEMM_COLS_PER_ITEM != 0 || ZP_GEMM_COLS_PER_ITEM % 2 != 0
 #error "ZP_GEMM_COLS_PER_ITEM must be even and divide ZP_GEMM_COLS_PER_WG"
 #endif

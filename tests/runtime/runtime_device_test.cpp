@@ -415,7 +415,126 @@ kernel void grid_swap(global uint *slots, global uint *out, volatile global uint
 }
 )CL";
 
+// zp_grid_rank: each group publishes the compute unit the test says it runs on and records its rank.
+constexpr const char* kRankKernel = R"CL(
+kernel void grid_rank(global const uint *cus, global uint *ranks, volatile global uint *state) {
+    local int scratch[ZP_GRID_RANK_LOCAL_INTS];
+    const uint rank = zp_grid_rank(state, cus[get_group_id(0)], scratch);
+    if (get_local_id(0) == 0) ranks[get_group_id(0)] = rank;
+}
+)CL";
+
+// zp_grid_rank_of alone, over units the test gives for n groups (a plain launch of n groups).
+constexpr const char* kRankOfKernel = R"CL(
+kernel void grid_rank_of(global const uint *cus, uint n, global uint *ranks) {
+    local int scratch[ZP_GRID_RANK_LOCAL_INTS];
+    const uint rank = zp_grid_rank_of(cus, n, get_group_id(0), scratch);
+    if (get_local_id(0) == 0) ranks[get_group_id(0)] = rank;
+}
+)CL";
+
+// The ranks zp_grid_rank must give: the groups sorted by (slot, unit), the slot being how many
+// groups before it share its unit; every group its own id when a unit is out of range.
+std::vector<uint32_t> expectedRanks(const std::vector<uint32_t>& cus, uint32_t maxCus) {
+    std::vector<uint32_t> ranks(cus.size());
+    std::iota(ranks.begin(), ranks.end(), 0u);
+    if (std::any_of(cus.begin(), cus.end(), [&](uint32_t c) { return c >= maxCus; })) return ranks;
+    std::vector<std::pair<uint32_t, uint32_t>> keys;  // (slot, unit)
+    for (size_t g = 0; g < cus.size(); ++g)
+        keys.emplace_back(uint32_t(std::count(cus.begin(), cus.begin() + std::ptrdiff_t(g), cus[g])), cus[g]);
+    std::vector<uint32_t> order(cus.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return keys[a] < keys[b]; });
+    for (uint32_t r = 0; r < order.size(); ++r) ranks[order[r]] = r;
+    return ranks;
+}
+
 }  // namespace
+
+TEST_F(ZeclDevice,
+       GivenMadeUpPlacements_WhenTheGridRanksItsGroups_ThenRanksSpreadOverUnitsAndTheCountsResetThemselves) {
+    zp::runtime::Module m =
+        zp::runtime::Module::fromSourceBundle(ctx(), dev(), bundle(std::string(kGridBarrierHeader) + kRankKernel));
+    zp::runtime::Kernel k(m, "grid_rank");
+    k.setGroupSize(8);
+    const uint32_t groups = k.suggestMaxCooperativeGroupCount();
+    ASSERT_GE(groups, 1u);
+    zp::runtime::DeviceBuffer<uint32_t> cus(ctx(), dev(), groups), ranks(ctx(), dev(), groups),
+        state(ctx(), dev(), 2 + groups);
+    state.fill(imm(), 0u);
+    k.setArg(0, cus);
+    k.setArg(1, ranks);
+    k.setArg(2, state);
+    const uint32_t maxCus = 512;  // ZP_GRID_RANK_MAX_CUS
+    struct Placement {
+        const char* name;
+        std::vector<uint32_t> cus;
+    };
+    std::vector<Placement> placements(4);
+    placements[0].name = "uneven: 7 units";
+    placements[1].name = "two per unit, the later ones first";
+    placements[2].name = "all on one unit";
+    placements[3].name = "one unit out of range";
+    for (uint32_t g = 0; g < groups; ++g) {
+        placements[0].cus.push_back((g * 5 + 3) % 7);
+        placements[1].cus.push_back((groups - 1 - g) / 2);
+        placements[2].cus.push_back(300);
+        placements[3].cus.push_back(g == groups / 2 ? maxCus : g % 3);
+    }
+    for (int round = 0; round < 2; ++round)  // a second launch starts from the counts the first left
+        for (const auto& p : placements) {
+            cus.upload(imm(), p.cus);
+            imm().launchCooperative(k, {groups});
+            ASSERT_TRUE(imm().synchronize(60ull * 1000000000ull)) << p.name << ": the groups did not finish";
+            const auto got = ranks.download(imm());
+            const auto want = expectedRanks(p.cus, maxCus);
+            for (uint32_t g = 0; g < groups; ++g)
+                ASSERT_EQ(got[g], want[g]) << p.name << ", round " << round << ": group " << g << " of " << groups
+                                           << " (unit " << p.cus[g] << ")";
+            const auto words = state.download(imm());
+            ASSERT_EQ(words[0], 0u) << p.name << ": the published count was left non-zero";
+            ASSERT_EQ(words[1], 0u) << p.name << ": the ranked count was left non-zero";
+        }
+}
+
+TEST_F(ZeclDevice, GivenPlacementsOfManyGroups_WhenEachGroupRanksItself_ThenTheRanksSortTheGroupsBySlotThenUnit) {
+    zp::runtime::Module m =
+        zp::runtime::Module::fromSourceBundle(ctx(), dev(), bundle(std::string(kGridBarrierHeader) + kRankOfKernel));
+    zp::runtime::Kernel k(m, "grid_rank_of");
+    k.setGroupSize(32);
+    std::mt19937 rng(7);
+    struct Placement {
+        std::string name;
+        std::vector<uint32_t> cus;
+    };
+    std::vector<Placement> placements;
+    auto add = [&](std::string name, uint32_t n, auto cuOf) {
+        Placement p{std::move(name), {}};
+        for (uint32_t g = 0; g < n; ++g) p.cus.push_back(cuOf(g));
+        placements.push_back(std::move(p));
+    };
+    // the H200's: ids 0-7 on SMs 124-131, then TPC pairs across the GPCs, two rounds of 132
+    add("264 groups, two per SM", 264,
+        [](uint32_t g) { return g % 132 < 8 ? 124 + g % 132 : (g % 132 - 8) * 7 % 124; });
+    add("264 groups, 3 on some units, 1 on others", 264, [](uint32_t g) { return g * g % 131; });
+    add("1000 groups on 511 units at random", 1000, [&](uint32_t) { return uint32_t(rng() % 512); });
+    add("one group", 1, [](uint32_t) { return 5u; });
+    add("100 groups, one on unit 512", 100, [](uint32_t g) { return g == 99 ? 512u : g % 10; });
+    for (const auto& p : placements) {
+        const uint32_t n = uint32_t(p.cus.size());
+        zp::runtime::DeviceBuffer<uint32_t> cus(ctx(), dev(), n), ranks(ctx(), dev(), n);
+        cus.upload(imm(), p.cus);
+        k.setArg(0, cus);
+        k.setArg(1, n);
+        k.setArg(2, ranks);
+        imm().launch(k, {n});
+        ASSERT_TRUE(imm().synchronize(60ull * 1000000000ull)) << p.name;
+        const auto got = ranks.download(imm());
+        const auto want = expectedRanks(p.cus, 512);
+        for (uint32_t g = 0; g < n; ++g)
+            ASSERT_EQ(got[g], want[g]) << p.name << ": group " << g << " (unit " << p.cus[g] << ")";
+    }
+}
 
 TEST_F(ZeclDevice, GivenAGridBarrierKernel_WhenLaunchedCooperativelyAtTheSuggestedCount_ThenEveryGroupSeesTheOthers) {
     zp::runtime::Module m =
