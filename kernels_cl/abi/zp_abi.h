@@ -102,5 +102,11 @@
  * per possible expert group (its finished A units) and one count of the B units that saw theirs;
  * zeroed once when allocated, left zero by every launch. */
 #define ZP_OL_READY_WORDS(routes) ((routes) + 1)
+/* ... followed by the grid rank's state (spread_units, common/zp_grid_barrier.h zp_grid_rank):
+ * two counts, zeroed once and left zero by every launch, and one word per group of a grid of at
+ * most ZP_OL_SPREAD_MAX_GROUPS (a larger grid hands its units out by group id). */
+#define ZP_OL_SPREAD_MAX_GROUPS 2048
+#define ZP_OL_COUNT_WORDS(routes) (ZP_OL_READY_WORDS(routes) + 2)
+#define ZP_OL_SCRATCH_WORDS(routes) (ZP_OL_COUNT_WORDS(routes) + ZP_OL_SPREAD_MAX_GROUPS)
 
 #endif

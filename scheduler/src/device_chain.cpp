@@ -68,8 +68,8 @@ DeviceChain::DeviceChain(const runtime::Context& context, const runtime::DeviceI
     routeRow_ = i32(routes);
     groups_ = i32(routes * ZP_GROUP_WORDS);
     topkWeights_ = runtime::DeviceBuffer<float>(context, device, routes);
-    phaseReady_ = runtime::DeviceBuffer<std::uint32_t>(context, device, ZP_OL_READY_WORDS(routes));
-    phaseReady_.fill(copies_, 0u);  // once: one_launch leaves its counts at zero
+    phaseReady_ = runtime::DeviceBuffer<std::uint32_t>(context, device, ZP_OL_SCRATCH_WORDS(routes));
+    phaseReady_.fill(copies_, 0u);  // once: one_launch leaves its counts at zero (the grid rank's cus need none)
     tileDone_ = runtime::DeviceBuffer<std::uint32_t>(context, device, H);
     tileDone_.fill(copies_, 0u);  // once: kernel B's tiles leave their counts at zero
     silu_.upload(copies_, siluTable);
@@ -249,8 +249,11 @@ StepCheck DeviceChain::check(const RouteInfo& info) {
     // The counts of the variants that keep them (two_launch_b: tile_done; one_launch: both).
     if (variant_ == probe::Variant::TwoLaunch || variant_ == probe::Variant::OneLaunch)
         for (std::uint32_t w : tileDone_.download(copies_)) c.countsLeft += w != 0;
-    if (variant_ == probe::Variant::OneLaunch)
-        for (std::uint32_t w : phaseReady_.download(copies_)) c.countsLeft += w != 0;
+    if (variant_ == probe::Variant::OneLaunch) {
+        const auto words = phaseReady_.download(copies_);
+        const std::size_t counts = ZP_OL_COUNT_WORDS(std::size_t(shape_.maxRoutes()));
+        for (std::size_t i = 0; i < counts; ++i) c.countsLeft += words[i] != 0;
+    }
     return c;
 }
 

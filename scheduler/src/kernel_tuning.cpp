@@ -40,6 +40,7 @@ constexpr TuningKey kTuningKeys[] = {
     {"stream_prefetch", &KernelTuning::streamPrefetch, "ZP_STREAM_PREFETCH", true},
     {"stream_prefetch_one_row", &KernelTuning::streamPrefetchOneRow, "ZP_STREAM_PREFETCH_ONE_ROW", true},
     {"stream_carry", &KernelTuning::streamCarry, "ZP_STREAM_CARRY", true},
+    {"spread_units", &KernelTuning::spreadUnits, "ZP_SPREAD_UNITS", true},
     {"ablation", &KernelTuning::ablation, "ZP_STREAM_ABLATION", true},
     {"b_cols_per_wg", &KernelTuning::bColsPerWorkGroup, nullptr, true},
     {"b_cols_per_item", &KernelTuning::bColsPerItem, nullptr, true},
@@ -47,7 +48,7 @@ constexpr TuningKey kTuningKeys[] = {
 };
 constexpr const char* kTuningKeyList =
     "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, stream_split, stream_chunk, stream_prefetch, "
-    "stream_prefetch_one_row, stream_carry, ablation, b_cols_per_wg, b_cols_per_item, max_registers";
+    "stream_prefetch_one_row, stream_carry, spread_units, ablation, b_cols_per_wg, b_cols_per_item, max_registers";
 
 }  // namespace
 
@@ -106,6 +107,10 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
     if (t.streamCarry && (t.streamPrefetch != 1 || t.streamPrefetchOneRow > 1))
         bad("stream_carry needs one iteration of weight loads in flight in both bodies (stream_prefetch=1 and "
             "stream_prefetch_one_row 0 or 1)");
+    if (t.spreadUnits < 0 || t.spreadUnits > 2)
+        bad("spread_units must be 0 (units by group id), 1 (by rank over the device's compute units) or 2 (by rank "
+            "over a made-up placement: tests)");
+    if (t.spreadUnits && t.gemmTile != 2) bad("spread_units needs gemm_tile=2");
     if (t.ablation < 0 || t.ablation > 4)
         bad("ablation must be 0 (none), 1-3 (no lane sums, no fma, loads only) or 4 (no weight loads)");
     if (t.ablation && ablation == Ablation::refused)
@@ -137,11 +142,14 @@ KernelTuning KernelTuning::recommendedFor(const runtime::DeviceInfo& device) {
     // The table's byte offsets by prmt (e2m1_decode=6): 1-4% faster on every chain (docs/perf.md
     // "The byte permute"). Kernel A's next unit's first loads in flight (stream_carry=1): one_launch
     // and two_launch 5-6 us faster on six_local, where one_launch's gate saving is now past the bar
-    // in every run (docs/perf.md "The next unit's first loads in flight").
+    // in every run (docs/perf.md "The next unit's first loads in flight"). one_launch's units by
+    // rank over the SMs (spread_units=1) where a phase leaves the grid partly idle: same_typical
+    // 5.5 us and cross_row_overlap 1.5 faster, the others unchanged, and the gate PASSes in four of
+    // five runs (docs/perf.md "Units spread over the SMs").
     if (device.isZecl() && device.isNvidiaGpu())
         return parse(
             "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=2,stream_split=16,stream_chunk=128,e2m1_decode="
-            "6,stream_carry=1,max_registers=128");
+            "6,stream_carry=1,spread_units=1,max_registers=128");
     return {};
 }
 

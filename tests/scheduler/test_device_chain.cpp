@@ -621,10 +621,11 @@ const auto kTilings = ::testing::Values(
     // NVIDIA's recommended stream tiles (KernelTuning::recommendedFor but max_registers, which
     // only NVIDIA's compiler takes): 16 work-items per column (one lane each) of 4 columns, 2-row
     // passes (M = 3: a 2-row and a 1-row pass), the byte-offset table decode, kernel A's next
-    // unit's first loads carried (PoCL runs a grid of a few groups, so each loops over many units)
+    // unit's first loads carried (PoCL runs a grid of a few groups, so each loops over many units),
+    // one_launch's units by rank over a made-up placement (spread_units=2; NVIDIA's SMs at 1)
     TunedCase{"stream_nvidia",
               "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=2,stream_split=16,stream_chunk=128,"
-              "e2m1_decode=4,stream_carry=1",
+              "e2m1_decode=4,stream_carry=1,spread_units=2",
               {0, 2, 5, 10}},
     // 2 lanes and 2 columns per work-item, 2-row passes (M = 3: a 2-row then a 1-row pass),
     // 16-block chunks (gemm1: 2 chunks; gemm2: 16 + 1 blocks), the multiply decode
@@ -752,10 +753,10 @@ const auto kShapes = ::testing::Values(
                    "gemm_tile=2,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,stream_split=8,e2m1_decode=3,"
                    "b_cols_per_wg=8"},
     // (the local table at the byte offsets of ZP_BYTE; kernel A's first loads carried from unit to
-    // unit, through groups of 1-4 rows and gemm1's K in two chunks)
+    // unit, through groups of 1-4 rows and gemm1's K in two chunks; one_launch's units by rank)
     TwoLaunchShape{"m4_k8_c4_stream_two_rows", 4, 8, 4, zp::oracle::GateUpLayout::Split, false,
                    "gemm_tile=2,cols_per_wg=16,cols_per_item=4,stream_split=8,stream_chunk=16,e2m1_decode=6,"
-                   "stream_carry=1"});
+                   "stream_carry=1,spread_units=2"});
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TwoLaunchShapes, kShapes,
                          [](const auto& info) { return std::string(info.param.name); });

@@ -60,6 +60,13 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_carry=1,stream_prefetch=2"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_carry=1,stream_prefetch_one_row=2"), std::invalid_argument);
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,stream_carry=1,stream_prefetch_one_row=1").streamCarry, 1);
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,spread_units=1").spreadUnits, 1);
+    EXPECT_THAT(KernelTuning::parse("gemm_tile=2,spread_units=2").buildOptions(),
+                ::testing::HasSubstr("-DZP_SPREAD_UNITS=2"));
+    EXPECT_THAT(KernelTuning::parse("gemm_tile=2").buildOptions(), ::testing::Not(::testing::HasSubstr("SPREAD")));
+    EXPECT_THROW(KernelTuning::parse("spread_units=1"), std::invalid_argument);  // stream tile only
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,spread_units=3"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,spread_units=-1"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,ablation=1"), std::invalid_argument);  // benchmarks only
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=3", KernelTuning::Ablation::allowed).ablation, 3);
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=4", KernelTuning::Ablation::allowed).ablation, 4);  // no loads
@@ -126,7 +133,7 @@ TEST(KernelTuning, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidiaGp
     EXPECT_EQ(
         nvidia.describe(),
         "cols_per_wg=64,cols_per_item=4,rows_per_pass=2,e2m1_decode=6,gemm_tile=2,stream_split=16,stream_chunk=128,"
-        "stream_carry=1,max_registers=128");
+        "stream_carry=1,spread_units=1,max_registers=128");
     d.props.type = ZE_DEVICE_TYPE_CPU;  // PoCL
     EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
     d.props.type = ZE_DEVICE_TYPE_GPU;

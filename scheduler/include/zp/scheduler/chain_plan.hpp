@@ -63,7 +63,7 @@ struct ChainBuffers {
     void* act = nullptr;          // bf16 [M*K, I]
     void* y = nullptr;            // bf16 [M*K, H]
     void* out = nullptr;          // bf16 [M, H]
-    void* phaseReady = nullptr;   // u32 [ZP_OL_READY_WORDS(M*K)], zeroed once: one_launch's per-group phase order
+    void* phaseReady = nullptr;   // u32 [ZP_OL_SCRATCH_WORDS(M*K)], counts zeroed once: one_launch's phase order
     void* tileDone = nullptr;     // u32 [H], zeroed once: kernel B's finished units per column tile
 };
 

@@ -32,6 +32,9 @@ struct KernelTuning {
     int streamCarry = 0;           // ZP_STREAM_CARRY: stream tile, 1 = kernel A's persistent work-groups
                                    // (two_launch_a, one_launch) load their next unit's first iteration right after
                                    // this unit's last (needs stream_prefetch=1 and stream_prefetch_one_row <= 1)
+    int spreadUnits = 0;           // ZP_SPREAD_UNITS: one_launch, 1 = its groups take their units by a rank that puts
+                                   // one group on each compute unit before any gets a second (NVIDIA's SM ids; none
+                                   // elsewhere), 2 = the same over a made-up placement (tests); needs gemm_tile=2
     int ablation = 0;  // ZP_STREAM_ABLATION: stream tile, benchmarks only (results are wrong unless 0): 1 = no
                        // lane sums, 2 = no fma either, 3 = loads only; 4 = no weight loads (the compute alone)
     // two_launch_b's own column tile (its module is built with these as ZP_GEMM_COLS_PER_WG /
