@@ -106,6 +106,9 @@
  * two counts, zeroed once and left zero by every launch, and one word per group of a grid of at
  * most ZP_OL_SPREAD_MAX_GROUPS (a larger grid hands its units out by group id). */
 #define ZP_OL_SPREAD_MAX_GROUPS 2048
+/* zp_grid_rank's bound on compute unit ids (common/zp_grid_barrier.h, which defines the same
+ * value itself when it is built alone, as the tests do) */
+#define ZP_GRID_RANK_MAX_CUS 512
 #define ZP_OL_COUNT_WORDS(routes) (ZP_OL_READY_WORDS(routes) + 2)
 #define ZP_OL_SCRATCH_WORDS(routes) (ZP_OL_COUNT_WORDS(routes) + ZP_OL_SPREAD_MAX_GROUPS)
 

@@ -81,7 +81,9 @@ ZP_FN void zp_grid_barrier(volatile __global uint* state) {
  * local int[ZP_GRID_RANK_LOCAL_INTS]. It waits until every group has published its cu (only
  * safe in a co-resident grid, as the barrier), which costs the spread between the groups'
  * starts: 1.5-2 us on the H200. */
+#ifndef ZP_GRID_RANK_MAX_CUS /* abi/zp_abi.h's, where this header is not built alone */
 #define ZP_GRID_RANK_MAX_CUS 512
+#endif
 #define ZP_GRID_RANK_LOCAL_INTS (ZP_GRID_RANK_MAX_CUS + 3)
 
 ZP_FN uint zp_grid_group(void) {

@@ -95,6 +95,7 @@ DeviceChain::DeviceChain(const runtime::Context& context, const runtime::DeviceI
     b.phaseReady = phaseReady_.data();
     b.tileDone = tileDone_.data();
     plan_ = planChain(variant, shape, b, modules.tuning(), ids);
+    spreadUnits_ = variant == probe::Variant::OneLaunch && modules.tuning().spreadUnits != 0;
 
     for (const auto& l : plan_.launches) {
         runtime::Kernel kernel = modules.kernel(l.file, l.kernel);
@@ -255,6 +256,35 @@ StepCheck DeviceChain::check(const RouteInfo& info) {
         for (std::size_t i = 0; i < counts; ++i) c.countsLeft += words[i] != 0;
     }
     return c;
+}
+
+std::vector<std::uint32_t> DeviceChain::groupUnits() {
+    if (!spreadUnits_ || grids_.empty() || grids_.front().x > ZP_OL_SPREAD_MAX_GROUPS) return {};
+    const auto words = phaseReady_.download(copies_);
+    const std::size_t first = ZP_OL_COUNT_WORDS(std::size_t(shape_.maxRoutes()));
+    return {words.begin() + std::ptrdiff_t(first), words.begin() + std::ptrdiff_t(first + grids_.front().x)};
+}
+
+static_assert(kGridRankMaxUnits == ZP_GRID_RANK_MAX_CUS, "gridRanks must bound the units as zp_grid_rank does");
+
+std::vector<std::uint32_t> gridRanks(std::span<const std::uint32_t> units) {
+    const std::size_t n = units.size();
+    std::vector<std::uint32_t> ranks(n);
+    std::vector<std::uint32_t> perUnit(kGridRankMaxUnits, 0), slot(n);
+    for (std::size_t g = 0; g < n; ++g) {
+        if (units[g] >= kGridRankMaxUnits) {  // every group its own id
+            for (std::size_t i = 0; i < n; ++i) ranks[i] = std::uint32_t(i);
+            return ranks;
+        }
+        slot[g] = perUnit[units[g]]++;
+    }
+    for (std::size_t g = 0; g < n; ++g) {
+        std::uint32_t before = 0;
+        for (std::uint32_t u = 0; u < kGridRankMaxUnits; ++u)
+            before += std::min(perUnit[u], slot[g]) + (u < units[g] && perUnit[u] > slot[g] ? 1u : 0u);
+        ranks[g] = before;
+    }
+    return ranks;
 }
 
 StepCheck DeviceChain::readOut(std::span<oracle::bf16_t> dst) {

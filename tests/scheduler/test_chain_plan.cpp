@@ -1,5 +1,5 @@
 // planChain (scheduler/chain_plan.hpp): each variant's launches, their grids and tiles, without
-// a device.
+// a device; and gridRanks (device_chain.hpp), the host model of one_launch's group ranks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "reduced_shape.hpp"
 #include "zp/probe/variant.hpp"
 #include "zp/scheduler/chain_plan.hpp"
+#include "zp/scheduler/device_chain.hpp"
 #include "zp/scheduler/device_errors.hpp"
 #include "zp/scheduler/kernel_tuning.hpp"
 
@@ -145,3 +146,22 @@ TEST(ChainPlan, GivenATuning_WhenPlanned_ThenTheGemmsGetItsColumnTile) {
 }
 
 }  // namespace
+
+// gridRanks, zp_grid_rank's host model (the kernel's own tests: runtime.device): hand-worked
+// placements.
+TEST(GridRanks, GivenPlacements_WhenRanked_ThenOneGroupPerUnitComesFirstInUnitOrder) {
+    using zp::scheduler::gridRanks;
+    // units 3 3 1 1 5: slots 0 1 0 1 0; keys (0,3) (1,3) (0,1) (1,1) (0,5) sort as
+    // (0,1) (0,3) (0,5) (1,1) (1,3)
+    const std::vector<std::uint32_t> two{3, 3, 1, 1, 5};
+    EXPECT_EQ(gridRanks(two), (std::vector<std::uint32_t>{1, 4, 0, 3, 2}));
+    // the H200's first groups: ids 0-3 on units 9 9 8 8 by id, so ranks 0-1 go to one each
+    const std::vector<std::uint32_t> paired{9, 9, 8, 8};
+    EXPECT_EQ(gridRanks(paired), (std::vector<std::uint32_t>{1, 3, 0, 2}));
+    // one unit: the ids
+    EXPECT_EQ(gridRanks(std::vector<std::uint32_t>{7, 7, 7}), (std::vector<std::uint32_t>{0, 1, 2}));
+    // a unit out of range: every group its own id
+    EXPECT_EQ(gridRanks(std::vector<std::uint32_t>{2, 1, zp::scheduler::kGridRankMaxUnits}),
+              (std::vector<std::uint32_t>{0, 1, 2}));
+    EXPECT_TRUE(gridRanks({}).empty());
+}

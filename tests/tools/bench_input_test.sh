@@ -37,9 +37,23 @@ chains=$(grep -c " one_launch  *chain " "$tmp/all.txt" || true)
 [[ $chains -eq 7 ]] || fail "zp-chain-bench --pattern all: $chains one_launch chains, want the 7 patterns'"
 grep -q "^CHECK 7 of 7 measured chains bit-exact" "$tmp/all.txt" || fail "zp-chain-bench --pattern all: $(grep CHECK "$tmp/all.txt")"
 
+# one_launch ranking its groups over the made-up placement (spread_units=2: group g on unit
+# (5 g + 3) mod 7): the placement line names the grid, its units, and ranks covering at least
+# as many units as ids
+rc=0
+"$chain" --pattern same_typical --variant one_launch --hidden 512 --intermediate 256 -n 1 -q \
+    --tuning gemm_tile=2,cols_per_wg=16,cols_per_item=4,stream_split=8,stream_chunk=16,spread_units=2 \
+    >"$tmp/spread.txt" 2>&1 || rc=$?
+[[ $rc -eq 0 ]] || fail "zp-chain-bench spread_units=2: exit $rc: $(tail -3 "$tmp/spread.txt")"
+line=$(grep "placement (spread_units):" "$tmp/spread.txt") || fail "zp-chain-bench spread_units=2: no placement line"
+read -r n units half_ids ids half_ranks ranks < <(sed -E \
+    's/.*: ([0-9]+) groups on ([0-9]+) compute units; groups 0-([0-9]+) by id on ([0-9]+), ranks 0-([0-9]+) on ([0-9]+)$/\1 \2 \3 \4 \5 \6/' <<<"$line")
+[[ $units -eq $((n < 7 ? n : 7)) ]] || fail "placement: $units units for $n groups on 7 made-up units: $line"
+[[ $ranks -ge $ids && $half_ids -eq $half_ranks ]] || fail "placement: ranks cover fewer units than ids: $line"
+
 rc=0
 "$launch" -n 200 -r 1 -p 3 >"$tmp/launch.txt" 2>&1 || rc=$?
 [[ $rc -eq 0 ]] || fail "zecl-launch-bench -p 3: exit $rc: $(tail -3 "$tmp/launch.txt")"
 grep -q "empty kernel with 3 pointer argument(s)" "$tmp/launch.txt" || fail "zecl-launch-bench -p 3: $(cat "$tmp/launch.txt")"
 grep -q "^  raw OpenCL, SVM pointers  *[0-9.]" "$tmp/launch.txt" || fail "zecl-launch-bench: no SVM row: $(cat "$tmp/launch.txt")"
-echo "ok: bad input refused with exit 2 by both benches; --pattern all ran 7 chains bit-exact; -p 3 timed"
+echo "ok: bad input refused with exit 2 by both benches; --pattern all ran 7 chains bit-exact; the placement printed ($line); -p 3 timed"

@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -305,6 +306,7 @@ private:
                     "    {}: {} grid {} groups (asked for {}, capped by zeKernelSuggestMaxCooperativeGroupCount)\n",
                     l.kernel, l.cooperative ? "cooperative" : "persistent", chain.grids()[k].x, l.groups.x);
         }
+        printPlacement(chain);
         if (!o_.quiet) {
             fmt::print("    {:<30} {:>10} {:>9} {:>9} {:>7}\n", "kernel", "MB", "us", "GB/s", "of bw");
             for (const auto& [k, us] : m.kernelUs) {
@@ -315,6 +317,24 @@ private:
         }
         all_.push_back(std::move(m));
         return true;
+    }
+
+    // one_launch with spread_units: where its groups sat when it last ranked them (the compute
+    // units they reported), and how many units the first half of them covers by group id and by
+    // rank (docs/perf.md "Units spread over the SMs").
+    static void printPlacement(zp::scheduler::DeviceChain& chain) {
+        const auto units = chain.groupUnits();
+        if (std::none_of(units.begin(), units.end(), [](std::uint32_t u) { return u != 0; })) return;
+        const auto ranks = zp::scheduler::gridRanks(units);
+        const std::size_t half = std::max<std::size_t>(1, units.size() / 2);
+        std::set<std::uint32_t> all(units.begin(), units.end()), byId, byRank;
+        for (std::size_t g = 0; g < units.size(); ++g) {
+            if (g < half) byId.insert(units[g]);
+            if (ranks[g] < half) byRank.insert(units[g]);
+        }
+        fmt::print(
+            "    placement (spread_units): {} groups on {} compute units; groups 0-{} by id on {}, ranks 0-{} on {}\n",
+            units.size(), all.size(), half - 1, byId.size(), half - 1, byRank.size());
     }
 
     // --replays executions: the median chain time (first kernel start -> last kernel end) and

@@ -42,6 +42,13 @@ struct StepCheck {
     int countsLeft = 0;
 };
 
+// zp_grid_rank's ranks on the host (kernels_cl/common/zp_grid_barrier.h, spread_units): group g of
+// units.size() gets the number of groups whose (slot, unit) sorts before its own, the slot being
+// how many groups before it report the same unit; every group its own id where any unit is
+// kGridRankMaxUnits (ZP_GRID_RANK_MAX_CUS) or more.
+inline constexpr std::uint32_t kGridRankMaxUnits = 512;
+std::vector<std::uint32_t> gridRanks(std::span<const std::uint32_t> units);
+
 // Everything an execution left: the checks and every tensor there is to verify.
 struct DeviceResults : StepCheck {
     int routes = 0;                                       // R; -1 for m1_oracle (no compaction)
@@ -101,6 +108,10 @@ public:
     // The grid each launch runs with: the plan's, or for a cooperative launch min(the plan's,
     // the suggested cooperative count).
     const std::vector<runtime::GroupCount>& grids() const noexcept { return grids_; }
+    // one_launch built with spread_units: the compute unit each group of its grid reported the
+    // last time it ranked its groups (zp_grid_rank), as the kernel left them; all zero before it
+    // ever ranked. Empty for other variants and tunings, and for a grid too large to rank.
+    std::vector<std::uint32_t> groupUnits();
 
 private:
     void record(runtime::CommandListBase& list, bool timestamps);
@@ -119,6 +130,7 @@ private:
     runtime::DeviceBuffer<std::int64_t> topkIds64_;                                              // Int64
     runtime::DeviceBuffer<float> topkWeights_;
     runtime::DeviceBuffer<std::uint32_t> phaseReady_;
+    bool spreadUnits_ = false;  // one_launch built with spread_units
     runtime::DeviceBuffer<std::uint32_t> tileDone_;
     ChainPlan plan_;
     std::vector<runtime::Kernel> kernels_;    // one per launch
