@@ -250,10 +250,10 @@ StepCheck DeviceChain::check(const RouteInfo& info) {
     // The counts of the variants that keep them (two_launch_b: tile_done; one_launch: both).
     if (variant_ == probe::Variant::TwoLaunch || variant_ == probe::Variant::OneLaunch)
         for (std::uint32_t w : tileDone_.download(copies_)) c.countsLeft += w != 0;
-    if (variant_ == probe::Variant::OneLaunch) {
-        const auto words = phaseReady_.download(copies_);
-        const std::size_t counts = ZP_OL_COUNT_WORDS(std::size_t(shape_.maxRoutes()));
-        for (std::size_t i = 0; i < counts; ++i) c.countsLeft += words[i] != 0;
+    if (variant_ == probe::Variant::OneLaunch) {  // the counts only, not the grid rank's units behind them
+        std::vector<std::uint32_t> counts(ZP_OL_COUNT_WORDS(std::size_t(shape_.maxRoutes())));
+        phaseReady_.download(copies_, std::span<std::uint32_t>(counts));
+        for (std::uint32_t w : counts) c.countsLeft += w != 0;
     }
     return c;
 }
