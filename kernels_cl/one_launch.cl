@@ -49,7 +49,7 @@ ZP_FN int zp_ol_spread_pays(int groups_g, int hidden, int intermediate, int n) {
 #if ZP_SPREAD_UNITS == 2
     return 1;
 #else
-    const int units_a = zp_tl_tiles_a(intermediate) * groups_g, units_b = zp_tl_tiles_b(hidden) * max(groups_g, 1);
+    const int units_a = zp_tl_units_a(groups_g, intermediate), units_b = zp_tl_units_b(groups_g, hidden);
     return (4 * units_a > n && 4 * units_a <= 3 * n) || (4 * units_b > n && 4 * units_b <= 3 * n);
 #endif
 }

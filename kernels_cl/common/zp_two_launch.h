@@ -108,6 +108,9 @@ ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int ti
 /* Kernel A's tiles per expert group (pair tiles of I) and kernel B's (column tiles of H). */
 ZP_FN int zp_tl_tiles_a(int intermediate) { return (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG; }
 ZP_FN int zp_tl_tiles_b(int hidden) { return (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG; }
+/* Their units for G = groups expert groups (B: one group's tiles when G = 0, which write out's zeros). */
+ZP_FN int zp_tl_units_a(int groups, int intermediate) { return zp_tl_tiles_a(intermediate) * groups; }
+ZP_FN int zp_tl_units_b(int groups, int hidden) { return zp_tl_tiles_b(hidden) * max(groups, 1); }
 #define ZP_OL_READY_PASSED(mk) (ZP_OL_READY_WORDS(mk) - 1) /* the last word (abi/zp_abi.h) */
 #define ZP_OL_LINE_BYTES 128
 
@@ -256,7 +259,7 @@ ZP_FN void zp_tl_gemm1_units(local const int* routes, int rows, int top_k, int g
                              int hidden, int intermediate, float limit, float up_bias, int layout,
                              volatile global uint* ready, private zp_carry* carry, local float* red) {
     const int tiles = zp_tl_tiles_a(intermediate);
-    const int units = tiles * groups;
+    const int units = zp_tl_units_a(groups, intermediate);
     ZP_TL_FOR_UNITS(wg, n, units, tiles, {
         zp_tl_set_next(carry, routes, rows * top_k, has_next, g_next, tile_next);
         zp_tl_gemm1_unit(routes, rows, top_k, tile, g, hidden_x, w1_blocks, w1_scales, silu, act, hidden, intermediate,
@@ -275,7 +278,7 @@ ZP_FN void zp_tl_gemm2_units(local const int* routes, int rows, int top_k, int g
                              int hidden, int intermediate, volatile global uint* ready, local int* last,
                              local float* red) {
     const int tiles = zp_tl_tiles_b(hidden);
-    const int units = tiles * max(groups, 1);
+    const int units = zp_tl_units_b(groups, hidden);
     ZP_TL_FOR_UNITS(wg, n, units, tiles,
                     zp_tl_gemm2_unit(routes, rows, top_k, tile, g, act, w2_blocks, w2_scales, y, tile_done,
                                      topk_weights, out, hidden, intermediate, ready, last, red))

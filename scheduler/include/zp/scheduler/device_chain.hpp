@@ -42,13 +42,6 @@ struct StepCheck {
     int countsLeft = 0;
 };
 
-// zp_grid_rank's ranks on the host (kernels_cl/common/zp_grid_barrier.h, spread_units): group g of
-// units.size() gets the number of groups whose (slot, unit) sorts before its own, the slot being
-// how many groups before it report the same unit; every group its own id where any unit is
-// kGridRankMaxUnits (ZP_GRID_RANK_MAX_CUS) or more.
-inline constexpr std::uint32_t kGridRankMaxUnits = 512;
-std::vector<std::uint32_t> gridRanks(std::span<const std::uint32_t> units);
-
 // Everything an execution left: the checks and every tensor there is to verify.
 struct DeviceResults : StepCheck {
     int routes = 0;                                       // R; -1 for m1_oracle (no compaction)
@@ -145,5 +138,12 @@ private:
     std::vector<runtime::Event> batchStart_;
     runtime::CommandList batchList_;
 };
+
+// zp_grid_rank's ranks on the host (kernels_cl/common/zp_grid_barrier.h, spread_units): group g of
+// units.size() gets the number of groups whose (slot, unit) sorts before its own, the slot being
+// how many groups before it report the same unit; every group its own id where any unit is
+// kGridRankMaxUnits (ZP_GRID_RANK_MAX_CUS) or more. For DeviceChain::groupUnits' placements.
+inline constexpr std::uint32_t kGridRankMaxUnits = 512;
+std::vector<std::uint32_t> gridRanks(std::span<const std::uint32_t> units);
 
 }  // namespace zp::scheduler
