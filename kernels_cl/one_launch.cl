@@ -45,11 +45,12 @@
  * H200 (docs/perf.md "Units spread over the SMs") the wait costs 1.5-2 us and the spread gains
  * same_typical (128 units for 264 groups) 5.5 us and cross_row_overlap (192) 1.5. The made-up
  * placement (2) always ranks, so that the tests run the ranking. */
-ZP_FN int zp_ol_spread_pays(int groups_g, int hidden, int intermediate, int n) {
+ZP_FN int zp_ol_spread_pays(local const int* routes, int mk, int groups_g, int hidden, int intermediate, int n) {
 #if ZP_SPREAD_UNITS == 2
     return 1;
 #else
-    const int units_a = zp_tl_units_a(groups_g, intermediate), units_b = zp_tl_units_b(groups_g, hidden);
+    const int units_a = zp_tl_units_a(groups_g, intermediate),
+              units_b = zp_tl_units_b(groups_g, hidden, zp_tl_run_b(routes, mk, groups_g, hidden, intermediate, n));
     return (4 * units_a > n && 4 * units_a <= 3 * n) || (4 * units_b > n && 4 * units_b <= 3 * n);
 #endif
 }
@@ -83,7 +84,7 @@ kernel ZP_GEMM_ATTRS void one_launch(global const zp_topk_id_t* topk_ids, global
     const int groups_g = ZP_RT_COUNT_G(routes, mk); /* G, the same in every group */
 #if ZP_OL_SPREAD
     /* Units by rank (zp_grid_rank) where it pays */
-    const int unit_wg = n <= ZP_OL_SPREAD_MAX_GROUPS && zp_ol_spread_pays(groups_g, hidden, intermediate, n)
+    const int unit_wg = n <= ZP_OL_SPREAD_MAX_GROUPS && zp_ol_spread_pays(routes, mk, groups_g, hidden, intermediate, n)
                             ? (int)zp_grid_rank(phase_ready + ZP_OL_READY_WORDS(mk), zp_ol_cu_id(wg), (local int*)red)
                             : wg;
 #else

@@ -452,4 +452,109 @@ ZP_FN void zp_stream_gemm(const global uchar* w_blocks, const global uchar* w_sc
     }
 }
 
+/* Runs (kernel B's units of several 1-row expert groups, ZP_B_RUNS in zp_two_launch.h): column
+ * tile `tile` of nseg experts' 1-row GEMVs back to back in one stream, as if their K were one.
+ * Segment e reads expert seg[e * stride] with activation row seg[e * stride + 1] (a + row * k) and
+ * writes out[row][tile's columns]. Every segment's activations are staged at the start (segment e
+ * at block e * kb16 of the staging buffer, kb16 = K's blocks rounded up to whole iterations, so
+ * that a segment's lanes are its own: the same §4 chains and tree as zp_stream_gemm's 1-row body),
+ * then the iterations run without a restart: iteration j's loads are issued during iteration j - 1
+ * whether or not they cross into the next segment's expert, so the weight stream does not stop
+ * at a segment's end as it does at a unit's. A segment ends in its tree and stores: with the
+ * register tree at once; otherwise its lane sums go to slot e % 2 of the sums (double-buffered:
+ * one barrier per segment), the barrier, and the stores by one work-item per column.
+ * Needs nseg * kb16 <= ZP_ST_RUN_BLOCKS and every segment's expert's rows below 2^32 blocks
+ * (zp_tl_run_b). Every work-item of the work-group calls it. */
+#if ZP_STREAM_PREFETCH_ONE_ROW == 1
+#define ZP_ST_RUNS 1
+#define ZP_ST_RUN_BLOCKS (ZP_GEMM_ROWS_PER_PASS * ZP_STREAM_CHUNK) /* the staging buffer's blocks */
+ZP_FN void zp_stream_gemm_run(const global uchar* w_blocks, const global uchar* w_scales, local const int* seg,
+                              int stride, int nseg, int n_total, int k, int tile, const global ushort* a,
+                              global ushort* out, local float* red) {
+    const int t = (int)(get_local_id(1) * ZP_LANES + get_local_id(0));
+    const int g = t / ZP_STREAM_SPLIT, s = t - g * ZP_STREAM_SPLIT;
+    local float* sums = red;
+    local float* act_l = red + ZP_ST_SUMS;
+    local float* tbl = red + ZP_ST_SUMS + ZP_ST_ACT;
+    const int kb = k / 32, its = (kb + 15) >> 4, kb16 = its << 4;
+    /* the rows as block offsets from the first expert's: a segment moves them by whole experts
+     * (zp_tl_run_b: every local expert's last block < 2^32), so the bases stay w_blocks, w_scales */
+    const global uchar* wc;
+    const global uchar* ws;
+    uint wrow[ZP_STREAM_COLS];
+    zp_st_rows(w_blocks, w_scales, 0, n_total, kb, tile, 0, 0, 0, g, &wc, &ws, wrow);
+    const uint expert_blocks = (uint)n_total * (uint)kb;
+    for (int c = 0; c < ZP_STREAM_COLS; ++c) wrow[c] += (uint)seg[0] * expert_blocks;
+    barrier(CLK_LOCAL_MEM_FENCE); /* the previous unit's readers of the table, act_l and sums are done */
+    if (t < 16) tbl[t] = kZpE2M1[t];
+    for (int e = 0; e < nseg; ++e) {
+        const global uint* aw = (const global uint*)(a + (size_t)seg[e * stride + 1] * k);
+        local uint* act_e = (local uint*)act_l + e * kb16 * ZP_ST_PAD;
+        for (int x = t; x < kb * 16; x += ZP_ST_ITEMS) act_e[(x >> 4) * ZP_ST_PAD + (x & 15)] = aw[x];
+    }
+    uint4 codes[ZP_STREAM_COLS][ZP_ST_L];
+    uint scales[ZP_STREAM_COLS][ZP_ST_L];
+    ZP_ST_LOAD(codes, scales, s); /* in flight across the staging's barrier */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = 0; e < nseg; ++e) {
+        float acc[ZP_STREAM_COLS][1][ZP_ST_L];
+        for (int c = 0; c < ZP_STREAM_COLS; ++c)
+            for (int li = 0; li < ZP_ST_L; ++li) acc[c][0][li] = 0.0f;
+        for (int jl = 0; jl < its; ++jl) {
+            uint4 next_codes[ZP_STREAM_COLS][ZP_ST_L];
+            uint next_scales[ZP_STREAM_COLS][ZP_ST_L];
+            if (jl + 1 < its) {
+                ZP_ST_LOAD(next_codes, next_scales, 16 * (jl + 1) + s);
+            } else if (e + 1 < nseg) { /* the next segment's first iteration: its expert's rows */
+                const uint step = (uint)(seg[(e + 1) * stride] - seg[e * stride]) * expert_blocks;
+                for (int c = 0; c < ZP_STREAM_COLS; ++c) wrow[c] += step;
+                ZP_ST_LOAD(next_codes, next_scales, s);
+            }
+            const int b0 = 16 * jl + s;
+            for (int li = 0; li < ZP_ST_L; ++li) {
+                const int b = b0 + li * ZP_STREAM_SPLIT;
+                if (b >= kb) continue;
+                local const float* act_b = act_l + (e * kb16 + b) * ZP_ST_PAD;
+                float q[ZP_STREAM_COLS][1];
+                ZP_ST_BLOCKS(1, q, codes, scales, li, act_b, tbl);
+                for (int c = 0; c < ZP_STREAM_COLS; ++c) ZP_ST_SUM(acc[c][0][li], q[c][0]);
+            }
+            for (int c = 0; c < ZP_STREAM_COLS; ++c)
+                for (int li = 0; li < ZP_ST_L; ++li) {
+                    codes[c][li] = next_codes[c][li];
+                    scales[c][li] = next_scales[c][li];
+                }
+        }
+        /* segment e is complete: its tree and stores */
+        const int row = seg[e * stride + 1];
+#if ZP_ST_REG_TREE
+        {
+            /* ZP_ST_FINISH's names for one live row of out[row], not paired */
+            const int rows = 1, r0 = 0, out_first = row, paired = 0, intermediate = 0, local_out_on = 0;
+            const float limit = 0.0f, up_bias = 0.0f;
+            global const ushort* silu = 0;
+            local ushort* local_out = 0;
+            ZP_ST_FINISH(1)
+        }
+#else
+        const int slot = ZP_GEMM_ROWS_PER_PASS > 1 ? (e & 1) : 0;
+        for (int c = 0; c < ZP_STREAM_COLS; ++c)
+            for (int li = 0; li < ZP_ST_L; ++li)
+                sums[((g * ZP_STREAM_COLS + c) * ZP_GEMM_ROWS_PER_PASS + slot) * ZP_LANES + s + ZP_STREAM_SPLIT * li] =
+                    acc[c][0][li];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int col = t; col < ZP_GEMM_COLS_PER_WG; col += ZP_ST_ITEMS) {
+            local const float* lanes = sums + (col * ZP_GEMM_ROWS_PER_PASS + slot) * ZP_LANES;
+            zp_tile_store(lanes, lanes, tile * ZP_GEMM_COLS_PER_WG + col, col, (size_t)row, n_total, 0, 0, 0.0f, 0.0f,
+                          0, out, 0, 0);
+        }
+        /* one slot: its readers are done before the next segment's lane sums overwrite it */
+        if (ZP_GEMM_ROWS_PER_PASS == 1) barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    }
+}
+#else
+#define ZP_ST_RUNS 0
+#endif
+
 #endif

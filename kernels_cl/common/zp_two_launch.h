@@ -31,9 +31,10 @@
  *    any size (two_launch_a, one_launch's first phase; the host takes the count the device keeps
  *    resident), handing each unit its successor through a zp_carry (the caller's, from
  *    zp_no_carry()): with ZP_STREAM_CARRY the unit loads the next one's first weight iteration.
- * 4. zp_tl_gemm2_unit(routes, tile, g, ...), kernel B's unit of work: column tile `tile` of y
- *    for expert group g's compact rows (the same units as gemm2's, so B has gemm2's
- *    parallelism), to y [MK, H] in global memory; the tile's last unit to finish (a per-tile
+ * 4. zp_tl_gemm2_unit(routes, tile, g, run, ...), kernel B's unit of work: column tile `tile` of
+ *    y for expert group g's compact rows (the same units as gemm2's, so B has gemm2's
+ *    parallelism; with ZP_B_RUNS, groups g * run .. g * run + run - 1, one stream), to y [MK, H]
+ *    in global memory; the tile's last unit to finish (a per-tile
  *    count that resets itself) writes the tile's columns of out for every token row in §5.7's
  *    route order. zp_tl_gemm2_units loops over them as A's do. Reads act, which
  *    every A unit of its group must have finished (two_launch: the launch boundary; one_launch:
@@ -108,9 +109,70 @@ ZP_FN void zp_tl_gemm1_tile(local const int* routes, int rows, int top_k, int ti
 /* Kernel A's tiles per expert group (pair tiles of I) and kernel B's (column tiles of H). */
 ZP_FN int zp_tl_tiles_a(int intermediate) { return (intermediate + ZP_GEMM_PAIRS_PER_WG - 1) / ZP_GEMM_PAIRS_PER_WG; }
 ZP_FN int zp_tl_tiles_b(int hidden) { return (hidden + ZP_GEMM_COLS_PER_WG - 1) / ZP_GEMM_COLS_PER_WG; }
-/* Their units for G = groups expert groups (B: one group's tiles when G = 0, which write out's zeros). */
+/* Their units for G = groups expert groups (B: runs of `run` groups, zp_tl_run_b; one group's
+ * tiles when G = 0, which write out's zeros). */
 ZP_FN int zp_tl_units_a(int groups, int intermediate) { return zp_tl_tiles_a(intermediate) * groups; }
-ZP_FN int zp_tl_units_b(int groups, int hidden) { return zp_tl_tiles_b(hidden) * max(groups, 1); }
+ZP_FN int zp_tl_units_b(int groups, int hidden, int run) {
+    return zp_tl_tiles_b(hidden) * max((groups + run - 1) / run, 1);
+}
+
+/* ZP_B_RUNS (the b_runs knob, stream tile): kernel B's units as runs of several expert groups'
+ * GEMVs of one column tile, back to back in one weight stream (zp_stream_gemm_run), where every
+ * expert group has one compact row. A unit of one group restarts the stream: it stages its
+ * activations and waits for its first weights' latency, then ends in its tile's arrival; a run
+ * pays that once for all its groups. 1: one group per unit; 0: the run that puts the fewest
+ * groups on the busiest work-group of the grid (n work-groups: its rounds of units times the run),
+ * the longest among equals (six_local on the H200: 12 groups x 64 tiles for 264 work-groups, 3
+ * groups each, as 3 units or as 1 run of 3: a run of 3); N >= 2: N (tests). At most the runs'
+ * staging allows (ZP_ST_RUN_BLOCKS) and G. */
+#ifndef ZP_B_RUNS
+#define ZP_B_RUNS 1
+#endif
+#if ZP_GEMM_TILE == 2 && ZP_ST_RUNS && ZP_B_RUNS != 1
+#define ZP_TL_RUNS 1
+#else
+#define ZP_TL_RUNS 0
+#endif
+/* Column tile `tile` of y for the nrun one-row expert groups at grp (their route-table words) in
+ * one stream; nothing without ZP_TL_RUNS (zp_tl_run_b then runs one group per unit). */
+ZP_FN void zp_tl_gemm2_run(local const int* grp, int nrun, int tile, global const ushort* act,
+                           global const uchar* w2_blocks, global const uchar* w2_scales, global ushort* y, int hidden,
+                           int intermediate, local float* red) {
+#if ZP_TL_RUNS
+    zp_stream_gemm_run(w2_blocks, w2_scales, grp, ZP_GROUP_WORDS, nrun, hidden, intermediate, tile, act, y, red);
+#endif
+}
+/* Expert groups per B unit (zp_tl_gemm2_units): 1 unless ZP_TL_RUNS and every group has one row. */
+ZP_FN int zp_tl_run_b(local const int* routes, int mk, int groups, int hidden, int intermediate, int n) {
+#if ZP_TL_RUNS
+    local const int* grp = ZP_RT_GROUPS(routes, mk);
+    const ulong expert_blocks = (ulong)hidden * (ulong)(intermediate / 32);
+    for (int g = 0; g < groups; ++g) /* one row each, rows as 32-bit block offsets (zp_stream_gemm_run) */
+        if (grp[ZP_GROUP_WORDS * g + 2] != 1 || (ulong)(grp[ZP_GROUP_WORDS * g] + 1) * expert_blocks > 0xFFFFFFFFul)
+            return 1;
+    const int kb16 = (intermediate / 32 + 15) / 16 * 16;
+    const int most = min(ZP_ST_RUN_BLOCKS / max(kb16, 16), groups);
+    if (most < 2) return 1;
+#if ZP_B_RUNS >= 2
+    return min(ZP_B_RUNS, most);
+#else
+    /* the fewest groups on the busiest work-group (its rounds of units times the run), the longest
+     * run among equals */
+    const int tiles = zp_tl_tiles_b(hidden);
+    int run = 1, least = (tiles * groups + n - 1) / n;
+    for (int r = 2; r <= most; ++r) {
+        const int busiest = (tiles * ((groups + r - 1) / r) + n - 1) / n * r;
+        if (busiest <= least) {
+            least = busiest;
+            run = r;
+        }
+    }
+    return run;
+#endif
+#else
+    return 1;
+#endif
+}
 #define ZP_OL_READY_PASSED(mk) (ZP_OL_READY_WORDS(mk) - 1) /* the last word (abi/zp_abi.h) */
 #define ZP_OL_LINE_BYTES 128
 
@@ -161,17 +223,18 @@ ZP_FN void zp_tl_gemm1_unit(local const int* routes, int rows, int top_k, int ti
 /* kernel B's unit of work: column tile `tile` (< ceil(H / ZP_GEMM_COLS_PER_WG)) of y (§5.6) for
  * the compact rows of expert group g (< G), written to y [MK, H] like gemm2 (a group of one row
  * by the 1-row body, wider groups by passes of ZP_GEMM_ROWS_PER_PASS rows: the weight tile read
- * once per pass). tile_done[tile] counts the tile's finished units; the unit that finishes it
- * last resets the count to 0 (the words are zeroed once when allocated and left so by every
- * launch) and writes out[m][h] for every row m and the tile's columns h in §5.7's route order
- * (rows without a local route get +0.0), reading the other units' y through ZP_GRID_SHARED (past
- * any cache that is not coherent across compute units). With no local group (G == 0) unit
- * (tile, 0) writes the tile's zeros at once; units g >= max(G, 1) return at once.
- * last: a local int of the kernel's. Every work-item of the work-group calls it.
+ * once per pass); with run > 1 (zp_tl_run_b: every group has one row) the groups g * run to
+ * min(G, g * run + run) - 1 in one stream (zp_stream_gemm_run). tile_done[tile] counts the
+ * tile's finished groups; the unit that completes it last resets the count to 0 (the words are zeroed once when
+ * allocated and left so by every launch) and writes out[m][h] for every row m and the tile's columns h in §5.7's route
+ * order (rows without a local route get +0.0), reading the other units' y through ZP_GRID_SHARED (past any cache that
+ * is not coherent across compute units). With no local group (G == 0) unit (tile, 0) writes the tile's zeros at once;
+ * units g * run >= max(G, 1) return at once. last: a local int of the kernel's. Every work-item of the work-group calls
+ * it.
  *
  * ready (one_launch; null in two_launch_b, whose launch boundary orders A before B): the expert
  * groups' A-unit counts (zp_ol_wait_ready), waited for before the unit reads act. */
-ZP_FN void zp_tl_gemm2_unit(local const int* routes, int rows, int top_k, int tile, int g,
+ZP_FN void zp_tl_gemm2_unit(local const int* routes, int rows, int top_k, int tile, int g, int run,
                             global const ushort* act, /* [MK, I] */
                             global const uchar* w2_blocks, global const uchar* w2_scales,
                             global ushort* y,                                                  /* [MK, H] */
@@ -181,22 +244,26 @@ ZP_FN void zp_tl_gemm2_unit(local const int* routes, int rows, int top_k, int ti
                             local float* red) {
     const int mk = rows * top_k;
     const int groups = ZP_RT_COUNT_G(routes, mk);
-    if (g >= max(groups, 1)) return;
+    const int g0 = g * run; /* the unit's first expert group */
+    if (g0 >= max(groups, 1)) return;
     int gather = 1; /* work-group-uniform */
     if (groups > 0) {
-        local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g;
+        local const int* grp = ZP_RT_GROUPS(routes, mk) + ZP_GROUP_WORDS * g0;
         const int le = grp[0], first = grp[1], count = grp[2];
-        zp_ol_wait_ready(routes, mk, g, act, hidden, intermediate, ready);
-        if (ZP_TL_ONE_ROW_LITERAL && count == 1)
+        const int nrun = min(run, groups - g0);
+        for (int h = g0; h < g0 + nrun; ++h) zp_ol_wait_ready(routes, mk, h, act, hidden, intermediate, ready);
+        if (ZP_TL_RUNS && nrun > 1)
+            zp_tl_gemm2_run(grp, nrun, tile, act, w2_blocks, w2_scales, y, hidden, intermediate, red);
+        else if (ZP_TL_ONE_ROW_LITERAL && count == 1)
             zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, 1, y, 0, 0, first, red);
         else
             zp_gemm_group(w2_blocks, w2_scales, le, hidden, intermediate, tile, act, 0, first, count, y, 0, 0, first,
                           red);
-        /* The work-group's y stores, then its arrival (the fences as zp_grid_barrier's). */
+        /* The work-group's y stores, then its arrival for its nrun groups (the fences as zp_grid_barrier's). */
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
         if (zp_tl_lid() == 0) {
             mem_fence(CLK_GLOBAL_MEM_FENCE);
-            const int done = atomic_inc(&tile_done[tile]) + 1u == (uint)groups;
+            const int done = atomic_add(&tile_done[tile], (uint)nrun) + (uint)nrun == (uint)groups;
             if (done) atomic_xchg(&tile_done[tile], 0u); /* nobody arrives at this tile again in this launch */
             mem_fence(CLK_GLOBAL_MEM_FENCE);
             *last = done;
@@ -267,8 +334,8 @@ ZP_FN void zp_tl_gemm1_units(local const int* routes, int rows, int top_k, int g
     })
 }
 
-/* Kernel B's units (tiles = ceil(H / ZP_GEMM_COLS_PER_WG), units = tiles * max(G, 1)) for
- * work-group wg of a grid of n: two_launch_b and one_launch's second phase. */
+/* Kernel B's units (tiles = ceil(H / ZP_GEMM_COLS_PER_WG), units = zp_tl_units_b: tiles * max(G, 1)
+ * without runs) for work-group wg of a grid of n: two_launch_b and one_launch's second phase. */
 ZP_FN void zp_tl_gemm2_units(local const int* routes, int rows, int top_k, int groups, int wg, int n,
                              global const ushort* act, /* [MK, I] */
                              global const uchar* w2_blocks, global const uchar* w2_scales,
@@ -278,9 +345,10 @@ ZP_FN void zp_tl_gemm2_units(local const int* routes, int rows, int top_k, int g
                              int hidden, int intermediate, volatile global uint* ready, local int* last,
                              local float* red) {
     const int tiles = zp_tl_tiles_b(hidden);
-    const int units = zp_tl_units_b(groups, hidden);
+    const int run = zp_tl_run_b(routes, rows * top_k, groups, hidden, intermediate, n);
+    const int units = zp_tl_units_b(groups, hidden, run);
     ZP_TL_FOR_UNITS(wg, n, units, tiles,
-                    zp_tl_gemm2_unit(routes, rows, top_k, tile, g, act, w2_blocks, w2_scales, y, tile_done,
+                    zp_tl_gemm2_unit(routes, rows, top_k, tile, g, run, act, w2_blocks, w2_scales, y, tile_done,
                                      topk_weights, out, hidden, intermediate, ready, last, red))
 }
 

@@ -41,6 +41,7 @@ constexpr TuningKey kTuningKeys[] = {
     {"stream_prefetch_one_row", &KernelTuning::streamPrefetchOneRow, "ZP_STREAM_PREFETCH_ONE_ROW", true},
     {"stream_carry", &KernelTuning::streamCarry, "ZP_STREAM_CARRY", true},
     {"spread_units", &KernelTuning::spreadUnits, "ZP_SPREAD_UNITS", true},
+    {"b_runs", &KernelTuning::bRuns, "ZP_B_RUNS", true},
     {"ablation", &KernelTuning::ablation, "ZP_STREAM_ABLATION", true},
     {"b_cols_per_wg", &KernelTuning::bColsPerWorkGroup, nullptr, true},
     {"b_cols_per_item", &KernelTuning::bColsPerItem, nullptr, true},
@@ -48,7 +49,8 @@ constexpr TuningKey kTuningKeys[] = {
 };
 constexpr const char* kTuningKeyList =
     "cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, stream_split, stream_chunk, stream_prefetch, "
-    "stream_prefetch_one_row, stream_carry, spread_units, ablation, b_cols_per_wg, b_cols_per_item, max_registers";
+    "stream_prefetch_one_row, stream_carry, spread_units, b_runs, ablation, b_cols_per_wg, b_cols_per_item, "
+    "max_registers";
 
 }  // namespace
 
@@ -111,6 +113,13 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
         bad("spread_units must be 0 (units by group id), 1 (by rank over the device's compute units) or 2 (by rank "
             "over a made-up placement: tests)");
     if (t.spreadUnits && t.gemmTile != 2) bad("spread_units needs gemm_tile=2");
+    if (t.bRuns < 0 || t.bRuns > 16)
+        bad("b_runs must be 0 (as many expert groups per kernel B unit as leave one unit per work-group), 1 (one "
+            "group per unit) or 2 to 16 (that many: tests)");
+    if (t.bRuns != 1 && t.gemmTile != 2) bad("b_runs needs gemm_tile=2");
+    if (t.bRuns != 1 && (t.streamPrefetchOneRow == 0 ? t.streamPrefetch : t.streamPrefetchOneRow) != 1)
+        bad("b_runs needs one iteration of weight loads in flight in the 1-row body (stream_prefetch_one_row=1, or "
+            "0 with stream_prefetch=1)");
     if (t.ablation < 0 || t.ablation > 4)
         bad("ablation must be 0 (none), 1-3 (no lane sums, no fma, loads only) or 4 (no weight loads)");
     if (t.ablation && ablation == Ablation::refused)

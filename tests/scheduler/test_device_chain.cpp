@@ -615,17 +615,22 @@ const auto kTilings = ::testing::Values(
     // 80 items: 2 slots for 5 sets (the last step has an idle slot), partial column tiles
     TunedCase{"blocks_uneven", "gemm_tile=1,cols_per_wg=10,cols_per_item=2", {0, 3, 10}},
     // the stream tile (zp_gemv_stream.h): 4 work-items per column, 4 lanes and 1 column each,
-    // 2-row passes (M = 3: a 2-row and a 1-row pass), the local-memory table
-    TunedCase{
-        "stream_four_lanes", "gemm_tile=2,cols_per_wg=32,cols_per_item=4,stream_split=4,e2m1_decode=4", {0, 2, 5, 10}},
+    // 2-row passes (M = 3: a 2-row and a 1-row pass), the local-memory table; kernel B's 1-row
+    // groups in runs of at most 3 (six_local: 4 runs of 3; disjoint_typical's groups: 3 and the rest)
+    TunedCase{"stream_four_lanes",
+              "gemm_tile=2,cols_per_wg=32,cols_per_item=4,stream_split=4,e2m1_decode=4,b_runs=3",
+              {0, 2, 5, 10}},
     // NVIDIA's recommended stream tiles (KernelTuning::recommendedFor but max_registers, which
     // only NVIDIA's compiler takes): 16 work-items per column (one lane each) of 4 columns, 2-row
     // passes (M = 3: a 2-row and a 1-row pass), the byte-offset table decode, kernel A's next
     // unit's first loads carried (PoCL runs a grid of a few groups, so each loops over many units),
-    // one_launch's units by rank over a made-up placement (spread_units=2; NVIDIA's SMs at 1)
+    // one_launch's units by rank over a made-up placement (spread_units=2; NVIDIA's SMs at 1),
+    // kernel B's 1-row groups in runs by the automatic rule (b_runs=0: a grid of a few groups gets
+    // long runs, six_local 6 of its 12 groups at one_launch's 2; each 17 blocks of K in 2
+    // iterations, the second partial)
     TunedCase{"stream_nvidia",
               "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=2,stream_split=16,stream_chunk=128,"
-              "e2m1_decode=4,stream_carry=1,spread_units=2",
+              "e2m1_decode=4,stream_carry=1,spread_units=2,b_runs=0",
               {0, 2, 5, 10}},
     // 2 lanes and 2 columns per work-item, 2-row passes (M = 3: a 2-row then a 1-row pass),
     // 16-block chunks (gemm1: 2 chunks; gemm2: 16 + 1 blocks), the multiply decode
@@ -749,14 +754,16 @@ const auto kShapes = ::testing::Values(
     TwoLaunchShape{"m1_k8_c2_blocks_b_uneven", 1, 8, 2, zp::oracle::GateUpLayout::Split, true,
                    "gemm_tile=1,b_cols_per_wg=10,b_cols_per_item=2"},
     // the stream tile, kernel B on a column tile of its own
+    // (and its 1-row groups in runs of at most 4 with one row per pass: one slot of lane sums)
     TwoLaunchShape{"m3_k5_c2_stream_b_tile", 3, 5, 2, zp::oracle::GateUpLayout::Interleaved, true,
                    "gemm_tile=2,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,stream_split=8,e2m1_decode=3,"
-                   "b_cols_per_wg=8"},
+                   "b_cols_per_wg=8,b_runs=4"},
     // (the local table at the byte offsets of ZP_BYTE; kernel A's first loads carried from unit to
-    // unit, through groups of 1-4 rows and gemm1's K in two chunks; one_launch's units by rank)
+    // unit, through groups of 1-4 rows and gemm1's K in two chunks; one_launch's units by rank;
+    // kernel B's 1-row groups in runs of 2, all its 16-block staging holds)
     TwoLaunchShape{"m4_k8_c4_stream_two_rows", 4, 8, 4, zp::oracle::GateUpLayout::Split, false,
                    "gemm_tile=2,cols_per_wg=16,cols_per_item=4,stream_split=8,stream_chunk=16,e2m1_decode=6,"
-                   "stream_carry=1,spread_units=2"});
+                   "stream_carry=1,spread_units=2,b_runs=2"});
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TwoLaunchShapes, kShapes,
                          [](const auto& info) { return std::string(info.param.name); });

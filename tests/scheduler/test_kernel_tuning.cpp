@@ -67,6 +67,20 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
     EXPECT_THROW(KernelTuning::parse("spread_units=1"), std::invalid_argument);  // stream tile only
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,spread_units=3"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,spread_units=-1"), std::invalid_argument);
+    // kernel B's runs of 1-row expert groups: 1 (one group per unit) by default, 0 automatic, 2-16 fixed
+    EXPECT_EQ(KernelTuning{}.bRuns, 1);
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,b_runs=0").bRuns, 0);
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,b_runs=16").bRuns, 16);
+    EXPECT_THAT(KernelTuning::parse("gemm_tile=2,b_runs=0").buildOptions(), ::testing::HasSubstr("-DZP_B_RUNS=0"));
+    EXPECT_THAT(KernelTuning::parse("gemm_tile=2,b_runs=3").describe(), ::testing::EndsWith(",gemm_tile=2,b_runs=3"));
+    EXPECT_THAT(KernelTuning::parse("gemm_tile=2").buildOptions(), ::testing::Not(::testing::HasSubstr("B_RUNS")));
+    EXPECT_THROW(KernelTuning::parse("b_runs=0"), std::invalid_argument);  // stream tile only
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,b_runs=17"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,b_runs=-1"), std::invalid_argument);
+    // a run crosses into its next group with the 1-row body's one iteration in flight
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,b_runs=0,stream_prefetch_one_row=2"), std::invalid_argument);
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=2,b_runs=0,stream_prefetch=2"), std::invalid_argument);
+    EXPECT_EQ(KernelTuning::parse("gemm_tile=2,b_runs=0,stream_prefetch=2,stream_prefetch_one_row=1").bRuns, 0);
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,ablation=1"), std::invalid_argument);  // benchmarks only
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=3", KernelTuning::Ablation::allowed).ablation, 3);
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2,ablation=4", KernelTuning::Ablation::allowed).ablation, 4);  // no loads
