@@ -154,11 +154,13 @@ KernelTuning KernelTuning::recommendedFor(const runtime::DeviceInfo& device) {
     // in every run (docs/perf.md "The next unit's first loads in flight"). one_launch's units by
     // rank over the SMs (spread_units=1) where a phase leaves the grid partly idle: same_typical
     // 5.5 us and cross_row_overlap 1.5 faster, the others unchanged, and the gate PASSes in four of
-    // five runs (docs/perf.md "Units spread over the SMs").
+    // five runs (docs/perf.md "Units spread over the SMs"). Kernel B's units as runs of 1-row expert
+    // groups in one weight stream (b_runs=0): one_launch 3.1-3.5 us faster on six_local, two_launch
+    // 0.7-1.3, the patterns without runs 0.4-0.8 slower (docs/perf.md "Kernel B's groups in runs").
     if (device.isZecl() && device.isNvidiaGpu())
         return parse(
             "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=2,stream_split=16,stream_chunk=128,e2m1_decode="
-            "6,stream_carry=1,spread_units=1,max_registers=128");
+            "6,stream_carry=1,spread_units=1,b_runs=0,max_registers=128");
     return {};
 }
 

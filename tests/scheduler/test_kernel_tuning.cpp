@@ -147,7 +147,7 @@ TEST(KernelTuning, GivenADevice_WhenItsRecommendedTilesAreAsked_ThenOnlyNvidiaGp
     EXPECT_EQ(
         nvidia.describe(),
         "cols_per_wg=64,cols_per_item=4,rows_per_pass=2,e2m1_decode=6,gemm_tile=2,stream_split=16,stream_chunk=128,"
-        "stream_carry=1,spread_units=1,max_registers=128");
+        "stream_carry=1,spread_units=1,b_runs=0,max_registers=128");
     d.props.type = ZE_DEVICE_TYPE_CPU;  // PoCL
     EXPECT_TRUE(KernelTuning::recommendedFor(d).isPackaged());
     d.props.type = ZE_DEVICE_TYPE_GPU;

@@ -2,7 +2,7 @@
 # One H200 device call for the figures of docs/perf.md "How far from the goals?" (the speed part of
 # the GEMV engine's issue), but the five-run gate: the copy bandwidth and each GEMM's time, GB/s and
 # share of the copy per stage (zp-chain-bench --ablation: loads only, + decode, + fma, whole, the
-# compute alone) at NVIDIA's recommended tiling (R8, KernelTuning::recommendedFor); every variant's
+# compute alone) at NVIDIA's recommended tiling (R9, KernelTuning::recommendedFor); every variant's
 # chain on every pattern, single and replayed x16 as the gate samples them, each checked bit for bit
 # on out; PyTorch bf16 + CUDA graph on six_local and same_typical (../shared/bench/peer_torch.py,
 # staged into .dev/peer); the 84 cases x 8 variants; one timed gate run (ze-probe's defaults). The
@@ -16,13 +16,13 @@ cd "$(dirname "$0")/../.."  # the repository root
 . scripts/h200/setup.sh >/dev/null 2>&1
 export ZECL_PLATFORM=NVIDIA
 B=.dev/bin
-R8=gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=2,stream_split=16,stream_chunk=128,e2m1_decode=6,stream_carry=1,spread_units=1,max_registers=128
+R9=gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=2,stream_split=16,stream_chunk=128,e2m1_decode=6,stream_carry=1,spread_units=1,b_runs=0,max_registers=128
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s]"; }
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv >"$OUT/gpu.txt" 2>&1
 timeout 90 $B/zp-chain-bench -d zecl -n 20 --ablation --variant baseline --pattern six_local --pattern same_typical \
-  --tuning "$R8" >"$OUT/ablation.txt" 2>&1
+  --tuning "$R9" >"$OUT/ablation.txt" 2>&1
 echo "ablation rc=$? $(el)"; grep -E "^copy" "$OUT/ablation.txt"; sed -n '/== ablation/,$p' "$OUT/ablation.txt" | head -24
-timeout 150 $B/zp-chain-bench -d zecl -n 20 -q --batch 16 --pattern all --tuning "$R8" >"$OUT/chains.txt" 2>&1
+timeout 150 $B/zp-chain-bench -d zecl -n 20 -q --batch 16 --pattern all --tuning "$R9" >"$OUT/chains.txt" 2>&1
 echo "chains rc=$? $(el)"; grep -E "^CHECK|^copy|^GOAL" "$OUT/chains.txt"
 timeout 120 python3 .dev/peer/peer_torch.py >"$OUT/peer.json" 2>&1
 echo "peer_torch rc=$? $(el)"; head -c 600 "$OUT/peer.json"; echo
