@@ -114,8 +114,8 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
             "over a made-up placement: tests)");
     if (t.spreadUnits && t.gemmTile != 2) bad("spread_units needs gemm_tile=2");
     if (t.bRuns < 0 || t.bRuns > 16)
-        bad("b_runs must be 0 (as many expert groups per kernel B unit as leave one unit per work-group), 1 (one "
-            "group per unit) or 2 to 16 (that many: tests)");
+        bad("b_runs must be 0 (kernel B's expert groups in the runs that put the fewest on the busiest work-group), "
+            "1 (one group per unit) or 2 to 16 (runs of that many: tests)");
     if (t.bRuns != 1 && t.gemmTile != 2) bad("b_runs needs gemm_tile=2");
     if (t.bRuns != 1 && (t.streamPrefetchOneRow == 0 ? t.streamPrefetch : t.streamPrefetchOneRow) != 1)
         bad("b_runs needs one iteration of weight loads in flight in the 1-row body (stream_prefetch_one_row=1, or "

@@ -36,8 +36,9 @@ struct KernelTuning {
                                    // one group on each compute unit before any gets a second (NVIDIA's SM ids; none
                                    // elsewhere), 2 = the same over a made-up placement (tests); needs gemm_tile=2
     int bRuns = 1;     // ZP_B_RUNS: stream tile, kernel B's units (two_launch, one_launch) as runs of several 1-row
-                       // expert groups in one weight stream: 1 = one group per unit, 0 = the fewest per run that
-                       // leave one unit per work-group, N >= 2 = N (tests); needs the 1-row body's prefetch at 1
+                       // expert groups in one weight stream: 1 = one group per unit, 0 = the run that puts the
+                       // fewest groups on the busiest work-group, N >= 2 = N (tests); needs the 1-row body's
+                       // prefetch at 1
     int ablation = 0;  // ZP_STREAM_ABLATION: stream tile, benchmarks only (results are wrong unless 0): 1 = no
                        // lane sums, 2 = no fma either, 3 = loads only; 4 = no weight loads (the compute alone)
     // two_launch_b's own column tile (its module is built with these as ZP_GEMM_COLS_PER_WG /
