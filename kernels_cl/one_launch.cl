@@ -2,8 +2,9 @@
  * persistent kernel, for a cooperative launch (zeCommandListAppendLaunchCooperativeKernel) of at
  * most zeKernelSuggestMaxCooperativeGroupCount work-groups. The grid is whatever that count
  * allows, not A's or B's grid, so every work-group loops over the units of work: A's (pair tile,
- * expert group) units u = wg, wg + n, ... < tiles * G, then B's (column tile, expert group) units
- * the same way (B's tiles complete themselves through tile_done). No device-wide barrier between
+ * expert group) units u = wg, wg + n, ... < tiles * G, then B's (column tile, expert group, or with
+ * ZP_B_RUNS a run of one-row expert groups) units the same way (B's tiles complete themselves
+ * through tile_done). No device-wide barrier between
  * the phases: a B unit of expert group g waits only for the A units of g (and of the groups whose
  * act rows share its cache lines), counted in phase_ready (zp_ol_wait_ready), so B units start
  * while the last A units of other groups run. Any grid of at least one group gives the same bits

@@ -1,7 +1,8 @@
 /* two_launch, kernel B (common/zp_two_launch.h): every work-group derives the route table from
  * topk_ids once, then the work-groups loop over B's (column tile, expert group) units u = wg,
- * wg + n, ... < tiles * max(G, 1): column tile `tile` of y for expert group g's compact rows; the
- * tile's last unit to finish writes the tile's columns of out in §5.7's route order. Grid: (n, 1,
+ * wg + n, ... < tiles * max(G, 1): column tile `tile` of y for expert group g's compact rows (with
+ * ZP_B_RUNS, a unit may run several one-row groups: zp_tl_run_b); the tile's last unit to finish
+ * writes the tile's columns of out in §5.7's route order. Grid: (n, 1,
  * 1) with n >= 1, at most ceil(H / ZP_GEMM_COLS_PER_WG) * max(1, min(M*K, E/C)) (the host takes
  * the count the device keeps resident); any n gives the same bits.
  * y: [M*K, H] scratch; tile_done: ceil(H / ZP_GEMM_COLS_PER_WG) uints, zeroed once when
