@@ -34,12 +34,11 @@
  * 4. zp_tl_gemm2_unit(routes, tile, g, run, ...), kernel B's unit of work: column tile `tile` of
  *    y for expert group g's compact rows (the same units as gemm2's, so B has gemm2's
  *    parallelism; with ZP_B_RUNS, groups g * run .. g * run + run - 1, one stream), to y [MK, H]
- *    in global memory; the tile's last unit to finish (a per-tile
- *    count that resets itself) writes the tile's columns of out for every token row in §5.7's
- *    route order. zp_tl_gemm2_units loops over them as A's do. Reads act, which
- *    every A unit of its group must have finished (two_launch: the launch boundary; one_launch:
- *    phase_ready, zp_ol_wait_ready; no group reads a line of act before then, so no cache holds
- *    a stale line).
+ *    in global memory; the tile's last unit to finish (a per-tile count that resets itself)
+ *    writes the tile's columns of out for every token row in §5.7's route order.
+ *    zp_tl_gemm2_units loops over them as A's do. Reads act, which every A unit of its group
+ *    must have finished (two_launch: the launch boundary; one_launch: phase_ready,
+ *    zp_ol_wait_ready; no group reads a line of act before then, so no cache holds a stale line).
  *
  * Compact M2 at run time: an expert group with one compact row runs a 1-row specialisation of
  * the tile (the dead rows' loads, fmas, lane sums and tree fold away), one with more rows runs
@@ -225,12 +224,13 @@ ZP_FN void zp_tl_gemm1_unit(local const int* routes, int rows, int top_k, int ti
  * by the 1-row body, wider groups by passes of ZP_GEMM_ROWS_PER_PASS rows: the weight tile read
  * once per pass); with run > 1 (zp_tl_run_b: every group has one row) the groups g * run to
  * min(G, g * run + run) - 1 in one stream (zp_stream_gemm_run). tile_done[tile] counts the
- * tile's finished groups; the unit that completes it last resets the count to 0 (the words are zeroed once when
- * allocated and left so by every launch) and writes out[m][h] for every row m and the tile's columns h in §5.7's route
- * order (rows without a local route get +0.0), reading the other units' y through ZP_GRID_SHARED (past any cache that
- * is not coherent across compute units). With no local group (G == 0) unit (tile, 0) writes the tile's zeros at once;
- * units g * run >= max(G, 1) return at once. last: a local int of the kernel's. Every work-item of the work-group calls
- * it.
+ * tile's finished groups; the unit that completes it last resets the count to 0 (the words are
+ * zeroed once when allocated and left so by every launch) and writes out[m][h] for every row m
+ * and the tile's columns h in §5.7's route order (rows without a local route get +0.0), reading
+ * the other units' y through ZP_GRID_SHARED (past any cache that is not coherent across compute
+ * units). With no local group (G == 0) unit (tile, 0) writes the tile's zeros at once; units
+ * g * run >= max(G, 1) return at once. last: a local int of the kernel's. Every work-item of the
+ * work-group calls it.
  *
  * ready (one_launch; null in two_launch_b, whose launch boundary orders A before B): the expert
  * groups' A-unit counts (zp_ol_wait_ready), waited for before the unit reads act. */
