@@ -253,6 +253,27 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
         ZP_ST_LOAD(next_codes, next_scales, b0 + 16);
 #define ZP_ST_SHIFT_AHEAD(PF, c, li) \
     if ((PF) >= 2) next_codes[c][li] = ahead_codes[c][li];
+/* Staging: `words` words of one activation row from src (global uint*) into the staged blocks at
+ * dst (local, ZP_ST_PAD words a block), by all the work-group's work-items; dst and src are
+ * evaluated once (the stores may alias a local-memory read in them, which the loop would repeat). */
+#define ZP_ST_STAGE(dst, src, words)                                                                    \
+    {                                                                                                   \
+        local uint* dst_ = (local uint*)(dst);                                                          \
+        const global uint* src_ = (src);                                                                \
+        for (int x = t; x < (words); x += ZP_ST_ITEMS) dst_[(x >> 4) * ZP_ST_PAD + (x & 15)] = src_[x]; \
+    }
+/* One iteration's blocks b0, b0 + S, ... (< kb) of every column for NR rows into acc, the block b
+ * staged at act_l + (b + boff) * ZP_ST_PAD. */
+#define ZP_ST_STEP(NR, b0, boff)                                            \
+    for (int li = 0; li < ZP_ST_L; ++li) {                                  \
+        const int b = (b0) + li * ZP_STREAM_SPLIT;                          \
+        if (b >= kb) continue;                                              \
+        local const float* act_b = act_l + (b + (boff)) * ZP_ST_PAD;        \
+        float q[ZP_STREAM_COLS][NR];                                        \
+        ZP_ST_BLOCKS(NR, q, codes, scales, li, act_b, tbl);                 \
+        for (int c = 0; c < ZP_STREAM_COLS; ++c)                            \
+            for (int i = 0; i < NR; ++i) ZP_ST_SUM(acc[c][i][li], q[c][i]); \
+    }
 /* One pass body for NR (a literal) live rows: streams the chunks of K, then either leaves the
  * lane sums of this work-item's columns in sums[(column * ROWS + i) * 16 + lane] for
  * zp_st_epilogue or (ZP_ST_REG_TREE) applies the tree and stores them itself (ZP_ST_FINISH). */
@@ -274,25 +295,14 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
             /* row by row: no division by the chunk's width (NVIDIA: ~40 instructions a word) */ \
             for (int i = 0; i < NR; ++i) {                                                       \
                 const global uint* aw_i = (const global uint*)(a + aoff[i]) + cb0 * 16;          \
-                local float* act_i = act_l + i * ZP_STREAM_CHUNK * ZP_ST_PAD;                    \
-                for (int x = t; x < cblocks * 16; x += ZP_ST_ITEMS) {                            \
-                    ((local uint*)act_i)[(x >> 4) * ZP_ST_PAD + (x & 15)] = aw_i[x];             \
-                }                                                                                \
+                ZP_ST_STAGE(act_l + i * ZP_STREAM_CHUNK * ZP_ST_PAD, aw_i, cblocks * 16)         \
             }                                                                                    \
             barrier(CLK_LOCAL_MEM_FENCE);                                                        \
             ZP_ST_LATE_LOADS(PF)                                                                 \
             for (int j = 0; j < iters; ++j) {                                                    \
                 const int b0 = cb0 + 16 * j + s;                                                 \
                 ZP_ST_AHEAD_LOAD(PF)                                                             \
-                for (int li = 0; li < ZP_ST_L; ++li) {                                           \
-                    const int b = b0 + li * ZP_STREAM_SPLIT;                                     \
-                    if (b >= kb) continue;                                                       \
-                    local const float* act_b = act_l + (b - cb0) * ZP_ST_PAD;                    \
-                    float q[ZP_STREAM_COLS][NR];                                                 \
-                    ZP_ST_BLOCKS(NR, q, codes, scales, li, act_b, tbl);                          \
-                    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                     \
-                        for (int i = 0; i < NR; ++i) ZP_ST_SUM(acc[c][i][li], q[c][i]);          \
-                }                                                                                \
+                ZP_ST_STEP(NR, b0, -cb0)                                                         \
                 for (int c = 0; c < ZP_STREAM_COLS; ++c)                                         \
                     for (int li = 0; li < ZP_ST_L; ++li) {                                       \
                         codes[c][li] = next_codes[c][li];                                        \
@@ -302,7 +312,7 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
             }                                                                                    \
         }                                                                                        \
         ZP_ST_CARRY_OUT                                                                          \
-        ZP_ST_FINISH(NR)                                                                         \
+        ZP_ST_FINISH(NR, 0)                                                                      \
     }
 
 #if ZP_ST_REG_TREE
@@ -316,7 +326,7 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
 #else
 #define ZP_ST_SHUFFLE_TREE(v)
 #endif
-#define ZP_ST_FINISH(NR)                                                                                             \
+#define ZP_ST_FINISH(NR, SLOT)                                                                                       \
     float dot_[ZP_STREAM_COLS][NR];                                                                                  \
     for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                                         \
         for (int i = 0; i < NR; ++i) {                                                                               \
@@ -335,12 +345,12 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
         }                                                                                                            \
     }
 #else
-#define ZP_ST_FINISH(NR)                                                                                             \
-    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                                         \
-        for (int i = 0; i < NR; ++i)                                                                                 \
-            for (int li = 0; li < ZP_ST_L; ++li)                                                                     \
-                sums[((g * ZP_STREAM_COLS + c) * ZP_GEMM_ROWS_PER_PASS + i) * ZP_LANES + s + ZP_STREAM_SPLIT * li] = \
-                    acc[c][i][li];
+#define ZP_ST_FINISH(NR, SLOT)                                                                        \
+    for (int c = 0; c < ZP_STREAM_COLS; ++c)                                                          \
+        for (int i = 0; i < NR; ++i)                                                                  \
+            for (int li = 0; li < ZP_ST_L; ++li)                                                      \
+                sums[((g * ZP_STREAM_COLS + c) * ZP_GEMM_ROWS_PER_PASS + (SLOT) + i) * ZP_LANES + s + \
+                     ZP_STREAM_SPLIT * li] = acc[c][i][li];
 #endif
 
 #if ZP_STREAM_ABLATION >= 1 && ZP_STREAM_ABLATION <= 3 /* no lane sums: the last block's q stands for the lane */
@@ -487,11 +497,8 @@ ZP_FN void zp_stream_gemm_run(const global uchar* w_blocks, const global uchar* 
     for (int c = 0; c < ZP_STREAM_COLS; ++c) wrow[c] += (uint)seg[0] * expert_blocks;
     barrier(CLK_LOCAL_MEM_FENCE); /* the previous unit's readers of the table, act_l and sums are done */
     if (t < 16) tbl[t] = kZpE2M1[t];
-    for (int e = 0; e < nseg; ++e) {
-        const global uint* aw = (const global uint*)(a + (size_t)seg[e * stride + 1] * k);
-        local uint* act_e = (local uint*)act_l + e * kb16 * ZP_ST_PAD;
-        for (int x = t; x < kb * 16; x += ZP_ST_ITEMS) act_e[(x >> 4) * ZP_ST_PAD + (x & 15)] = aw[x];
-    }
+    for (int e = 0; e < nseg; ++e)
+        ZP_ST_STAGE(act_l + e * kb16 * ZP_ST_PAD, (const global uint*)(a + (size_t)seg[e * stride + 1] * k), kb * 16)
     uint4 codes[ZP_STREAM_COLS][ZP_ST_L];
     uint scales[ZP_STREAM_COLS][ZP_ST_L];
     ZP_ST_LOAD(codes, scales, s); /* in flight across the staging's barrier */
@@ -510,38 +517,28 @@ ZP_FN void zp_stream_gemm_run(const global uchar* w_blocks, const global uchar* 
                 for (int c = 0; c < ZP_STREAM_COLS; ++c) wrow[c] += step;
                 ZP_ST_LOAD(next_codes, next_scales, s);
             }
-            const int b0 = 16 * jl + s;
-            for (int li = 0; li < ZP_ST_L; ++li) {
-                const int b = b0 + li * ZP_STREAM_SPLIT;
-                if (b >= kb) continue;
-                local const float* act_b = act_l + (e * kb16 + b) * ZP_ST_PAD;
-                float q[ZP_STREAM_COLS][1];
-                ZP_ST_BLOCKS(1, q, codes, scales, li, act_b, tbl);
-                for (int c = 0; c < ZP_STREAM_COLS; ++c) ZP_ST_SUM(acc[c][0][li], q[c][0]);
-            }
+            ZP_ST_STEP(1, 16 * jl + s, e * kb16)
             for (int c = 0; c < ZP_STREAM_COLS; ++c)
                 for (int li = 0; li < ZP_ST_L; ++li) {
                     codes[c][li] = next_codes[c][li];
                     scales[c][li] = next_scales[c][li];
                 }
         }
-        /* segment e is complete: its tree and stores */
+        /* segment e is complete: its tree and stores (the register tree), or its lane sums into slot
+         * e % 2, then the tree and stores after the barrier */
         const int row = seg[e * stride + 1];
-#if ZP_ST_REG_TREE
+        const int slot = ZP_GEMM_ROWS_PER_PASS > 1 ? (e & 1) : 0;
         {
+#if ZP_ST_REG_TREE
             /* ZP_ST_FINISH's names for one live row of out[row], not paired */
             const int rows = 1, r0 = 0, out_first = row, paired = 0, intermediate = 0, local_out_on = 0;
             const float limit = 0.0f, up_bias = 0.0f;
             global const ushort* silu = 0;
             local ushort* local_out = 0;
-            ZP_ST_FINISH(1)
+#endif
+            ZP_ST_FINISH(1, slot)
         }
-#else
-        const int slot = ZP_GEMM_ROWS_PER_PASS > 1 ? (e & 1) : 0;
-        for (int c = 0; c < ZP_STREAM_COLS; ++c)
-            for (int li = 0; li < ZP_ST_L; ++li)
-                sums[((g * ZP_STREAM_COLS + c) * ZP_GEMM_ROWS_PER_PASS + slot) * ZP_LANES + s + ZP_STREAM_SPLIT * li] =
-                    acc[c][0][li];
+#if !ZP_ST_REG_TREE
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int col = t; col < ZP_GEMM_COLS_PER_WG; col += ZP_ST_ITEMS) {
             local const float* lanes = sums + (col * ZP_GEMM_ROWS_PER_PASS + slot) * ZP_LANES;
