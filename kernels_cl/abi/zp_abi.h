@@ -33,13 +33,17 @@
 #ifndef ZP_GEMM_ROWS_PER_PASS
 #define ZP_GEMM_ROWS_PER_PASS 2
 #endif
-/* How CONTRACT §4 maps onto a GEMM work-group (all give the same bits): 0 = the lane tile
- * (work-item = logical lane, zp_gemm.h), 1 = the block tile (work-item = 32-element block,
- * zp_gemm_block.h), 2 = the stream tile (work-item = a group of consecutive lanes of a few
- * columns, streaming whole rows, zp_gemv_stream.h; for devices bound by instructions per
- * element, such as the H200). */
+/* How CONTRACT §4 maps onto a GEMM work-group (both give the same bits): 0 = the lane tile
+ * (work-item = logical lane, zp_gemm.h), 2 = the stream tile (work-item = a group of consecutive
+ * lanes of a few columns, streaming whole rows, zp_gemv_stream.h; for devices bound by
+ * instructions per element, such as the H200). 1, the block tile (work-item = 32-element block),
+ * is gone: the stream tile beat it on every pattern that does GEMM work (docs/perf.md "Which GEMV
+ * tile on NVIDIA?"). */
 #ifndef ZP_GEMM_TILE
 #define ZP_GEMM_TILE 0
+#endif
+#if ZP_GEMM_TILE != 0 && ZP_GEMM_TILE != 2
+#error "ZP_GEMM_TILE must be 0 (the lane tile) or 2 (the stream tile)"
 #endif
 /* The stream tile: work-items per column (a divisor of 16; each owns 16 / SPLIT consecutive
  * lanes). A work-item walks ZP_STREAM_COLS = SPLIT * ZP_GEMM_COLS_PER_ITEM / 16 columns, so

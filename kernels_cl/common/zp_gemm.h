@@ -1,7 +1,7 @@
 /* The grouped MXFP4 GEMV tile shared by gemm1 / gemm2 / source_direct / m1_oracle.
  * Work-group = ZP_LANES x ZP_GEMM_ITEMS_Y work-items. ZP_GEMM_TILE picks how §4 maps onto them:
  * 0, the lane tile (here): local id 0 is the §4 lane, local id 1 the columns inside the tile;
- * 1, the block tile (zp_gemm_block.h): one work-item per 32-element block. */
+ * 2, the stream tile (zp_gemv_stream.h): a few lanes of a few columns per work-item. */
 #ifndef ZP_GEMM_H
 #define ZP_GEMM_H
 
@@ -34,7 +34,7 @@ ZP_FN const global uchar* zp_weight_scales(const global uchar* scales, int le, i
 /* What a persistent work-group hands from one unit to its next: which unit comes next (of the same
  * matrix: its expert, next_le < 0 for none, and its column tile), and with the stream tile's
  * ZP_STREAM_CARRY that unit's first iteration of code and scale bytes (in = 1 once this unit has
- * loaded them; zp_gemv_stream.h). The lane and block tiles carry nothing. */
+ * loaded them; zp_gemv_stream.h). The lane tile carries nothing. */
 typedef struct {
     int in;
     int next_le, next_tile;
@@ -52,9 +52,7 @@ ZP_FN zp_carry zp_no_carry(void) {
     return c;
 }
 
-#if ZP_GEMM_TILE == 1
-#include "zp_gemm_block.h"
-#elif ZP_GEMM_TILE == 2
+#if ZP_GEMM_TILE == 2
 #include "zp_gemv_stream.h"
 #endif
 
@@ -73,10 +71,7 @@ ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_sca
                          int tile, const global ushort* a, const global int* src_rows, int a_first, int nrows,
                          global ushort* out, local ushort* local_out, int local_out_on, int out_first,
                          local float* red) {
-#if ZP_GEMM_TILE == 1
-    zp_block_gemm(w_blocks, w_scales, le, n_total, k, tile, a, src_rows, 0, 0, a_first, nrows, 0, 0, 0, 0, 0.0f, 0.0f,
-                  out, local_out, local_out_on, out_first, red);
-#elif ZP_GEMM_TILE == 2
+#if ZP_GEMM_TILE == 2
     zp_carry none = zp_no_carry();
     zp_stream_gemm(w_blocks, w_scales, le, n_total, k, tile, a, src_rows, 0, 0, a_first, nrows, 0, 0, 0, 0, 0.0f, 0.0f,
                    out, local_out, local_out_on, out_first, &none, red);

@@ -28,10 +28,7 @@ ZP_FN void zp_gemm1_paired_group_carried(const global uchar* w1_blocks, const gl
                                          const global int* src_rows, local const int* local_rows, int local_rows_on,
                                          int first, int nrows, global const ushort* silu, float limit, float up_bias,
                                          global ushort* act, private zp_carry* carry, local float* red) {
-#if ZP_GEMM_TILE == 1
-    zp_block_gemm(w1_blocks, w1_scales, le, 2 * intermediate, hidden, tile, a, src_rows, local_rows, local_rows_on,
-                  first, nrows, 1, intermediate, layout, silu, limit, up_bias, act, 0, 0, first, red);
-#elif ZP_GEMM_TILE == 2
+#if ZP_GEMM_TILE == 2
     zp_stream_gemm(w1_blocks, w1_scales, le, 2 * intermediate, hidden, tile, a, src_rows, local_rows, local_rows_on,
                    first, nrows, 1, intermediate, layout, silu, limit, up_bias, act, 0, 0, first, carry, red);
 #else

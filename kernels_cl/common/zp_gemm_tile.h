@@ -1,6 +1,6 @@
-/* What the block tile (zp_gemm_block.h) and the stream tile (zp_gemv_stream.h) share: which
- * weight row a logical column of a tile reads, CONTRACT §4's fixed tree over 16 lane sums kept
- * in local memory, and the store of a column's result (bf16, or the paired SwiGLU). */
+/* The stream tile's (zp_gemv_stream.h) column bookkeeping: which weight row a logical column of
+ * a tile reads, CONTRACT §4's fixed tree over 16 lane sums kept in local memory, and the store of
+ * a column's result (bf16, or the paired SwiGLU). */
 #ifndef ZP_GEMM_TILE_H
 #define ZP_GEMM_TILE_H
 

@@ -1,7 +1,7 @@
 /* The stream tile (ZP_GEMM_TILE == 2): the grouped MXFP4 GEMV as a stream of weight rows, one
  * §4 LANE GROUP per work-item. Same work-group shape (ZP_LANES x ZP_GEMM_ITEMS_Y), same grid,
- * same column tile per work-group and the same bits as the lane tile (zp_gemm.h) and the block
- * tile (zp_gemm_block.h); only the mapping of CONTRACT §4 onto work-items differs.
+ * same column tile per work-group and the same bits as the lane tile (zp_gemm.h); only the
+ * mapping of CONTRACT §4 onto work-items differs.
  *
  * Mapping. S = ZP_STREAM_SPLIT work-items share a column; work-item s of them owns the L = 16/S
  * lanes s, s + S, s + 2S, ... of each of its ZP_STREAM_COLS columns, so in iteration j its li-th
@@ -359,7 +359,7 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
 #define ZP_ST_SUM(acc, q) (acc) = (acc) + (q)
 #endif
 
-/* The tree and the output for the pass's columns (as zp_block_gemm's epilogue). */
+/* The tree and the output for the pass's columns. */
 ZP_FN void zp_st_epilogue(local const float* sums, int t, int rows, int tile, int n_total, int paired, int intermediate,
                           float limit, float up_bias, global const ushort* silu, global ushort* out,
                           local ushort* local_out, int local_out_on, int out_row0) {
@@ -405,8 +405,12 @@ ZP_FN void zp_st_load_first(uint4 codes[ZP_STREAM_COLS][ZP_ST_L], uint scales[ZP
 }
 #endif
 
-/* Column tile `tile` of expert le for activation rows a + aoff(r), r < nrows: the arguments and
- * results of zp_block_gemm (zp_gemm_block.h). Every work-item of the work-group must call it.
+/* Column tile `tile` (ZP_GEMM_COLS_PER_WG logical columns) of expert le for activation rows
+ * a + aoff(r), r < nrows (zp_pass_offsets). paired == 0: out[out_first + r][n] = bf16(dot) for
+ * n < n_total. paired == 1 (n_total = 2 * intermediate): out[out_first + r][pair] = SwiGLU of
+ * the pair's bf16 gate and up dots (§5.4-5.5; out is act, [.., intermediate]). Source rows and
+ * local_out as zp_pass_offsets / zp_gemm_group (paired never writes local). `red`: local
+ * float[ZP_GEMM_RED_FLOATS]. Every work-item of the work-group must call it (barriers).
  * carry: what a persistent work-group hands between its units (zp_carry; zp_no_carry() for a unit
  * on its own): with ZP_ST_CARRY this unit takes its first iteration from it where it holds one,
  * and leaves carry->next_le's there (the caller sets next_le and next_tile before each unit;

@@ -7,7 +7,7 @@
  * Work-group: ZP_LANES x ZP_GEMM_ITEMS_Y work-items (ZP_GEMM_ATTRS), items =
  * ZP_LANES * ZP_GEMM_ITEMS_Y, lid = get_local_id(1) * ZP_LANES + get_local_id(0). Every body
  * must be called by every work-item of the work-group (barriers), with work-group-uniform
- * arguments. Every tile (ZP_GEMM_TILE 0, 1, 2) and tuning knob.
+ * arguments. Every tile (ZP_GEMM_TILE 0, 2) and tuning knob.
  *
  * Local memory a work-group needs (the caller owns it; several bodies in a row may reuse it):
  *   routes  local int[ZP_ROUTE_SCRATCH_INTS(MK)]       the route table (zp_routes.h)
@@ -43,8 +43,8 @@
  * Compact M2 at run time: an expert group with one compact row runs a 1-row specialisation of
  * the tile (the dead rows' loads, fmas, lane sums and tree fold away), one with more rows runs
  * passes of up to ZP_GEMM_ROWS_PER_PASS rows, each weight block read once per pass. The build
- * knob rows_per_pass sets the widest pass. The lane and block tiles get the specialisation from
- * a call with a literal 1 row; the stream tile picks its 1-row body per pass itself, so there a
+ * knob rows_per_pass sets the widest pass. The lane tile gets the specialisation from a
+ * call with a literal 1 row; the stream tile picks its 1-row body per pass itself, so there a
  * literal would build that body a second time in each phase (ZP_TL_ONE_ROW_LITERAL). */
 #ifndef ZP_TWO_LAUNCH_H
 #define ZP_TWO_LAUNCH_H
@@ -55,7 +55,7 @@
 #include "zp_gemm_paired.h"
 #include "zp_grid_barrier.h"
 
-/* 1: a 1-row group calls the GEMV with a literal 1 row (the lane and block tiles); 0: with its
+/* 1: a 1-row group calls the GEMV with a literal 1 row (the lane tile); 0: with its
  * count (the stream tile, whose second 1-row body cost one_launch spills on NVIDIA and Xe2). */
 #define ZP_TL_ONE_ROW_LITERAL (ZP_GEMM_TILE != 2)
 

@@ -199,7 +199,7 @@ ChainPlan planChain(probe::Variant variant, const oracle::ChainShape& s, const C
                                  "') addresses an expert's weight rows by 32-bit block offsets: hidden " +
                                  std::to_string(s.hidden) + " and intermediate " + std::to_string(s.intermediate) +
                                  " give " + std::to_string(blocks) +
-                                 " blocks per expert matrix, more than 4294967295; use gemm_tile 0 or 1");
+                                 " blocks per expert matrix, more than 4294967295; use gemm_tile=0 (the lane tile)");
     Planner p(s, b, t, ids);
     switch (variant) {
         case probe::Variant::Baseline: p.routeCompact(), p.remap(), p.gemm1(), p.swiglu(), p.gemm2(), p.gather(); break;

@@ -86,7 +86,10 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
     if (t.colsPerItem < 2 || t.colsPerItem % 2) bad("cols_per_item must be even and at least 2");
     if (t.colsPerWorkGroup < 1 || t.colsPerWorkGroup % t.colsPerItem) bad("cols_per_item must divide cols_per_wg");
     if (t.rowsPerPass < 1) bad("rows_per_pass must be at least 1");
-    if (t.gemmTile < 0 || t.gemmTile > 2) bad("gemm_tile must be 0 (lanes), 1 (blocks) or 2 (stream)");
+    if (t.gemmTile == 1)
+        bad("gemm_tile 1 (the block tile) is gone: the stream tile beat it on every pattern with GEMM work "
+            "(docs/perf.md \"Which GEMV tile on NVIDIA?\"); use 2 (stream) or 0 (lanes)");
+    if (t.gemmTile != 0 && t.gemmTile != 2) bad("gemm_tile must be 0 (lanes) or 2 (stream)");
     if (t.e2m1Decode == 2 || t.e2m1Decode == 5)
         bad("e2m1_decode " + std::to_string(t.e2m1Decode) +
             " is gone (it decided nothing: docs/perf.md \"What does each tuning knob decide?\"); the local table is 4, "
@@ -144,8 +147,8 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
 
 KernelTuning KernelTuning::recommendedFor(const runtime::DeviceInfo& device) {
     // docs/perf.md "The stream tile": on the H200 the stream tile (16 work-items of one lane per
-    // column, 4 columns each, the byte-offset table decode) beats the block tile on 17 of the 20
-    // (variant, pattern) cells of the sweep. Two rows per pass with at most 128 registers: a
+    // column, 4 columns each, the byte-offset table decode) beat the block tile (since removed) on
+    // every (variant, pattern) cell of the sweep with GEMM work. Two rows per pass with at most 128 registers: a
     // 2-row group reads its weights once for both rows, a 1-row group runs the 1-row body, and
     // two groups stay resident per SM (docs/perf.md "Single executions and the gate's replays").
     // The table's byte offsets by prmt (e2m1_decode=6): 1-4% faster on every chain (docs/perf.md

@@ -72,7 +72,7 @@ TEST(ChainPlan, GivenOneLaunch_WhenPlanned_ThenItIsOneCooperativeLaunchAskingFor
 TEST(ChainPlan, GivenKernelBTiles_WhenTwoLaunchIsPlanned_ThenBothArePersistentAndBGetsItsOwnColumnTile) {
     using zp::scheduler::KernelTuning;
     const auto s = reducedShape();
-    const auto t = KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_cols_per_wg=8,b_cols_per_item=2");
+    const auto t = KernelTuning::parse("cols_per_wg=32,cols_per_item=4,b_cols_per_wg=8,b_cols_per_item=2");
     const auto plan = zp::scheduler::planChain(Variant::TwoLaunch, s, {}, t);
     ASSERT_EQ(plan.launches.size(), 2u);
     const auto& a = plan.launches[0];
@@ -133,9 +133,9 @@ TEST(ChainPlan, GivenExpertMatricesBeyond32BitBlockOffsets_WhenTheStreamTileIsPl
         EXPECT_NE(std::string(e.what()).find("4294967296 blocks per expert matrix"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("intermediate 262144"), std::string::npos) << e.what();
     }
-    // the other tiles address rows by 64-bit pointers
+    // the lane tile addresses rows by 64-bit pointers
     EXPECT_NO_THROW(
-        zp::scheduler::planChain(Variant::Baseline, s, {}, zp::scheduler::KernelTuning::parse("gemm_tile=1")));
+        zp::scheduler::planChain(Variant::Baseline, s, {}, zp::scheduler::KernelTuning::parse("gemm_tile=0")));
 }
 
 TEST(ChainPlan, GivenATuning_WhenPlanned_ThenTheGemmsGetItsColumnTile) {

@@ -524,7 +524,7 @@ TEST(DeviceChainNoSuggestedGrid, GivenOneLaunch_WhenItGetsNoSuggestion_ThenTheVa
 }
 
 // M = 3 rows and other tiles, built from the bundle: expert groups take several passes
-// (CONTRACT §5 holds for any M), the table decode, and the block tile (zp_gemm_block.h) in the
+// (CONTRACT §5 holds for any M), the table decode, and the stream tile (zp_gemv_stream.h) in the
 // shapes its index arithmetic distinguishes. Reduced shape: K/32 = 32 blocks for gemm1, 17 for
 // gemm2 (a partial chunk).
 struct TunedCase {
@@ -578,8 +578,8 @@ void runTuned(const TunedCase& tiling, std::span<const Variant> variants) {
     }
 }
 
-// one_launch runs in a test (and a ctest) of its own: PoCL builds its module with a block tile
-// in minutes, the other variants' modules in seconds (tests/scheduler/CMakeLists.txt says which
+// one_launch runs in a test (and a ctest) of its own: PoCL builds its module optimised with a
+// stream tile in minutes, the other variants' modules in seconds (tests/scheduler/CMakeLists.txt says which
 // tilings CI runs it on and which it leaves to ZP_TEST_FULL=1).
 std::vector<Variant> variantsBut(Variant left) {
     std::vector<Variant> v;
@@ -602,18 +602,6 @@ TEST_P(DeviceChainTunedOneLaunch, GivenThreeRowsAndOtherTiles_WhenOneLaunchRuns_
 
 const auto kTilings = ::testing::Values(
     TunedCase{"lanes_wide_table", "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0", {0, 1, 3, 5, 10}},
-    // 64 items: 2 column sets side by side (32-block chunks), 4 sets per tile
-    TunedCase{"blocks_packaged_sizes", "gemm_tile=1", {0, 3, 10}},
-    // 128 items: 4 sets side by side but 8 sets per tile (2 steps); 2 rows per pass with M = 3
-    TunedCase{"blocks_wide", "gemm_tile=1,cols_per_wg=32,cols_per_item=4", {0, 5, 10}},
-    // the block tile NVIDIA ran before the stream tile: 128 items, one row per pass
-    TunedCase{"blocks_nvidia", "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1", {0, 5, 10}},
-    // 8 columns in lockstep
-    TunedCase{"blocks_eight_columns", "gemm_tile=1,cols_per_wg=64,cols_per_item=8,rows_per_pass=1", {0, 10}},
-    // 16 items: 16-block chunks, 2 per row (gemm2: 16 + 1 blocks), one set per step
-    TunedCase{"blocks_chunked", "gemm_tile=1,cols_per_wg=2,cols_per_item=2,rows_per_pass=1", {0, 1, 5}},
-    // 80 items: 2 slots for 5 sets (the last step has an idle slot), partial column tiles
-    TunedCase{"blocks_uneven", "gemm_tile=1,cols_per_wg=10,cols_per_item=2", {0, 3, 10}},
     // the stream tile (zp_gemv_stream.h): 4 work-items per column, 4 lanes and 1 column each,
     // 2-row passes (M = 3: a 2-row and a 1-row pass), the local-memory table; kernel B's 1-row
     // groups in runs of at most 3 (six_local: 4 runs of 3; disjoint_typical's groups: 3 and the rest)
@@ -727,7 +715,8 @@ TEST_P(TwoLaunchShapes, GivenAnotherShape_WhenTwoLaunchRuns_ThenEveryMaterialise
     runShape(GetParam(), Variant::TwoLaunch);
 }
 
-// one_launch in a test of its own, as for the tilings (its module takes PoCL minutes with a block tile).
+// one_launch in a test of its own, as for the tilings (its module takes PoCL minutes optimised with a
+// stream tile).
 class OneLaunchShapes : public TwoLaunchShapes {};
 
 TEST_P(OneLaunchShapes, GivenAnotherShape_WhenOneLaunchRuns_ThenEveryMaterialisedTensorMatchesTheOracleBitForBit) {
@@ -736,23 +725,28 @@ TEST_P(OneLaunchShapes, GivenAnotherShape_WhenOneLaunchRuns_ThenEveryMaterialise
 
 const auto kShapes = ::testing::Values(
     TwoLaunchShape{"m1_k1_c1", 1, 1, 1, zp::oracle::GateUpLayout::Split, false, "packaged"},
-    TwoLaunchShape{"m1_k8_c2_blocks", 1, 8, 2, zp::oracle::GateUpLayout::Interleaved, true, "gemm_tile=1"},
+    // the stream tile at the bundle's stream defaults (8 columns, one per work-item, 2 lanes each;
+    // bit-arithmetic decode)
+    TwoLaunchShape{"m1_k8_c2_stream", 1, 8, 2, zp::oracle::GateUpLayout::Interleaved, true, "gemm_tile=2"},
+    // NVIDIA's recommended tiles but max_registers (spread_units=2: a made-up placement)
     TwoLaunchShape{"m2_k3_c4_nvidia", 2, 3, 4, zp::oracle::GateUpLayout::Split, true,
-                   "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1"},
+                   "gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=2,stream_split=16,stream_chunk=128,"
+                   "e2m1_decode=6,stream_carry=1,spread_units=2,b_runs=0"},
     TwoLaunchShape{"m3_k5_c2_lanes_one_row", 3, 5, 2, zp::oracle::GateUpLayout::Interleaved, false,
                    "cols_per_wg=16,cols_per_item=4,rows_per_pass=1"},
-    TwoLaunchShape{"m4_k8_c4_blocks_wide", 4, 8, 4, zp::oracle::GateUpLayout::Split, false,
-                   "gemm_tile=1,cols_per_wg=32,cols_per_item=4"},
+    // 4 lanes of 2 columns per work-item, 2-row passes (M = 4: two of them), the multiply decode
+    TwoLaunchShape{"m4_k8_c4_stream_wide", 4, 8, 4, zp::oracle::GateUpLayout::Split, false,
+                   "gemm_tile=2,cols_per_wg=32,cols_per_item=8,stream_split=4,e2m1_decode=3"},
     TwoLaunchShape{"m4_k2_c1_lanes_three_rows", 4, 2, 1, zp::oracle::GateUpLayout::Interleaved, true,
                    "rows_per_pass=3"},
-    TwoLaunchShape{"m2_k6_c2_blocks_uneven", 2, 6, 2, zp::oracle::GateUpLayout::Split, true,
-                   "gemm_tile=1,cols_per_wg=10,cols_per_item=2"},
+    // 10-column tiles (partial at the edge), 3-row passes: stream_uneven_bits' tiles, whose
+    // one_launch module PoCL's cache then holds
+    TwoLaunchShape{"m2_k6_c2_stream_uneven", 2, 6, 2, zp::oracle::GateUpLayout::Split, true,
+                   "gemm_tile=2,cols_per_wg=10,cols_per_item=2,rows_per_pass=3,stream_split=16"},
     // kernel B on a column tile of its own (two_launch; one_launch keeps A's)
-    TwoLaunchShape{"m3_k5_c2_blocks_b_tile", 3, 5, 2, zp::oracle::GateUpLayout::Split, false,
-                   "gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_cols_per_wg=8"},
     TwoLaunchShape{"m4_k8_c4_lanes_b_tile", 4, 8, 4, zp::oracle::GateUpLayout::Interleaved, true, "b_cols_per_wg=4"},
-    TwoLaunchShape{"m1_k8_c2_blocks_b_uneven", 1, 8, 2, zp::oracle::GateUpLayout::Split, true,
-                   "gemm_tile=1,b_cols_per_wg=10,b_cols_per_item=2"},
+    TwoLaunchShape{"m1_k8_c2_stream_b_uneven", 1, 8, 2, zp::oracle::GateUpLayout::Split, true,
+                   "gemm_tile=2,b_cols_per_wg=10,b_cols_per_item=2"},
     // the stream tile, kernel B on a column tile of its own
     // (and its 1-row groups in runs of at most 4 with one row per pass: one slot of lane sums)
     TwoLaunchShape{"m3_k5_c2_stream_b_tile", 3, 5, 2, zp::oracle::GateUpLayout::Interleaved, true,

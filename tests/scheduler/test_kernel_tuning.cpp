@@ -24,7 +24,13 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
     EXPECT_EQ(t.buildOptions(),
               "-DZP_GEMM_COLS_PER_WG=16 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=0 "
               "-DZP_GEMM_TILE=0");
-    EXPECT_EQ(KernelTuning::parse("gemm_tile=1").gemmTile, 1);
+    try {  // the block tile is gone; the error says so and names what to use
+        (void)KernelTuning::parse("gemm_tile=1");
+        ADD_FAILURE() << "gemm_tile=1 was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("gemm_tile 1 (the block tile) is gone"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("use 2 (stream) or 0 (lanes)"), std::string::npos) << e.what();
+    }
     EXPECT_TRUE(KernelTuning::parse("packaged").isPackaged());
     EXPECT_EQ(KernelTuning::parse("gemm_tile=2").gemmTile, 2);  // stream_split 8 x cols_per_item 2
     EXPECT_THROW(KernelTuning::parse("gemm_tile=3"), std::invalid_argument);
@@ -103,7 +109,7 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
     }
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_prefetch=3"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("gemm_tile=2,stream_prefetch=0"), std::invalid_argument);
-    EXPECT_THROW(KernelTuning::parse("gemm_tile=1,stream_prefetch=2"), std::invalid_argument);  // stream tile only
+    EXPECT_THROW(KernelTuning::parse("gemm_tile=0,stream_prefetch=2"), std::invalid_argument);  // stream tile only
     EXPECT_THROW(KernelTuning::parse("cols_per_item=3"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("cols_per_wg=6,cols_per_item=4"), std::invalid_argument);
     EXPECT_THROW(KernelTuning::parse("rows=2"), std::invalid_argument);
@@ -112,14 +118,14 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
 
 TEST(KernelTuning, GivenKernelBTiles_WhenAskedForEachFilesTiles_ThenTwoLaunchBGetsItsOwnColumnTile) {
     using zp::scheduler::KernelTuning;
-    const auto t = KernelTuning::parse("gemm_tile=1,cols_per_wg=32,cols_per_item=4,b_cols_per_wg=8,b_cols_per_item=2");
+    const auto t = KernelTuning::parse("cols_per_wg=32,cols_per_item=4,b_cols_per_wg=8,b_cols_per_item=2");
     // B's module is built with B's tile, every other file with the GEMM tile; b_cols_* are no -D.
     EXPECT_EQ(t.forKernelFile("two_launch_b").buildOptions(),
               "-DZP_GEMM_COLS_PER_WG=8 -DZP_GEMM_COLS_PER_ITEM=2 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
-              "-DZP_GEMM_TILE=1");
+              "-DZP_GEMM_TILE=0");
     EXPECT_EQ(t.forKernelFile("two_launch_a").buildOptions(),
               "-DZP_GEMM_COLS_PER_WG=32 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=1 "
-              "-DZP_GEMM_TILE=1");
+              "-DZP_GEMM_TILE=0");
     EXPECT_EQ(KernelTuning::parse(t.describe()), t);
     EXPECT_THROW(KernelTuning::parse("b_per_row=1"), std::invalid_argument);  // kernel B has one form
     EXPECT_EQ(KernelTuning::parse("max_registers=128").maxRegisters, 128);    // no -D: a compiler option

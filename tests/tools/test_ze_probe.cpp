@@ -141,14 +141,15 @@ const BadInput kBadInputs[] = {
     {"--repeats 0 --device host", "--repeats"},
     {"--resume --device host", "--resume and --overwrite go with --sweep"},
     {"--sweep /nonexistent.yaml", "/nonexistent.yaml"},
-    {"--kernel-tuning gemm_tile=3 --no-timing", "gemm_tile must be 0 (lanes), 1 (blocks) or 2 (stream)"},
+    {"--kernel-tuning gemm_tile=3 --no-timing", "gemm_tile must be 0 (lanes) or 2 (stream)"},
+    {"--kernel-tuning gemm_tile=1 --no-timing", "gemm_tile 1 (the block tile) is gone"},
     {"--kernel-tuning gemm_tile=2,stream_split=4 --no-timing",
      "needs stream_split * cols_per_item (4 * 2) to be a multiple of 16"},
     {"--kernel-tuning e2m1_decode=4 --no-timing", "e2m1_decode 4"},
     {"--kernel-tuning gemm_tile=2,ablation=1 --no-timing", "ablation is for zp-chain-bench"},
     {"--kernel-tuning nosuch=1 --no-timing", "unknown key 'nosuch'"},
     {"--kernel-tuning cols_per_wg=6,cols_per_item=4 --no-timing", "cols_per_item must divide cols_per_wg"},
-    {"--device host --kernel-tuning gemm_tile=1", "--kernel-tuning tiles the device kernels"},
+    {"--device host --kernel-tuning gemm_tile=2", "--kernel-tuning tiles the device kernels"},
     // Tiles whose work-group needs more local memory than the device has: refused before any case runs.
     {"--kernel-tuning gemm_tile=2,rows_per_pass=16,stream_chunk=1024 --no-timing --set hidden=128 --set "
      "intermediate=64 --set experts=48 --route-pattern all_duplicate --variant baseline",
@@ -374,13 +375,13 @@ TEST_F(ZeProbe, GivenASweepAlone_WhenReported_ThenItRenders_AndNothingToReportIs
     EXPECT_FALSE(fs::exists(path("empty.html")));
 }
 
-// The block tile (kernels_cl/common/zp_gemm_block.h) chosen from the command line: built from
+// The stream tile (kernels_cl/common/zp_gemv_stream.h) chosen from the command line: built from
 // zecl's source bundle, every case of the pattern bit-exact, and the card records the tiles.
-// two_launch, not every variant: the scheduler's tilings check every variant on this tile bit
-// for bit (blocks_eight_columns), and one_launch with a block tile takes PoCL minutes to build
-// (label full, docs/usage.md "Tests and CI").
-TEST_F(ZeProbe, GivenBlockTiles_WhenRunOnZecl_ThenTwoLaunchAndTheReferencesPassAndTheCardNamesTheTiles) {
-    const std::string tiles = "gemm_tile=1,cols_per_wg=64,cols_per_item=8,rows_per_pass=1";
+// two_launch, not every variant: the scheduler's tilings check every variant on stream tiles bit
+// for bit, and one_launch with a stream tile takes PoCL minutes to build optimised (label full,
+// docs/usage.md "Tests and CI").
+TEST_F(ZeProbe, GivenStreamTiles_WhenRunOnZecl_ThenTwoLaunchAndTheReferencesPassAndTheCardNamesTheTiles) {
+    const std::string tiles = "cols_per_wg=64,cols_per_item=8,rows_per_pass=1,gemm_tile=2,stream_split=4";
     const ProbeRun r = runProbe(
         "--set hidden=1024 --set intermediate=544 --device zecl --no-timing --route-pattern "
         "cross_row_overlap --variant two_launch --kernel-tuning " +
@@ -388,10 +389,11 @@ TEST_F(ZeProbe, GivenBlockTiles_WhenRunOnZecl_ThenTwoLaunchAndTheReferencesPassA
     ASSERT_EQ(r.exitCode, 0) << r.output;
     // 12 cases x 2 variants (m1_oracle, the reference, and two_launch)
     EXPECT_NE(r.output.find("total: 24 passed, 0 failed, 0 skipped"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("tiles " + tiles.substr(std::string("gemm_tile=1,").size())), std::string::npos)
-        << r.output;
+    const std::string described =
+        "cols_per_wg=64,cols_per_item=8,rows_per_pass=1,e2m1_decode=1,gemm_tile=2,stream_split=4";
+    EXPECT_NE(r.output.find("tiles " + described), std::string::npos) << r.output;
     const auto j = readCard(path("out/card0.json"));
-    EXPECT_EQ(j["device"]["kernel_tuning"], "cols_per_wg=64,cols_per_item=8,rows_per_pass=1,e2m1_decode=1,gemm_tile=1");
+    EXPECT_EQ(j["device"]["kernel_tuning"], described);
 }
 
 TEST_F(ZeProbe, GivenOutOfRangeExpertId_WhenRun_ThenRejectedNamingTheRoute) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One H200 device call for the stream tile (kernels_cl/common/zp_gemv_stream.h, docs/perf.md
-# "The stream tile"): the ablation of its stages, the sweep of stream tilings against the block
-# tile's recommended tiles on every variant and pattern, and the bitwise checks at the fastest
-# stream tiling (the 84 cases on every variant, the device-chain suite).
+# "The stream tile"): the ablation of its stages, the sweep of stream tilings against each other
+# on every variant and pattern (until 2026-12-04 against the block tile, since removed), and the
+# bitwise checks at the fastest stream tiling (the 84 cases on every variant, the device-chain
+# suite).
 # Stage first (bash scripts/h200/stage.sh), then run with carry [".dev"]:
 #   bash tools/bench/h200_stream.sh [report] [ablation] [shapes] [sweep] [check] [replay] [gate]
 #   (default: report ablation sweep check)
@@ -17,7 +18,6 @@ steps=("$@")
 has() { [[ " ${steps[*]} " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem --format=csv >"$OUT/gpu.txt" 2>&1
 
-block=gemm_tile=1,cols_per_wg=32,cols_per_item=4,rows_per_pass=1,b_cols_per_wg=16
 s=gemm_tile=2,rows_per_pass=1,stream_chunk=128
 mapfile -t stream <<<"${ZP_STREAM_TUNINGS:-$s,cols_per_wg=64,cols_per_item=4,stream_split=16,e2m1_decode=4
 $s,cols_per_wg=32,cols_per_item=4,stream_split=8,e2m1_decode=4
@@ -26,9 +26,9 @@ ${s/rows_per_pass=1/rows_per_pass=2},cols_per_wg=64,cols_per_item=4,stream_split
 T=()
 for t in "${stream[@]}"; do T+=(--tuning "$t"); done
 
-if has report; then  # registers and spills (ptxas -v) of every kernel, block tile and each stream tiling
-  for t in "$block" "${stream[@]}"; do timeout 60 $B/zp-cl-build-report --tuning "$t"; echo; done >"$OUT/regs.txt" 2>"$OUT/regs_err.txt"
-  timeout 60 $B/zp-cl-build-report --tuning "$block" --log 2>&1 >/dev/null | head -30
+if has report; then  # registers and spills (ptxas -v) of every kernel at each stream tiling
+  for t in "${stream[@]}"; do timeout 60 $B/zp-cl-build-report --tuning "$t"; echo; done >"$OUT/regs.txt" 2>"$OUT/regs_err.txt"
+  timeout 60 $B/zp-cl-build-report --tuning "${stream[0]}" --log 2>&1 >/dev/null | head -30
   grep -E "^tuning|gemm1_mxfp4_m2 \||gemm2_mxfp4_m2 \||one_launch \|" "$OUT/regs.txt"
 fi
 if has ablation; then
@@ -50,7 +50,7 @@ if has shapes; then  # a GEMM kernel's fixed cost and rate per byte at the last 
   bash tools/bench/gemm_fit.sh gemm2_mxfp4_m2 "$OUT"/shapes_{4096,16384}_2048.txt | tee -a "$OUT/shapes.txt"
 fi
 if has sweep; then
-  timeout 300 $B/zp-chain-bench -d zecl -n 20 -q ${ZP_SWEEP_ARGS:-} --tuning "$block" "${T[@]}" >"$OUT/sweep.txt" 2>&1
+  timeout 300 $B/zp-chain-bench -d zecl -n 20 -q ${ZP_SWEEP_ARGS:-} "${T[@]}" >"$OUT/sweep.txt" 2>&1
   echo "sweep rc=$?" >>"$OUT/sweep.txt"
   grep -E "^GOAL|^CHECK|^copy|FAIL|SKIP|rc=" "$OUT/sweep.txt"
   grep -E "^six_local|^same_typical" "$OUT/sweep.txt" | sort -k6 -n | head -24

@@ -1195,7 +1195,7 @@ int main(int argc, char** argv) {
                    "host (the host oracle), intel, zecl, or an index from --list-devices (default: first Intel GPU, "
                    "else first zecl device)");
     app.add_option("--kernel-tuning", o.kernelTuning,
-                   "GEMM tiles, built from the zecl source bundle, e.g. gemm_tile=1,cols_per_wg=32,cols_per_item=4 "
+                   "GEMM tiles, built from the zecl source bundle, e.g. gemm_tile=2,cols_per_wg=32,cols_per_item=4 "
                    "(docs/perf.md; keys: cols_per_wg, cols_per_item, rows_per_pass, e2m1_decode, gemm_tile, and for "
                    "two_launch's kernel B b_cols_per_wg, b_cols_per_item); "
                    "\"packaged\" = the packaged kernels (default: the device's recommended tiles, the packaged "

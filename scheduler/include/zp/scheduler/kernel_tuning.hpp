@@ -20,9 +20,8 @@ struct KernelTuning {
                          // the subnormal range and one multiply, 4 = a local table read at a word's byte offsets
                          // masked at once, 6 = 4 with a byte permute (NVIDIA's prmt) for each byte offset
                          // (kernels_cl/common/zp_gemv_stream.h); 2 and 5 are gone
-    int gemmTile =
-        0;  // ZP_GEMM_TILE: 0 = lane tile (work-item = §4 lane), 1 = block tile (work-item = block),
-            // 2 = stream tile (work-item = consecutive lanes of a few columns, kernels_cl/common/zp_gemv_stream.h)
+    int gemmTile = 0;    // ZP_GEMM_TILE: 0 = lane tile (work-item = §4 lane), 2 = stream tile (work-item = consecutive
+                         // lanes of a few columns, kernels_cl/common/zp_gemv_stream.h); 1, the block tile, is gone
     int streamSplit = 8;           // ZP_STREAM_SPLIT: stream tile, work-items per column (divides 16)
     int streamChunk = 64;          // ZP_STREAM_CHUNK: stream tile, activation blocks staged in local memory at a time
     int streamPrefetch = 1;        // ZP_STREAM_PREFETCH: stream tile, iterations of code rows in flight (1 or 2;
@@ -49,7 +48,7 @@ struct KernelTuning {
     // (-cl-nv-maxrregcount); 0 = its choice.
     int maxRegisters = 0;
 
-    // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0,gemm_tile=1,b_cols_per_wg=8";
+    // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0,gemm_tile=2,b_cols_per_wg=8";
     // keys left out keep the
     // defaults; "packaged" (or "") is the defaults. Throws std::invalid_argument naming the key and the value.
     // `ablation` (wrong results by design) is refused unless the caller is a benchmark that asks for it.
