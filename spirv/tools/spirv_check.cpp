@@ -17,6 +17,7 @@ enum : std::uint16_t {
     OpFunction = 54,
     OpFunctionParameter = 55,
     OpFunctionEnd = 56,
+    OpVariable = 59,
     OpLabel = 248,
     OpBranch = 249,
     OpBranchConditional = 250,
@@ -181,8 +182,19 @@ std::vector<std::uint32_t> orderSpirvBlocks(std::span<const std::uint32_t> words
         std::vector<std::size_t> order(post.rbegin(), post.rend());
         for (std::size_t b = 0; b < blocks.size(); ++b)
             if (!seen[b]) order.push_back(b);
-        for (std::size_t b : order)
-            for (std::size_t k = blocks[b].first; k <= blocks[b].last; ++k) emit(all[k]);
+        for (std::size_t b : order) {
+            const Block& blk = blocks[b];
+            if (b != 0) {
+                for (std::size_t k = blk.first; k <= blk.last; ++k) emit(all[k]);
+                continue;
+            }
+            // The entry block: its label, its variables, then the rest in their order.
+            emit(all[blk.first]);
+            for (std::size_t k = blk.first + 1; k <= blk.last; ++k)
+                if (all[k].opcode == OpVariable) emit(all[k]);
+            for (std::size_t k = blk.first + 1; k <= blk.last; ++k)
+                if (all[k].opcode != OpVariable) emit(all[k]);
+        }
         if (i < all.size() && all[i].opcode == OpFunctionEnd) emit(all[i++]);
     }
     return out;

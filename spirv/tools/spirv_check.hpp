@@ -19,10 +19,13 @@ inline constexpr const char* kTargetEnvName = "opencl2.2";
 std::optional<std::string> validateSpirv(std::span<const std::uint32_t> words);
 
 // llvm-spirv 14 writes a function's blocks in LLVM's layout order, which may put a block
-// before its dominator (invalid SPIR-V: "ID has not been defined"). This reorders every
-// function's blocks into reverse post-order from the entry block (unreachable blocks keep
-// their relative order after the reachable ones): a pure permutation, the instructions are
-// untouched. Throws std::runtime_error on a module SPIRV-Tools cannot parse.
+// before its dominator (invalid SPIR-V: "ID has not been defined"), and an entry block's
+// instructions in LLVM's order, which may put a bitcast between two allocas' OpVariables
+// (invalid: "All OpVariable instructions in a function must be the first instructions in the
+// first block"). This reorders every function's blocks into reverse post-order from the entry
+// block (unreachable blocks keep their relative order after the reachable ones) and moves the
+// entry block's OpVariables, in their order, to its start: a pure permutation, the
+// instructions are untouched. Throws std::runtime_error on a module SPIRV-Tools cannot parse.
 std::vector<std::uint32_t> orderSpirvBlocks(std::span<const std::uint32_t> words);
 
 // Reads a whole SPIR-V file as words; throws std::runtime_error naming the file on failure.

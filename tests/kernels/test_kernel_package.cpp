@@ -154,6 +154,50 @@ TEST(KernelPackage, GivenABlockBeforeItsDominator_WhenOrdered_ThenTheModuleBecom
     EXPECT_FALSE(err.has_value()) << err.value_or("");
 }
 
+// llvm-spirv 14 can put a bitcast between two allocas' variables (clang's SROA retypes an
+// alloca in the entry block); the build moves the entry block's variables to its start.
+constexpr const char* kVariableAfterABitcast = R"(
+OpCapability Addresses
+OpCapability Kernel
+OpMemoryModel Physical64 OpenCL
+OpEntryPoint Kernel %main "k"
+OpName %a "a"
+OpName %b "b"
+%void = OpTypeVoid
+%float = OpTypeFloat 32
+%uint = OpTypeInt 32 0
+%uint_4 = OpConstant %uint 4
+%v4 = OpTypeVector %float 4
+%arr = OpTypeArray %float %uint_4
+%pv4 = OpTypePointer Function %v4
+%parr = OpTypePointer Function %arr
+%fn = OpTypeFunction %void
+%main = OpFunction %void None %fn
+%entry = OpLabel
+%a = OpVariable %pv4 Function
+%a_arr = OpBitcast %parr %a
+%b = OpVariable %parr Function
+OpReturn
+OpFunctionEnd
+)";
+
+TEST(KernelPackage, GivenAVariableAfterABitcast_WhenOrdered_ThenTheVariablesComeFirstAndTheModuleBecomesValid) {
+    spvtools::SpirvTools tools(SPV_ENV_OPENCL_2_2);
+    std::vector<std::uint32_t> bad;
+    ASSERT_TRUE(tools.Assemble(kVariableAfterABitcast, &bad));
+    const auto rejected = zp::kernels::validateSpirv(bad);
+    ASSERT_TRUE(rejected.has_value()) << "the validator must reject a variable after a bitcast";
+    EXPECT_NE(rejected->find("OpVariable"), std::string::npos) << *rejected;
+    const auto fixed = zp::kernels::orderSpirvBlocks(bad);
+    EXPECT_EQ(fixed.size(), bad.size());
+    const auto err = zp::kernels::validateSpirv(fixed);
+    EXPECT_FALSE(err.has_value()) << err.value_or("");
+    std::string text;
+    ASSERT_TRUE(tools.Disassemble(fixed, &text, SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES));
+    EXPECT_LT(text.find("%b = OpVariable"), text.find("OpBitcast")) << text;
+    EXPECT_LT(text.find("%a = OpVariable"), text.find("%b = OpVariable")) << text;  // their order kept
+}
+
 TEST(KernelPackage, GivenThePackagedModules_WhenOrderedAgain_ThenNothingChanges) {
     const Package p = Package::embedded();
     for (const auto& file : p.kernelFiles()) {
