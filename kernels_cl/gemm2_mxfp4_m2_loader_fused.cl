@@ -2,7 +2,12 @@
  * applies SwiGLU to gate_up, so act is never materialised and no swiglu launch is needed.
  * Every output tile recomputes the activation of its rows (I SwiGLUs per row per tile,
  * ceil(H / COLS) tiles), which is the cost this variant exists to show.
- * Grid as gemm2_mxfp4_m2.cl. act_tile: local ushort[ZP_GEMM_ROWS_PER_PASS * I]. */
+ * Grid as gemm2_mxfp4_m2.cl. The lane tile makes a pass's activations into act_tile (local
+ * ushort[ZP_GEMM_ROWS_PER_PASS * I]) and reads them from there; the stream tile makes them in its
+ * own staging, chunk by chunk (ZP_ST_A_SWIGLU, zp_gemv_stream.h), and leaves act_tile unused. */
+#if ZP_GEMM_TILE == 2
+#define ZP_ST_A_SWIGLU 1
+#endif
 #include "common/zp_gemm.h"
 #include "common/zp_swiglu.h"
 
@@ -13,12 +18,16 @@ kernel ZP_GEMM_ATTRS void gemm2_mxfp4_m2_loader_fused(global const ushort* gate_
                                                       global ushort* y, /* [M*K, H] */
                                                       int hidden, int intermediate, float limit, float up_bias,
                                                       int layout, local ushort* act_tile) {
-    /* the lane tile's sums whatever the tuning's tile: this kernel's dot is always the lane tile's */
-    local float red[ZP_LANE_RED_FLOATS] __attribute__((aligned(16)));
+    local float red[ZP_GEMM_RED_FLOATS] __attribute__((aligned(16)));
     const int g = get_group_id(1);
     if (g >= route_info[ZP_INFO_GROUPS]) return;
     const global int* grp = groups + ZP_GROUP_WORDS * g;
     const int le = grp[0], first = grp[1], nrows = grp[2];
+#if ZP_GEMM_TILE == 2
+    zp_carry none = zp_no_carry();
+    zp_stream_gemm(w2_blocks, w2_scales, le, hidden, intermediate, get_group_id(0), gate_up, 0, 0, 0, first, nrows, 0,
+                   intermediate, layout, silu, limit, up_bias, y, 0, 0, first, &none, red);
+#else
     const uint lane = get_local_id(0);
     const int lin = get_local_id(1) * ZP_LANES + lane;
     const int n0 = zp_item_first_col(get_group_id(0));
@@ -53,4 +62,5 @@ kernel ZP_GEMM_ATTRS void gemm2_mxfp4_m2_loader_fused(global const ushort* gate_
                             zp_f32_to_bf16(acc[c * ZP_GEMM_ROWS_PER_PASS + i]);
         barrier(CLK_LOCAL_MEM_FENCE); /* act_tile is rewritten by the next pass */
     }
+#endif
 }

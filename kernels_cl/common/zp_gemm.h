@@ -110,9 +110,8 @@ ZP_FN void zp_gemm_group(const global uchar* w_blocks, const global uchar* w_sca
 }
 
 /* The local floats of the lane tile's sums (zp_reduce_lanes: ZP_GEMM_ACC x 16 per work-item). */
-#define ZP_LANE_RED_FLOATS (ZP_GEMM_COLS_PER_WG * ZP_GEMM_ROWS_PER_PASS * ZP_LANES)
 #if ZP_GEMM_TILE == 0
-#define ZP_GEMM_RED_FLOATS ZP_LANE_RED_FLOATS
+#define ZP_GEMM_RED_FLOATS (ZP_GEMM_COLS_PER_WG * ZP_GEMM_ROWS_PER_PASS * ZP_LANES)
 #endif
 
 #endif

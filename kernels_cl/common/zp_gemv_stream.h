@@ -262,6 +262,31 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
         const global uint* src_ = (src);                                                                \
         for (int x = t; x < (words); x += ZP_ST_ITEMS) dst_[(x >> 4) * ZP_ST_PAD + (x & 15)] = src_[x]; \
     }
+/* Pass row i's activation blocks cb0 .. cb0 + cblocks - 1 staged at act_l + i * CHUNK * PAD: from
+ * the row at a + aoff[i] as they are or, with ZP_ST_A_SWIGLU (gemm2_loader_fused, DESIGN.md's
+ * preserved experiment), made from the gate_up row at a + 2 aoff[i] (rows of 2k): element e is
+ * zp_swiglu(gate(e), up(e)) with the function's silu, limit, up_bias and layout (k = I), the bits
+ * act would hold (CONTRACT §5.5). Every column tile makes them again: the variant's cost. */
+#ifndef ZP_ST_A_SWIGLU
+#define ZP_ST_A_SWIGLU 0
+#endif
+#if ZP_ST_A_SWIGLU
+#define ZP_ST_SWIGLU_AT(gu, e) \
+    zp_swiglu((gu)[zp_gate_col((e), k, layout)], (gu)[zp_up_col((e), k, layout)], limit, up_bias, silu)
+#define ZP_ST_STAGE_ROW(i, cb0, cblocks)                                                    \
+    {                                                                                       \
+        const global ushort* gu_ = a + 2 * (size_t)aoff[i];                                 \
+        local uint* dst_ = (local uint*)(act_l + (i)*ZP_STREAM_CHUNK * ZP_ST_PAD);          \
+        for (int x = t; x < (cblocks)*16; x += ZP_ST_ITEMS) {                               \
+            const int e = (cb0)*32 + 2 * x; /* word x holds elements e (low half), e + 1 */ \
+            const uint lo_ = ZP_ST_SWIGLU_AT(gu_, e), hi_ = ZP_ST_SWIGLU_AT(gu_, e + 1);    \
+            dst_[(x >> 4) * ZP_ST_PAD + (x & 15)] = lo_ | hi_ << 16;                        \
+        }                                                                                   \
+    }
+#else
+#define ZP_ST_STAGE_ROW(i, cb0, cblocks) \
+    ZP_ST_STAGE(act_l + (i)*ZP_STREAM_CHUNK * ZP_ST_PAD, (const global uint*)(a + aoff[i]) + (cb0)*16, (cblocks)*16)
+#endif
 /* One iteration's blocks b0, b0 + S, ... (< kb) of every column for NR rows into acc, the block b
  * staged at act_l + (b + boff) * ZP_ST_PAD. */
 #define ZP_ST_STEP(NR, b0, boff)                                            \
@@ -293,10 +318,7 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
             ZP_ST_EARLY_LOADS(PF)                                                                \
             barrier(CLK_LOCAL_MEM_FENCE); /* the previous chunk's readers are done */            \
             /* row by row: no division by the chunk's width (NVIDIA: ~40 instructions a word) */ \
-            for (int i = 0; i < NR; ++i) {                                                       \
-                const global uint* aw_i = (const global uint*)(a + aoff[i]) + cb0 * 16;          \
-                ZP_ST_STAGE(act_l + i * ZP_STREAM_CHUNK * ZP_ST_PAD, aw_i, cblocks * 16)         \
-            }                                                                                    \
+            for (int i = 0; i < NR; ++i) ZP_ST_STAGE_ROW(i, cb0, cblocks)                        \
             barrier(CLK_LOCAL_MEM_FENCE);                                                        \
             ZP_ST_LATE_LOADS(PF)                                                                 \
             for (int j = 0; j < iters; ++j) {                                                    \

@@ -82,9 +82,13 @@ struct Planner {
     }
 
     void gemm2LoaderFused() {
+        // act_tile: the lane tile makes a pass's activations there; the stream tile makes them in
+        // its own staging (kernels_cl/gemm2_mxfp4_m2_loader_fused.cl) and gets the least local
+        // argument OpenCL allows.
+        const std::size_t actTile = t.gemmTile == 2 ? 1 : std::size_t(t.rowsPerPass) * I;
         add("gemm2_mxfp4_m2_loader_fused", "gemm2_mxfp4_m2_loader_fused", gemm, gemm2Grid,
             {b.gateUp, b.silu, b.w2Blocks, b.w2Scales, b.routeInfo, b.groups, b.y, h, i, L, beta, layout,
-             runtime::LocalMem{sizeof(std::uint16_t) * std::size_t(t.rowsPerPass) * I}});
+             runtime::LocalMem{sizeof(std::uint16_t) * actTile}});
     }
     void gemm1SourceDirect() {
         add("gemm1_mxfp4_m2_source_direct", "gemm1_mxfp4_m2_source_direct", gemm, gemm1Grid,
