@@ -143,15 +143,24 @@ OpBranch %c
 OpFunctionEnd
 )";
 
-TEST(KernelPackage, GivenABlockBeforeItsDominator_WhenOrdered_ThenTheModuleBecomesValid) {
+// Assembles `text`, which the validator must reject with a message naming `rule`, orders it,
+// and checks that the ordered module is valid and of the same size; returns it.
+std::vector<std::uint32_t> orderRejectedModule(const char* text, const char* rule) {
     spvtools::SpirvTools tools(SPV_ENV_OPENCL_2_2);
     std::vector<std::uint32_t> bad;
-    ASSERT_TRUE(tools.Assemble(kOutOfOrderBlocks, &bad));
-    EXPECT_TRUE(zp::kernels::validateSpirv(bad).has_value()) << "the validator must reject the misordered module";
-    const auto fixed = zp::kernels::orderSpirvBlocks(bad);
-    EXPECT_EQ(fixed.size(), bad.size());
-    const auto err = zp::kernels::validateSpirv(fixed);
+    EXPECT_TRUE(tools.Assemble(text, &bad)) << text;
+    const auto rejected = zp::kernels::validateSpirv(bad);
+    EXPECT_TRUE(rejected.has_value()) << "the validator must reject the module";
+    EXPECT_NE(rejected.value_or("").find(rule), std::string::npos) << rejected.value_or("");
+    auto ordered = zp::kernels::orderSpirvBlocks(bad);
+    EXPECT_EQ(ordered.size(), bad.size());
+    const auto err = zp::kernels::validateSpirv(ordered);
     EXPECT_FALSE(err.has_value()) << err.value_or("");
+    return ordered;
+}
+
+TEST(KernelPackage, GivenABlockBeforeItsDominator_WhenOrdered_ThenTheModuleBecomesValid) {
+    orderRejectedModule(kOutOfOrderBlocks, "has not been defined");
 }
 
 // llvm-spirv 14 can put a bitcast between two allocas' variables (clang's SROA retypes an
@@ -182,18 +191,10 @@ OpFunctionEnd
 )";
 
 TEST(KernelPackage, GivenAVariableAfterABitcast_WhenOrdered_ThenTheVariablesComeFirstAndTheModuleBecomesValid) {
-    spvtools::SpirvTools tools(SPV_ENV_OPENCL_2_2);
-    std::vector<std::uint32_t> bad;
-    ASSERT_TRUE(tools.Assemble(kVariableAfterABitcast, &bad));
-    const auto rejected = zp::kernels::validateSpirv(bad);
-    ASSERT_TRUE(rejected.has_value()) << "the validator must reject a variable after a bitcast";
-    EXPECT_NE(rejected->find("OpVariable"), std::string::npos) << *rejected;
-    const auto fixed = zp::kernels::orderSpirvBlocks(bad);
-    EXPECT_EQ(fixed.size(), bad.size());
-    const auto err = zp::kernels::validateSpirv(fixed);
-    EXPECT_FALSE(err.has_value()) << err.value_or("");
+    const auto fixed = orderRejectedModule(kVariableAfterABitcast, "OpVariable");
     std::string text;
-    ASSERT_TRUE(tools.Disassemble(fixed, &text, SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES));
+    ASSERT_TRUE(
+        spvtools::SpirvTools(SPV_ENV_OPENCL_2_2).Disassemble(fixed, &text, SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES));
     EXPECT_LT(text.find("%b = OpVariable"), text.find("OpBitcast")) << text;
     EXPECT_LT(text.find("%a = OpVariable"), text.find("%b = OpVariable")) << text;  // their order kept
 }
