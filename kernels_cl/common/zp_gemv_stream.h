@@ -253,36 +253,34 @@ ZP_FN float zp_st_bf16_half(uint w, int hi) { return hi ? zp_bf16_hi(w) : zp_bf1
         ZP_ST_LOAD(next_codes, next_scales, b0 + 16);
 #define ZP_ST_SHIFT_AHEAD(PF, c, li) \
     if ((PF) >= 2) next_codes[c][li] = ahead_codes[c][li];
-/* Staging: `words` words of one activation row from src (global uint*) into the staged blocks at
- * dst (local, ZP_ST_PAD words a block), by all the work-group's work-items; dst and src are
- * evaluated once (the stores may alias a local-memory read in them, which the loop would repeat). */
-#define ZP_ST_STAGE(dst, src, words)                                                                    \
-    {                                                                                                   \
-        local uint* dst_ = (local uint*)(dst);                                                          \
-        const global uint* src_ = (src);                                                                \
-        for (int x = t; x < (words); x += ZP_ST_ITEMS) dst_[(x >> 4) * ZP_ST_PAD + (x & 15)] = src_[x]; \
+/* Staging: `words` words of one activation row into the staged blocks at dst (local, ZP_ST_PAD
+ * words a block), word x being WORD (an expression of x and of what the statement SETUP declares),
+ * by all the work-group's work-items; dst and SETUP are evaluated once, before the loop (the
+ * stores may alias a local-memory read in them, which the loop would repeat). ZP_ST_STAGE copies
+ * the words from src (global uint*). */
+#define ZP_ST_STAGE_EACH(dst, words, SETUP, WORD)                                                    \
+    {                                                                                                \
+        local uint* dst_ = (local uint*)(dst);                                                       \
+        SETUP;                                                                                       \
+        for (int x = t; x < (words); x += ZP_ST_ITEMS) dst_[(x >> 4) * ZP_ST_PAD + (x & 15)] = WORD; \
     }
+#define ZP_ST_STAGE(dst, src, words) ZP_ST_STAGE_EACH(dst, words, const global uint* src_ = (src), src_[x])
 /* Pass row i's activation blocks cb0 .. cb0 + cblocks - 1 staged at act_l + i * CHUNK * PAD: from
  * the row at a + aoff[i] as they are or, with ZP_ST_A_SWIGLU (gemm2_loader_fused, DESIGN.md's
  * preserved experiment), made from the gate_up row at a + 2 aoff[i] (rows of 2k): element e is
  * zp_swiglu(gate(e), up(e)) with the function's silu, limit, up_bias and layout (k = I), the bits
- * act would hold (CONTRACT §5.5). Every column tile makes them again: the variant's cost. */
+ * act would hold (CONTRACT §5.5); word x holds elements e = cb0 * 32 + 2x (low half) and e + 1.
+ * Every column tile makes them again: the variant's cost. */
 #ifndef ZP_ST_A_SWIGLU
 #define ZP_ST_A_SWIGLU 0
 #endif
 #if ZP_ST_A_SWIGLU
 #define ZP_ST_SWIGLU_AT(gu, e) \
-    zp_swiglu((gu)[zp_gate_col((e), k, layout)], (gu)[zp_up_col((e), k, layout)], limit, up_bias, silu)
-#define ZP_ST_STAGE_ROW(i, cb0, cblocks)                                                    \
-    {                                                                                       \
-        const global ushort* gu_ = a + 2 * (size_t)aoff[i];                                 \
-        local uint* dst_ = (local uint*)(act_l + (i)*ZP_STREAM_CHUNK * ZP_ST_PAD);          \
-        for (int x = t; x < (cblocks)*16; x += ZP_ST_ITEMS) {                               \
-            const int e = (cb0)*32 + 2 * x; /* word x holds elements e (low half), e + 1 */ \
-            const uint lo_ = ZP_ST_SWIGLU_AT(gu_, e), hi_ = ZP_ST_SWIGLU_AT(gu_, e + 1);    \
-            dst_[(x >> 4) * ZP_ST_PAD + (x & 15)] = lo_ | hi_ << 16;                        \
-        }                                                                                   \
-    }
+    ((uint)zp_swiglu((gu)[zp_gate_col((e), k, layout)], (gu)[zp_up_col((e), k, layout)], limit, up_bias, silu))
+#define ZP_ST_STAGE_ROW(i, cb0, cblocks)                                    \
+    ZP_ST_STAGE_EACH(act_l + (i)*ZP_STREAM_CHUNK * ZP_ST_PAD, (cblocks)*16, \
+                     const global ushort* gu_ = a + 2 * (size_t)aoff[i],    \
+                     ZP_ST_SWIGLU_AT(gu_, (cb0)*32 + 2 * x) | ZP_ST_SWIGLU_AT(gu_, (cb0)*32 + 2 * x + 1) << 16)
 #else
 #define ZP_ST_STAGE_ROW(i, cb0, cblocks) \
     ZP_ST_STAGE(act_l + (i)*ZP_STREAM_CHUNK * ZP_ST_PAD, (const global uint*)(a + aoff[i]) + (cb0)*16, (cblocks)*16)
