@@ -107,9 +107,11 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
     if (t.streamPrefetchOneRow < 0 || t.streamPrefetchOneRow > 2)
         bad("stream_prefetch_one_row must be 0 (as stream_prefetch), 1 or 2");
     if (t.streamPrefetchOneRow != 0 && t.gemmTile != 2) bad("stream_prefetch_one_row needs gemm_tile=2");
+    // iterations of weight loads in flight in the 1-row body (ZP_STREAM_PREFETCH_ONE_ROW's 0 = the other body's)
+    const int oneRowPrefetch = t.streamPrefetchOneRow == 0 ? t.streamPrefetch : t.streamPrefetchOneRow;
     if (t.streamCarry < 0 || t.streamCarry > 1) bad("stream_carry must be 0 or 1");
     if (t.streamCarry && t.gemmTile != 2) bad("stream_carry needs gemm_tile=2");
-    if (t.streamCarry && (t.streamPrefetch != 1 || t.streamPrefetchOneRow > 1))
+    if (t.streamCarry && (t.streamPrefetch != 1 || oneRowPrefetch != 1))
         bad("stream_carry needs one iteration of weight loads in flight in both bodies (stream_prefetch=1 and "
             "stream_prefetch_one_row 0 or 1)");
     if (t.spreadUnits < 0 || t.spreadUnits > 2)
@@ -120,7 +122,7 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
         bad("b_runs must be 0 (kernel B's expert groups in the runs that put the fewest on the busiest work-group), "
             "1 (one group per unit) or 2 to 16 (runs of that many: tests)");
     if (t.bRuns != 1 && t.gemmTile != 2) bad("b_runs needs gemm_tile=2");
-    if (t.bRuns != 1 && (t.streamPrefetchOneRow == 0 ? t.streamPrefetch : t.streamPrefetchOneRow) != 1)
+    if (t.bRuns != 1 && oneRowPrefetch != 1)
         bad("b_runs needs one iteration of weight loads in flight in the 1-row body (stream_prefetch_one_row=1, or "
             "0 with stream_prefetch=1)");
     if (t.ablation < 0 || t.ablation > 4)
