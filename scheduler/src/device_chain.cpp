@@ -36,6 +36,26 @@ void checkLocalMemory(const runtime::Kernel& kernel, const PlannedLaunch& launch
     throw TuningNotBuildable(why);
 }
 
+// The launch's work-group size, refused by the driver where the kernel cannot run groups that
+// large on this device (NVIDIA: fewer work-items per group the more registers the kernel takes):
+// a tuning the device cannot run, said as such, not a device fault.
+void setGroupSize(runtime::Kernel& kernel, const PlannedLaunch& launch, const runtime::DeviceInfo& device,
+                  const KernelTuning& tuning) {
+    try {
+        kernel.setGroupSize(launch.group);
+    } catch (const runtime::Error& err) {
+        if (err.code() != ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION) throw;
+        const auto& g = launch.group;
+        const std::string why = launch.kernel + " cannot run work-groups of " + std::to_string(g.x * g.y * g.z) +
+                                " work-items (" + std::to_string(g.x) + " x " + std::to_string(g.y) + " x " +
+                                std::to_string(g.z) + ") with the kernel tuning '" + tuning.describe() +
+                                "' on device " + device.name() + " (" + err.codeName() +
+                                "): give fewer columns per work-group (cols_per_wg) or more per work-item";
+        if (tuning.isPackaged()) throw UnsupportedDevice(why);
+        throw TuningNotBuildable(why);
+    }
+}
+
 }  // namespace
 
 DeviceChain::DeviceChain(const runtime::Context& context, const runtime::DeviceInfo& device, KernelModules& modules,
@@ -101,7 +121,7 @@ DeviceChain::DeviceChain(const runtime::Context& context, const runtime::DeviceI
         runtime::Kernel kernel = modules.kernel(l.file, l.kernel);
         for (std::uint32_t a = 0; a < l.args.size(); ++a)
             std::visit([&](const auto& v) { kernel.setArg(a, v); }, l.args[a]);
-        kernel.setGroupSize(l.group);
+        setGroupSize(kernel, l, device, modules.tuning());
         checkLocalMemory(kernel, l, device, modules.tuning());
         runtime::GroupCount grid = l.groups;
         if (l.cooperative || l.persistent) {

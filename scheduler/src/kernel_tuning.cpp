@@ -84,7 +84,8 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
         throw std::invalid_argument("kernel tuning " + t.describe() + ": " + why);
     };
     if (t.colsPerItem < 2 || t.colsPerItem % 2) bad("cols_per_item must be even and at least 2");
-    if (t.colsPerWorkGroup < 1 || t.colsPerWorkGroup % t.colsPerItem) bad("cols_per_item must divide cols_per_wg");
+    if (t.colsPerWorkGroup < 1) bad("cols_per_wg must be at least 1, not " + std::to_string(t.colsPerWorkGroup));
+    if (t.colsPerWorkGroup % t.colsPerItem) bad("cols_per_item must divide cols_per_wg");
     if (t.rowsPerPass < 1) bad("rows_per_pass must be at least 1");
     if (t.gemmTile == 1)
         bad("gemm_tile 1 (the block tile) is gone: the stream tile beat it on every pattern with GEMM work "

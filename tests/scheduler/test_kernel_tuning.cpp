@@ -21,6 +21,9 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
     EXPECT_FALSE(t.isPackaged());
     EXPECT_TRUE(KernelTuning::parse("").isPackaged());
     EXPECT_EQ(KernelTuning::parse(t.describe()), t);
+    // a key given again overrides: a named tuning varied by appending to it
+    EXPECT_EQ(KernelTuning::parse(t.describe() + ",cols_per_wg=32").colsPerWorkGroup, 32);
+    EXPECT_EQ(KernelTuning::parse("cols_per_wg=32,cols_per_item=4,e2m1_decode=0,cols_per_wg=16"), t);
     EXPECT_EQ(t.buildOptions(),
               "-DZP_GEMM_COLS_PER_WG=16 -DZP_GEMM_COLS_PER_ITEM=4 -DZP_GEMM_ROWS_PER_PASS=2 -DZP_E2M1_DECODE=0 "
               "-DZP_GEMM_TILE=0");

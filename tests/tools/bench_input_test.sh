@@ -30,6 +30,15 @@ refused "$launch" "--pointers" --pointers 0
 refused "$launch" "--pointers" --pointers 65
 refused "$launch" "--device nowhere" --device nowhere
 
+# a tuning the device cannot run at all (work-groups of 32768 items): its chains SKIPPED, then
+# exit 2, not "CHECK 0 of 0" and exit 0
+rc=0
+"$chain" --pattern six_local --variant baseline --hidden 256 --intermediate 128 -n 1 --copy-mib 1 \
+  --tuning cols_per_wg=4096 >"$tmp/skip.txt" 2>"$tmp/skip_err.txt" || rc=$?
+[[ $rc -eq 2 ]] || fail "zp-chain-bench with no usable tuning: exit $rc, want 2: $(cat "$tmp/skip_err.txt")"
+grep -q "no --tuning can run on this device" "$tmp/skip_err.txt" || fail "no usable tuning: $(cat "$tmp/skip_err.txt")"
+grep -q "^SKIPPED tuning \[cols_per_wg=4096" "$tmp/skip.txt" || fail "no usable tuning: no SKIPPED line: $(cat "$tmp/skip.txt")"
+
 rc=0
 "$chain" --pattern all --variant one_launch --hidden 512 --intermediate 256 -n 1 -q >"$tmp/all.txt" 2>&1 || rc=$?
 [[ $rc -eq 0 ]] || fail "zp-chain-bench --pattern all: exit $rc: $(tail -3 "$tmp/all.txt")"

@@ -261,6 +261,20 @@ TEST_F(ZeProbe, GivenACardOfAnUnknownSchema_WhenReported_ThenExit2NamingTheVersi
     EXPECT_TRUE(fs::exists(path("r.html")));
 }
 
+// A tuning whose work-groups the device cannot run is the user's to change (exit 2), named with
+// the kernel, the group size and the device, not a device error (3).
+TEST_F(ZeProbe, GivenATuningTooWideForTheDevice_WhenRun_ThenExit2NamingTheGroupSize) {
+    const ProbeRun r =
+        runProbe(std::string(kReducedShapeArgs) +
+                 " --kernel-tuning cols_per_wg=4096 --no-timing --route-pattern six_local --out " + path("out"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("cannot run work-groups of 32768 work-items (16 x 2048 x 1) with the kernel tuning "
+                            "'cols_per_wg=4096,"),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(path("out/card0.json")));
+}
+
 // The report puts each saving also as decode speed when the card carries it.
 TEST_F(ZeProbe, GivenACardWithDecodeGains_WhenReported_ThenTheOverviewShowsTokensPerSecond) {
     std::ifstream in(std::string(ZP_TOOLS_TEST_DATA) + "/card1_future_verdicts.json");

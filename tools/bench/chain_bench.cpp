@@ -238,6 +238,9 @@ public:
         return failures_;
     }
 
+    // Whether some tuning could run here (none: every chain SKIPPED, nothing measured).
+    bool someTuningRan() const { return unusable_.size() < o_.tunings.size(); }
+
 private:
     zp::scheduler::DeviceChain& chainOf(std::size_t ti, Variant v) {
         auto& c = chains_[{int(ti), int(v)}];
@@ -519,7 +522,12 @@ int main(int argc, char** argv) {
         const double bwBytesPerUs = copyBandwidth(*setup, o.copyMib);
         ChainBench bench(o, vs, *setup, queue, bwBytesPerUs);
         for (const auto& pname : o.patterns) bench.runPattern(pname);
-        if (const int failures = bench.report()) {
+        const int failures = bench.report();
+        if (!bench.someTuningRan()) {
+            fmt::print(stderr, "zp-chain-bench: error: no --tuning can run on this device (each is SKIPPED above)\n");
+            return 2;
+        }
+        if (failures) {
             fmt::print(stderr, "zp-chain-bench: {} chain(s) differ from the oracle\n", failures);
             return 1;
         }

@@ -49,8 +49,9 @@ struct KernelTuning {
     int maxRegisters = 0;
 
     // "cols_per_wg=16,cols_per_item=4,rows_per_pass=1,e2m1_decode=0,gemm_tile=2,b_cols_per_wg=8";
-    // keys left out keep the
-    // defaults; "packaged" (or "") is the defaults. Throws std::invalid_argument naming the key and the value.
+    // keys left out keep the defaults, and a key given again overrides the earlier one, so that a
+    // named tuning can be varied by appending ("<R9>,stream_chunk=16" is R9 with 16-block chunks);
+    // "packaged" (or "") is the defaults. Throws std::invalid_argument naming the key and the value.
     // `ablation` (wrong results by design) is refused unless the caller is a benchmark that asks for it.
     enum class Ablation { refused, allowed };
     static KernelTuning parse(std::string_view text, Ablation ablation = Ablation::refused);
