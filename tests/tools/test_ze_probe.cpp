@@ -275,6 +275,38 @@ TEST_F(ZeProbe, GivenATuningTooWideForTheDevice_WhenRun_ThenExit2NamingTheGroupS
     EXPECT_FALSE(fs::exists(path("out/card0.json")));
 }
 
+// A card holding a value of a type the report cannot draw (a string where a number belongs, edited
+// by hand) is bad input naming the file, never an internal error.
+TEST_F(ZeProbe, GivenACardWithAValueOfTheWrongType_WhenReported_ThenExit2NamingTheFile) {
+    const std::string data = ZP_TOOLS_TEST_DATA;
+    for (const char* kept : {"/card0_h200_stream_gate.json", "/card0_pocl_fixture.json"})
+        for (const char* pointer : {"/card", "/correctness/passed", "/device/name", "/gate/candidates/0"}) {
+            nlohmann::json card = nlohmann::json::parse(std::ifstream(data + kept));
+            card[nlohmann::json::json_pointer(pointer)] = "x";
+            std::ofstream(path("bad.json")) << card.dump();
+            fs::remove(path("r.html"));
+            const ProbeRun r =
+                runProbe("report " + data + "/card0_h200_no_timing.json " + path("bad.json") + " -o " + path("r.html"));
+            SCOPED_TRACE(std::string(kept) + " " + pointer + "\n" + r.output);
+            EXPECT_EQ(r.output.find("internal error"), std::string::npos);
+            if (r.exitCode == 0) continue;  // drawn without the value (a label, a missing section)
+            EXPECT_EQ(r.exitCode, 2);
+            EXPECT_NE(
+                r.output.find("ze-probe: error: " + path("bad.json") + ": a value of a type the report cannot draw"),
+                std::string::npos);
+            EXPECT_FALSE(fs::exists(path("r.html")));
+        }
+    // one that cannot be drawn at all: the verdict counts as text
+    nlohmann::json card = nlohmann::json::parse(std::ifstream(data + "/card0_h200_stream_gate.json"));
+    card["correctness"]["passed"] = "x";
+    std::ofstream(path("bad.json")) << card.dump();
+    const ProbeRun r = runProbe("report " + path("bad.json") + " -o " + path("r.html"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("ze-probe: error: " + path("bad.json") + ": a value of a type the report cannot draw"),
+              std::string::npos)
+        << r.output;
+}
+
 // The report puts each saving also as decode speed when the card carries it.
 TEST_F(ZeProbe, GivenACardWithDecodeGains_WhenReported_ThenTheOverviewShowsTokensPerSecond) {
     std::ifstream in(std::string(ZP_TOOLS_TEST_DATA) + "/card1_future_verdicts.json");

@@ -1055,6 +1055,20 @@ CLI::App* addReportCommand(CLI::App& parent, ReportCommand& args) {
     return &app;
 }
 
+// What to say when drawing the cards met a value of a type it cannot draw (a card edited by hand
+// or written by something else: "card": "x"): the first card that fails drawn alone, by its
+// file, else the step or the sweep rows.
+std::string undrawableCard(const std::vector<app::LoadedCard>& cards, const std::vector<std::string>& names,
+                           const nlohmann::json::exception& e) {
+    for (std::size_t i = 0; i < cards.size(); ++i) try {
+            (void)app::cardsReportHtml({cards[i]});
+        } catch (const nlohmann::json::exception& one) {
+            return names[i] + ": a value of a type the report cannot draw (" + one.what() +
+                   "): is it a card ze-probe wrote, unedited?";
+        }
+    return std::string("the step or the sweep's rows hold a value of a type the report cannot draw (") + e.what() + ")";
+}
+
 int runReport(const ReportCommand& args) {
     const std::vector<std::string>& cardFiles = args.cardFiles;
     const std::string& sweepFile = args.sweepFile;
@@ -1067,6 +1081,7 @@ int runReport(const ReportCommand& args) {
         if (format == app::ReportFormat::svg && !sweepFile.empty())
             throw probe::InputError("--sweep goes into the HTML report's tables: write OUT.html");
         std::vector<app::LoadedCard> cards;
+        std::vector<std::string> cardNames;  // the file of each card, for messages
         nlohmann::json step;
         for (const auto& f : cardFiles) {
             app::LoadedResult r = app::loadResult(f);
@@ -1078,9 +1093,10 @@ int runReport(const ReportCommand& args) {
                     "{}: card schema {}: this ze-probe reads card schemas 2 to {}; report it with the ze-probe that "
                     "wrote it",
                     f, schema.dump(), app::kCardSchemaVersion));
-            if (!r.step)
+            if (!r.step) {
                 cards.push_back(std::move(r.card));
-            else if (step.is_null())
+                cardNames.push_back(f);
+            } else if (step.is_null())
                 step = std::move(r.card.card);
             else
                 throw probe::InputError(f + ": a second step.json: the report shows one step");
@@ -1089,7 +1105,11 @@ int runReport(const ReportCommand& args) {
         if (!sweepFile.empty()) rows = probe::readSweepRows(sweepFile, false);
         if (!sweepFile.empty() && rows.empty() && cards.empty() && step.is_null())
             throw probe::InputError(sweepFile + ": no sweep row in the file: nothing to report");
-        app::writeCardsReport(outFile, cards, rows, {}, step);
+        try {
+            app::writeCardsReport(outFile, cards, rows, {}, step);
+        } catch (const nlohmann::json::exception& e) {
+            throw probe::InputError(undrawableCard(cards, cardNames, e));
+        }
         fmt::print("wrote {} ({} card{}{}{})\n", outFile, cards.size(), cards.size() == 1 ? "" : "s",
                    step.is_null() ? "" : " and the step",
                    sweepFile.empty() ? "" : fmt::format(", {} sweep points", rows.size()));

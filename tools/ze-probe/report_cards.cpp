@@ -1009,9 +1009,14 @@ LoadedCard loadCard(const fs::path& path) {
     if (schema < 2)
         throw probe::InputError(fmt::format("{}: card schema {}: the report needs schema 2 or later (rerun ze-probe)",
                                             path.string(), schema));
+    // The label from what the card holds, whatever its types (a wrong one is named when drawn).
     std::string device = path.filename().string();
-    if (c.card.contains("device") && c.card["device"].is_object()) device = c.card["device"].value("name", device);
-    c.label = fmt::format("card{} · {}", c.card.value("card", 0), device);
+    const json* name = c.card.contains("device") && c.card["device"].is_object() && c.card["device"].contains("name")
+                           ? &c.card["device"]["name"]
+                           : nullptr;
+    if (name && name->is_string()) device = name->get<std::string>();
+    const json* card = c.card.contains("card") ? &c.card["card"] : nullptr;
+    c.label = fmt::format("card{} · {}", card && card->is_number_integer() ? card->dump() : std::string("?"), device);
     return c;
 }
 
