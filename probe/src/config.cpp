@@ -92,6 +92,8 @@ float readFloat(const Ctx& c, const YAML::Node& n, const std::string& path) {
     const double d = readDouble(c, n, path);
     if (std::fabs(d) > double(std::numeric_limits<float>::max()))
         fail(c, n, path, n.Scalar() + ": out of range for f32 (must be finite)");
+    if (d != 0 && float(d) == 0)
+        fail(c, n, path, n.Scalar() + ": underflows f32 to 0 (the smallest f32 above 0 is about 1.4e-45)");
     return float(d);
 }
 
@@ -224,7 +226,11 @@ std::string known(const std::string& group) {
 
 std::string join(const std::string& group, const std::string& key) { return group.empty() ? key : group + "." + key; }
 
-void applyMap(Config& cfg, const YAML::Node& map, const std::string& group, const Ctx& c) {
+// `leavesSet`: the keys set so far in this document, by their dotted paths, so that one key given
+// twice in two spellings ("swiglu.limit: 7" beside "swiglu: {limit: 8}") is refused like a
+// duplicate key rather than decided by the order.
+void applyMap(Config& cfg, const YAML::Node& map, const std::string& group, const Ctx& c,
+              std::set<std::string>& leavesSet) {
     if (map.IsNull()) return;  // "swiglu:" with nothing under it: no keys to apply
     if (!map.IsMap())
         throw InputError(where(c, map) + ": " + (group.empty() ? "" : group + ": ") + "got " + nodeKindName(map) +
@@ -237,10 +243,12 @@ void applyMap(Config& cfg, const YAML::Node& map, const std::string& group, cons
                              nodeKindName(key) + " " + known(group));
         const std::string path = join(group, key.Scalar());
         if (!seen.insert(key.Scalar()).second) fail(c, key, path, "duplicate key");
-        if (const Leaf* leaf = findLeaf(path))
+        if (const Leaf* leaf = findLeaf(path)) {
+            if (!leavesSet.insert(path).second)
+                fail(c, key, path, "given twice (as a dotted key and under its group): give it once");
             leaf->set(cfg, kv.second, c, path);
-        else if (isGroup(path))
-            applyMap(cfg, kv.second, path, c);
+        } else if (isGroup(path))
+            applyMap(cfg, kv.second, path, c, leavesSet);
         else
             fail(c, key, path, "unknown key " + known(group));
     }
@@ -261,7 +269,8 @@ bool Config::operator==(const Config& o) const {
 void applyConfigNode(Config& cfg, const YAML::Node& root, const std::string& nameForErrors) {
     const Ctx c{nameForErrors, true};
     try {
-        applyMap(cfg, root, "", c);
+        std::set<std::string> leavesSet;
+        applyMap(cfg, root, "", c, leavesSet);
     } catch (const YAML::Exception& e) {
         throw InputError(nameForErrors + ": " + e.what());
     }
@@ -291,6 +300,18 @@ void applySet(Config& cfg, std::string_view keyEqualsValue) {
                          ": expected key=value, e.g. --set swiglu.limit=7");
     const std::string key(keyEqualsValue.substr(0, eq));
     const std::string valueText(keyEqualsValue.substr(eq + 1));
+    // One line of text: YAML would fold a line break into a space and read leading 0xFF 0xFE or
+    // 0xFE 0xFF as a UTF-16 byte-order mark, so the key would get another value than the one given.
+    const bool control =
+        std::any_of(valueText.begin(), valueText.end(), [](char ch) { return (unsigned char)ch < 0x20 || ch == 0x7f; });
+    const bool bom =
+        valueText.size() >= 2 && ((unsigned char)valueText[0] == 0xff || (unsigned char)valueText[0] == 0xfe ||
+                                  valueText.rfind("\xef\xbb\xbf", 0) == 0);
+    if (control || bom)
+        throw InputError("--set " + key + ": " + quotedForMessage(valueText) + ": " +
+                         (control ? "a control character (line break, tab, ...) in the value"
+                                  : "the value starts with a byte-order mark") +
+                         "; give one line of plain text");
     YAML::Node value;
     try {
         value = YAML::Load(valueText);
@@ -310,9 +331,10 @@ void applySet(Config& cfg, std::string_view keyEqualsValue) {
             try {
                 if (const Leaf* leaf = findLeaf(path))
                     leaf->set(cfg, value, c, path);
-                else if (isGroup(path))
-                    applyMap(cfg, value, path, c);
-                else
+                else if (isGroup(path)) {
+                    std::set<std::string> leavesSet;
+                    applyMap(cfg, value, path, c, leavesSet);
+                } else
                     throw InputError("--set " + path + ": unknown key " + known(group));
             } catch (const YAML::Exception& e) {
                 throw InputError("--set " + path + ": " + e.what());

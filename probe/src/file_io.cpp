@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -163,8 +165,42 @@ std::string readTextFile(const fs::path& path, std::string_view what, std::size_
     return text;
 }
 
+bool sameFile(const fs::path& a, const fs::path& b) {
+    std::error_code ec;
+    if (fs::exists(a, ec) && fs::exists(b, ec)) {
+        const bool same = fs::equivalent(a, b, ec);
+        if (!ec) return same;
+    }
+    const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec), ec);
+    const fs::path cb = fs::weakly_canonical(fs::absolute(b, ec), ec);
+    return ca.lexically_normal() == cb.lexically_normal();
+}
+
+void checkOutputsApart(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs) {
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const NamedFile& out = outputs[i];
+        if (out.path.empty()) continue;
+        for (const NamedFile& in : inputs)
+            if (!in.path.empty() && sameFile(in.path, out.path))
+                throw InputError(out.option + " " + out.path.string() + " is the file " + in.option + " reads (" +
+                                 in.path.string() + "): the run would overwrite its own input; give another path");
+        for (std::size_t j = 0; j < i; ++j)
+            if (!outputs[j].path.empty() && sameFile(outputs[j].path, out.path))
+                throw InputError(out.option + " " + out.path.string() + " is also where " + outputs[j].option +
+                                 " writes (" + outputs[j].path.string() +
+                                 "): one would overwrite the other; give each output its own path");
+    }
+}
+
 void checkOutputFile(const fs::path& path, std::string_view option) {
     if (path.empty()) throw InputError(std::string(option) + ": empty path");
+    const std::string name = path.filename().string();
+    const long nameMax =
+        ::pathconf(path.parent_path().empty() ? "." : nearestExisting(path.parent_path()).c_str(), _PC_NAME_MAX);
+    if (name.size() > std::size_t(nameMax > 0 ? nameMax : NAME_MAX))
+        throw InputError(std::string(option) + " " + path.string() + ": the file name is " +
+                         std::to_string(name.size()) + " bytes, more than the " +
+                         std::to_string(nameMax > 0 ? nameMax : NAME_MAX) + " the file system allows");
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
     if (fs::is_directory(st))
@@ -190,8 +226,13 @@ void writeFileAtomically(const fs::path& path, std::string_view bytes, std::stri
     if (!path.parent_path().empty()) fs::create_directories(path.parent_path(), ec);
     if (ec) throw InputError(named + ": cannot create directory " + path.parent_path().string() + ": " + ec.message());
     static std::atomic<unsigned> counter{0};
-    fs::path tmp = path;
-    tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    // ".<name>.tmp.<pid>.<n>" with <name> cut so that the whole fits NAME_MAX (255) whatever the
+    // file's own name, which checkOutputFile held to that limit.
+    const std::string suffix = ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+    const std::string name = path.filename().string();
+    const fs::path tmp =
+        path.parent_path() /
+        ("." + name.substr(0, std::min(name.size(), std::size_t(NAME_MAX) - 1 - suffix.size())) + suffix);
     auto failRemoving = [&](const std::string& why) {
         std::error_code ignored;
         fs::remove(tmp, ignored);

@@ -195,6 +195,11 @@ TEST(ConfigBad, GivenEachKindOfBadValueOrDocument_WhenParsed_ThenRejectedNamingT
         {"a reference step that is not a number", "gate:\n  reference_step_ms: fast\n",
          "gate.reference_step_ms: \"fast\": not a number"},
         {"a duplicate key", "rows: 2\nrows: 1\n", "config.yaml:2:1: rows: duplicate key"},
+        {"one key in two spellings", "swiglu:\n  limit: 8\nswiglu.limit: 7\n",
+         "config.yaml:3:1: swiglu.limit: given twice (as a dotted key and under its group)"},
+        {"one key in two spellings, the other order", "swiglu.limit: 7\nswiglu: {limit: 8}\n",
+         "swiglu.limit: given twice"},
+        {"an alpha that underflows f32", "swiglu:\n  alpha: 1e-46\n", "swiglu.alpha: 1e-46: underflows f32 to 0"},
         {"malformed YAML", "hidden: 4096\nswiglu: [1, 2\n", "config.yaml:3:1: malformed YAML: "},
         {"malformed YAML", "hidden: 4096\n  rows: 2\n", "config.yaml:2:7: malformed YAML: "},
         {"two YAML documents", "hidden: 4096\n---\nhidden: 2048\n",
@@ -220,6 +225,17 @@ TEST(ConfigBad, GivenSetOfAnUnknownKey_WhenApplied_ThenRejectedListingTheKnownKe
     EXPECT_EQ(setError("foo.bar=1").rfind("--set foo.bar: unknown key (known: contract, hidden,", 0), 0u)
         << setError("foo.bar=1");
     EXPECT_EQ(setError("hidden.x=1"), "--set hidden.x: unknown key (hidden takes a value, it has no keys under it)");
+}
+
+TEST(ConfigBad, GivenSetValueThatIsNotOneLineOfText_WhenApplied_ThenRejectedBeforeYamlRereadsIt) {
+    // YAML would fold the line break into a space, and read 0xFF 0xFE as a UTF-16 byte-order mark
+    EXPECT_CONTAINS(setError("weights.prefix=a\nb"), "--set weights.prefix: \"a\\nb\": a control character");
+    EXPECT_CONTAINS(setError("weights.prefix=a\tb"), "a control character");
+    EXPECT_CONTAINS(setError("weights.prefix=\xff\xfe"), "the value starts with a byte-order mark");
+    EXPECT_CONTAINS(setError("weights.prefix=\xef\xbb\xbfm."), "the value starts with a byte-order mark");
+    EXPECT_EQ(setError("weights.prefix=model."), "");
+    EXPECT_CONTAINS(setError("swiglu.alpha=1e-46"), "swiglu.alpha: 1e-46: underflows f32 to 0");
+    EXPECT_EQ(setError("swiglu.alpha=1e-45"), "");  // the smallest f32 subnormal: kept
 }
 
 TEST(ConfigBad, GivenSetWithoutEquals_WhenApplied_ThenRejectedShowingTheForm) {

@@ -175,6 +175,40 @@ TEST_F(FileIo, GivenAFailedWrite_ThenInputErrorAndNoTemporaryFileLeft) {
     EXPECT_TRUE(S_ISCHR(st.st_mode));
 }
 
+TEST_F(FileIo, GivenTheLongestFileName_WhenWritten_ThenItsTemporaryNameFitsToo) {
+    const fs::path longest = dir / std::string(255, 'n');
+    writeFileAtomically(longest, "x", "--report");  // the temporary name is cut to fit, not the file's
+    EXPECT_EQ(readTextFile(longest, "report"), "x");
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), 1);
+    const fs::path tooLong = dir / std::string(256, 'n');
+    EXPECT_NE(messageOf([&] {
+                  checkOutputFile(tooLong, "--report");
+              }).find("--report " + tooLong.string() + ": the file name is 256 bytes, more than the 255"),
+              std::string::npos);
+}
+
+TEST_F(FileIo, GivenOutputsOverAnInputOrEachOther_WhenChecked_ThenRefusedNamingBoth) {
+    std::ofstream(dir / "w.st") << "w";
+    fs::create_symlink(dir / "w.st", dir / "link.st");
+    fs::create_hard_link(dir / "w.st", dir / "hard.st");
+    const std::vector<NamedFile> inputs{{dir / "w.st", "--weights"}, {"", "--config"}};
+    // the same file by another spelling, a symbolic link or a hard link
+    for (const fs::path& over : {dir / "w.st", dir / "." / "w.st", dir / "link.st", dir / "hard.st"})
+        EXPECT_NE(messageOf([&] {
+                      checkOutputsApart(inputs, {{over, "--dump"}});
+                  }).find("--dump " + over.string() + " is the file --weights reads (" + (dir / "w.st").string()),
+                  std::string::npos)
+            << over;
+    // two outputs, one not written yet (compared by path)
+    EXPECT_NE(messageOf([&] {
+                  checkOutputsApart(inputs, {{dir / "t.json", "--trace"}, {"", "--report"}, {dir / "t.json", "--out"}});
+              }).find("--out " + (dir / "t.json").string() + " is also where --trace writes"),
+              std::string::npos);
+    EXPECT_NO_THROW(checkOutputsApart(inputs, {{dir / "t.json", "--trace"}, {dir / "r.html", "--report"}}));
+    EXPECT_TRUE(sameFile(dir / "sub" / ".." / "w.st", dir / "w.st"));
+    EXPECT_FALSE(sameFile(dir / "a.json", dir / "b.json"));
+}
+
 TEST_F(FileIo, GivenTheOutputLocked_WhenASecondLockIsTaken_ThenRefusedNamingTheHolder) {
     const fs::path lock = dir / "s.jsonl.lock";
     {

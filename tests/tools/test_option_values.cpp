@@ -18,3 +18,21 @@ TEST(OptionValues, GivenMalformedOrOutOfRangeNumbers_ThenOptionErrorNotSaturated
     for (const char* bad : {"0,,1", "0,", ",0", "", "0,1024", "0;1"})
         EXPECT_THROW(parseUnsignedList(bad, "--cards", 0, 1023), OptionError) << bad;
 }
+
+TEST(OptionValues, GivenDecimalNumbers_ThenOnlyPlainFiniteDecimalsInRangeAreTaken) {
+    EXPECT_EQ(parseDecimalOption("0", "--gate-budget", 0, 86400), 0.0);
+    EXPECT_EQ(parseDecimalOption("2.5", "--gate-budget", 0, 86400), 2.5);
+    EXPECT_EQ(parseDecimalOption(".5", "--gate-budget", 0, 86400), 0.5);
+    EXPECT_EQ(parseDecimalOption("1e3", "--gate-budget", 0, 86400), 1000.0);
+    EXPECT_EQ(parseDecimalOption("86400", "--gate-budget", 0, 86400), 86400.0);
+    for (const char* bad : {"nan", "NaN", "inf", "-inf", "0x10", "0x1p3", "-1", "+1", "", ".", "1e", "1e+", " 1", "1 ",
+                            "1,5", "86400.5", "1e400"}) {
+        try {
+            parseDecimalOption(bad, "--gate-budget", 0, 86400);
+            ADD_FAILURE() << "'" << bad << "' was taken";
+        } catch (const OptionError& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("--gate-budget '") + bad + "'"), std::string::npos)
+                << e.what();
+        }
+    }
+}

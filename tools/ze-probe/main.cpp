@@ -70,7 +70,8 @@ struct Options {
     bool kernels = false;
     // timing
     std::optional<int> repeats, warmup, blocks;
-    std::optional<std::string> repeatsText, warmupText, blocksText, gateRepeatText;  // read by strictValues()
+    std::optional<std::string> repeatsText, warmupText, blocksText, gateRepeatText,
+        gateBudgetText;          // read by strictValues()
     double gateBudgetS = 0;      // --gate-budget: more blocks while a candidate is on the bar
     int gateRepeat = 0;          // --gate-repeat N: the gate N times in fresh processes
     std::string blockIsolation;  // --block-isolation process|rebuild; empty: the device's default
@@ -95,7 +96,30 @@ struct Options {
 // device setup's default initialisation, also for the commands that open no device.
 void initLevelZero() { runtime::init(scheduler::DeviceRequest{}.init); }
 
+// Two --set of one key, or of a key and its group (swiglu.limit=7, swiglu={limit: 8}), or --set
+// seed with --seed: refused, naming both, rather than the last one winning.
+void checkSetsApart(const Options& o) {
+    std::vector<std::string> keys;
+    for (const auto& s : o.sets) keys.push_back(s.substr(0, s.find('=')));
+    if (o.seedText) keys.push_back("seed");
+    for (std::size_t i = 0; i < keys.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j) {
+            const std::string& a = keys[j];
+            const std::string& b = keys[i];
+            const bool within = a == b ||
+                                (b.size() > a.size() && b.compare(0, a.size(), a) == 0 && b[a.size()] == '.') ||
+                                (a.size() > b.size() && a.compare(0, b.size(), b) == 0 && a[b.size()] == '.');
+            if (!within) continue;
+            auto named = [&](std::size_t k) {
+                return k < o.sets.size() ? "--set " + o.sets[k] : "--seed " + *o.seedText;
+            };
+            throw probe::InputError(named(j) + " and " + named(i) + " both set " + (a.size() >= b.size() ? a : b) +
+                                    ": give it once");
+        }
+}
+
 probe::Config loadSettings(const Options& o) {
+    checkSetsApart(o);
     probe::Config cfg = o.configFile.empty() ? probe::Config{} : probe::loadConfig(o.configFile);
     for (const auto& s : o.sets) probe::applySet(cfg, s);
     if (o.seed) cfg.seed = *o.seed;
@@ -121,8 +145,26 @@ void strictValues(Options& o) {
     o.warmup = count(o.warmupText, "--warmup", 0, 100000);
     o.blocks = count(o.blocksText, "--blocks", 2, 10000);
     if (o.gateRepeatText) o.gateRepeat = *count(o.gateRepeatText, "--gate-repeat", 2, 100);
+    if (o.gateBudgetText) o.gateBudgetS = cli::parseDecimalOption(*o.gateBudgetText, "--gate-budget", 0.0, 86400.0);
     for (const auto& list : o.cardLists)
         for (std::uint64_t card : cli::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
+}
+
+// Whether the command line gives `option` (as "--x v" or "--x=v"), whatever its value.
+bool given(const Options& o, std::string_view option) {
+    return std::any_of(o.args.begin(), o.args.end(), [&](const std::string& a) {
+        return a == option ||
+               (a.size() > option.size() && a.compare(0, option.size(), option) == 0 && a[option.size()] == '=');
+    });
+}
+
+// The files a run reads, and the files its options name for writing.
+std::vector<probe::NamedFile> inputFiles(const Options& o) {
+    return {
+        {o.configFile, "--config"}, {o.weightsFile, "--weights"}, {o.inputsFile, "--inputs"}, {o.sweepFile, "--sweep"}};
+}
+std::vector<probe::NamedFile> optionOutputs(const Options& o) {
+    return {{o.traceFile, "--trace"}, {o.reportFile, "--report"}, {o.dumpFile, "--dump"}};
 }
 
 // Flags that cannot both hold, and output paths that cannot be written: refused before any
@@ -131,14 +173,27 @@ void checkBeforeWork(const Options& o) {
     if (o.resume && o.overwrite)
         throw probe::InputError("--resume and --overwrite contradict each other: continue the sweep or start afresh");
     const bool noTiming = o.noTiming || o.device == "host";
-    if (noTiming && (o.repeats || o.warmup))
-        throw probe::InputError(std::string(o.repeats ? "--repeats" : "--warmup") +
-                                " sets the timing: not with --no-timing or --device host");
+    for (const char* timing : {"--repeats", "--warmup", "--blocks", "--gate-budget", "--block-isolation"})
+        if (noTiming && given(o, timing))
+            throw probe::InputError(std::string(timing) + " sets the timing: not with --no-timing or --device host");
+    // --inputs runs that one case, untimed, on one card: what would shape a gate's run is refused
+    // rather than ignored.
+    if (!o.inputsFile.empty())
+        for (const char* gateOnly : {"--route-pattern", "--cards", "--cards-at-once", "--repeats", "--warmup",
+                                     "--blocks", "--gate-budget", "--block-isolation", "--trace", "--report"})
+            if (given(o, gateOnly))
+                throw probe::InputError(std::string(gateOnly) +
+                                        " shapes a run of the gate: not with --inputs (which checks that one case)");
+    if (!o.cardLists.empty())
+        for (const auto& set : o.sets)
+            if (set.rfind("card=", 0) == 0)
+                throw probe::InputError("--set " + set + " and --cards both say which card to play: give one");
     if (o.listDevices || o.kernels) return;
     probe::checkOutputDir(o.outDir, "--out");
     if (!o.traceFile.empty()) probe::checkOutputFile(o.traceFile, "--trace");
     if (!o.reportFile.empty()) probe::checkOutputFile(o.reportFile, "--report");
     if (!o.dumpFile.empty()) probe::checkOutputFile(o.dumpFile, "--dump");
+    probe::checkOutputsApart(inputFiles(o), optionOutputs(o));
 }
 
 bool wantsTiming(const Options& o) { return !o.noTiming && o.device != "host"; }
@@ -164,10 +219,48 @@ void checkSomePatternValid(const Options& o, const std::vector<probe::Config>& c
     }
 }
 
+// A run's results in --out are the files it writes there: a card, step.json or a gate-repeat's
+// files that an earlier run left and this one would not replace (--cards 0,1 then card 0 alone)
+// would read as this run's (ze-probe report o/card*.json). Refused, naming them, rather than
+// deleted: they are the user's.
+void checkNoStaleOutputs(const fs::path& out, const std::vector<probe::NamedFile>& written) {
+    std::error_code ec;
+    if (!fs::is_directory(out, ec)) return;
+    auto numbered = [](std::string_view name, std::string_view head, std::string_view tail) {
+        if (name.size() <= head.size() + tail.size() || name.substr(0, head.size()) != head ||
+            name.substr(name.size() - tail.size()) != tail)
+            return false;
+        const std::string_view n = name.substr(head.size(), name.size() - head.size() - tail.size());
+        return n.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    std::vector<std::string> stale;
+    for (const auto& e : fs::directory_iterator(out, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name != "step.json" && name != "gate_repeat.json" && !numbered(name, "card", ".json") &&
+            !numbered(name, "repeat-", ""))
+            continue;
+        const bool rewritten = std::any_of(written.begin(), written.end(), [&](const probe::NamedFile& f) {
+            return !f.path.empty() && probe::sameFile(f.path, e.path());
+        });
+        if (!rewritten) stale.push_back(name);
+    }
+    if (stale.empty()) return;
+    std::sort(stale.begin(), stale.end());
+    throw probe::InputError(fmt::format(
+        "--out {} holds {} of an earlier run that this run would not replace, so the directory would mix two "
+        "runs' results: remove {} or give another --out",
+        out.string(), fmt::join(stale, ", "), stale.size() == 1 ? "it" : "them"));
+}
+
 // Every file a plain run writes under --out, checked before any device work (checkBeforeWork
 // checks the options' own paths): the cards, step.json, the timing blocks' directory.
 void checkRunOutputs(const Options& o, const std::vector<probe::Config>& configs) {
     const fs::path out(o.outDir);
+    std::vector<probe::NamedFile> written = optionOutputs(o);
+    for (const auto& c : configs) written.push_back({out / fmt::format("card{}.json", c.shape.card), "--out"});
+    if (wantsTiming(o) && configs.size() > 1) written.push_back({out / "step.json", "--out"});
+    probe::checkOutputsApart(inputFiles(o), written);
+    if (o.timingBlockChild.empty()) checkNoStaleOutputs(out, written);  // a child times its parent's run
     for (const auto& c : configs) probe::checkOutputFile(out / fmt::format("card{}.json", c.shape.card), "--out");
     if (!wantsTiming(o)) return;
     if (configs.size() > 1) probe::checkOutputFile(out / "step.json", "--out");
@@ -955,8 +1048,14 @@ int run(Options& o) {
             throw probe::InputError("--gate-repeat needs the gate's timing: not with --no-timing or --device host");
         if (!o.inputsFile.empty()) throw probe::InputError("--gate-repeat needs the gate: not with --inputs");
         if (!o.reportFile.empty()) app::reportFormatOf(o.reportFile);
-        for (int r = 1; r <= o.gateRepeat; ++r)
-            probe::checkOutputDir(fs::path(o.outDir) / fmt::format("repeat-{}", r), "--out");
+        std::vector<probe::NamedFile> written = optionOutputs(o);
+        written.push_back({fs::path(o.outDir) / "gate_repeat.json", "--out"});
+        for (int r = 1; r <= o.gateRepeat; ++r) {
+            written.push_back({fs::path(o.outDir) / fmt::format("repeat-{}", r), "--out"});
+            probe::checkOutputDir(written.back().path, "--out");
+        }
+        probe::checkOutputsApart(inputFiles(o), written);
+        checkNoStaleOutputs(o.outDir, written);
         probe::checkOutputFile(fs::path(o.outDir) / "gate_repeat.json", "--out");
         return app::runGateRepeat(o.args, o.gateRepeat, o.outDir, o.reportFile);
     }
@@ -1240,9 +1339,9 @@ int main(int argc, char** argv) {
                    "blocks the timed rounds come in, each started anew (--block-isolation); the gate's "
                    "interval is over blocks (default 10 on a GPU, 6 two-case blocks on a CPU; at least 2)")
         ->type_name("N in [2, 10000]");
-    app.add_option("--gate-budget", o.gateBudgetS,
+    app.add_option("--gate-budget", o.gateBudgetText,
                    "seconds to spend on more blocks while a candidate is ON THE BAR (default 0: none)")
-        ->check(CLI::Range(0.0, 86400.0));
+        ->type_name("SECONDS in [0, 86400]");
     app.add_option("--gate-repeat", o.gateRepeatText,
                    "run the gate N times in fresh processes (<out>/repeat-<i>/) and report, per candidate and pattern, "
                    "the verdicts and the spread of the medians (--report shows it)")
@@ -1293,9 +1392,9 @@ int main(int argc, char** argv) {
     if (gateRepeatMergeCommand->parsed()) return runGateRepeatMerge(gateRepeatMerge);
     return guarded([&] {
         // An option given an empty value (--shard "", --report "") would read as not given at all.
-        for (const char* name :
-             {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--kernel-tuning", "--out", "--seed",
-              "--cards", "--trace", "--report", "--sweep", "--shard", "--block-isolation"})
+        for (const char* name : {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--device",
+                                 "--kernel-tuning", "--route-pattern", "--out", "--seed", "--cards", "--trace",
+                                 "--report", "--sweep", "--shard", "--block-isolation", "--gate-budget"})
             for (const auto& value : app.get_option(name)->results())
                 if (value.empty())
                     throw probe::InputError(std::string(name) +

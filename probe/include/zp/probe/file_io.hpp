@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "zp/probe/input_error.hpp"
 
@@ -29,10 +30,26 @@ std::string fileKindName(const std::filesystem::path& path);
 // when the path is a directory, when its parent is not a directory, or when the directory it
 // would be created in is not writable.
 void checkOutputFile(const std::filesystem::path& path, std::string_view option);
+// A file as an option names it, for the checks between files.
+struct NamedFile {
+    std::filesystem::path path;
+    std::string option;  // "--weights", "--out" (a file the run writes there), ...
+};
+
+// Whether two names are one file: the same file once both exist (hard and symbolic links
+// included), else the same absolute path with its existing part's links resolved.
+bool sameFile(const std::filesystem::path& a, const std::filesystem::path& b);
+
+// Refuses an output that would overwrite one of the inputs or that another output also writes
+// (--dump over --weights, --trace over the card --out writes): the InputError names both options
+// and the path. Empty paths (an option not given) are skipped.
+void checkOutputsApart(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs);
+
 // An output directory (--out DIR): must be a writable directory, or creatable in one.
 void checkOutputDir(const std::filesystem::path& path, std::string_view option);
 
-// Writes `bytes` to `path` through a temporary file in the same directory that is renamed into
+// Writes `bytes` to `path` through a temporary file in the same directory (a hidden name of at
+// most kTempNameBytes more than the file's own, cut to fit NAME_MAX) that is renamed into
 // place; on any failure the temporary file is removed and an InputError names the path and the
 // option. Creates missing parent directories.
 void writeFileAtomically(const std::filesystem::path& path, std::string_view bytes, std::string_view option);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <charconv>
+#include <cstdio>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -31,6 +32,38 @@ inline std::uint64_t parseUnsignedOption(std::string_view text, std::string_view
     if (!digitsOnly || ec == std::errc::result_out_of_range || end != text.data() + text.size() || v < least ||
         v > most)
         throw OptionError(std::string(option) + " " + std::string(text) + ": out of range " + range);
+    return v;
+}
+
+// A decimal number in [least, most]: digits with an optional fraction and exponent ("2", "0.5",
+// "1e3"); no sign other than an exponent's, no hex, no "nan" or "inf" (a NaN would pass every
+// range check, and strtod reads "0x10" as 16).
+inline double parseDecimalOption(std::string_view text, std::string_view option, double least, double most) {
+    const std::string named = std::string(option) + " '" + std::string(text) + "'";
+    char range[64];
+    std::snprintf(range, sizeof range, "[%g, %g]", least, most);
+    std::size_t i = 0;
+    auto digits = [&] {
+        const std::size_t from = i;
+        while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+        return i - from;
+    };
+    std::size_t mantissa = digits();
+    if (i < text.size() && text[i] == '.') {
+        ++i;
+        mantissa += digits();
+    }
+    bool ok = mantissa > 0;
+    if (ok && i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+        ++i;
+        if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+        ok = digits() > 0;
+    }
+    if (!ok || i != text.size()) throw OptionError(named + ": not a decimal number in " + range);
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || !(v >= least && v <= most))
+        throw OptionError(named + ": out of range " + range);
     return v;
 }
 
