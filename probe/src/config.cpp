@@ -267,6 +267,21 @@ void applyConfigNode(Config& cfg, const YAML::Node& root, const std::string& nam
     }
 }
 
+void applyConfigKey(Config& cfg, const std::string& dottedKey, const YAML::Node& value,
+                    const std::string& nameForErrors) {
+    const Ctx c{nameForErrors, true};
+    try {
+        if (const Leaf* leaf = findLeaf(dottedKey))
+            leaf->set(cfg, value, c, dottedKey);
+        else if (isGroup(dottedKey))
+            applyMap(cfg, value, dottedKey, c);
+        else
+            fail(c, value, dottedKey, "unknown key " + known(""));
+    } catch (const YAML::Exception& e) {
+        throw InputError(nameForErrors + ": " + e.what());
+    }
+}
+
 Config parseConfig(const std::string& yamlText, const std::string& nameForErrors) {
     const YAML::Node root = loadSingleDocument(yamlText, nameForErrors);
     Config cfg;

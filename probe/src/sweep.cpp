@@ -79,30 +79,12 @@ std::string joinList(const std::vector<std::string>& xs) {
     return s;
 }
 
-// Builds {a: {b: value}} for "a.b" without copying `value`, so errors keep its line:column.
-YAML::Node nested(const std::vector<std::string>& parts, std::size_t i, const YAML::Node& value) {
-    if (i == parts.size()) return value;
-    YAML::Node m(YAML::NodeType::Map);
-    m[parts[i]] = nested(parts, i + 1, value);
-    return m;
-}
-std::vector<std::string> splitDots(const std::string& k) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (true) {
-        const auto dot = k.find('.', start);
-        parts.push_back(k.substr(start, dot - start));
-        if (dot == std::string::npos) return parts;
-        start = dot + 1;
-    }
-}
-
 // Applies config key `key` = `value` through config.cpp's rules, and names the error's key
 // path under `section` ("sweep.set", "sweep.axes"): "f:7:12: hidden: 100: ..." → "f:7:12: sweep.axes.hidden: 100: ...".
 void applyKey(Config& cfg, const std::string& key, const YAML::Node& value, const std::string& file,
               const std::string& section) {
     try {
-        applyConfigNode(cfg, nested(splitDots(key), 0, value), file);
+        applyConfigKey(cfg, key, value, file);
     } catch (const InputError& e) {
         std::string msg = e.what();
         std::size_t p = 0;
@@ -165,8 +147,9 @@ SweepAxis parseAxis(const std::string& file, const std::string& key, const YAML:
                  ": [" + (named ? "..." : "4096") + "]");
     if (v.size() == 0) fail(file, v, path, "empty axis: list at least one value");
     std::set<std::string> seen;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        const YAML::Node item = v[i];
+    std::size_t i = 0;
+    for (auto it = v.begin(); it != v.end(); ++it, ++i) {  // linear: no lookup of item i by index
+        const YAML::Node item = *it;
         const std::string ipath = fmt::format("{}[{}]", path, i);
         if (!item.IsScalar()) fail(file, item, ipath, "got " + nodeKindName(item) + ", expected one value");
         std::string text;

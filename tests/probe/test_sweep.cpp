@@ -2,6 +2,8 @@
 // resume after a kill and torn-line recovery.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <set>
@@ -102,6 +104,43 @@ TEST(SweepParse, GivenASmallSweep_WhenExpanded_ThenTheCrossProductInOrderWithSta
     EXPECT_EQ(plan.points[5].config.shape.rows, 2);
     EXPECT_EQ(*plan.points[5].pattern, RoutePattern::SixLocal);
     EXPECT_EQ(*plan.points[5].variant, Variant::PairedEpilogue);
+}
+
+// An axis of n values is read in time linear in n: each value was once applied through a
+// document node made apart from the sweep's, and yaml-cpp copied the whole sweep document's
+// memory into it, every value (99,999 seeds: more than 300 s; now about 2 s at -O2). The test
+// reads 10,000 and 100,000 values (the point limit): linear is 10x the time, n log n ~12x, the
+// quadratic read was 100x; and 100,000 well under 10 s (more under the sanitizers' -O0).
+TEST(SweepParse, GivenAnAxisOfAHundredThousandValues_ThenParsedAndExpandedInLinearTime) {
+    auto sweepOf = [](std::size_t n) {
+        std::string s = "sweep:\n  set: {hidden: 128, intermediate: 64, experts: 48}\n  axes:\n    seed: [";
+        for (std::size_t i = 1; i <= n; ++i) s += (i > 1 ? "," : "") + std::to_string(i);
+        return s + "]\n";
+    };
+    auto seconds = [&](std::size_t n) {
+        const std::string text = sweepOf(n);
+        const auto t0 = std::chrono::steady_clock::now();
+        const SweepPlan plan = expandSweep(parse(text));
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        EXPECT_EQ(plan.points.size(), n);
+        EXPECT_EQ(plan.points.back().id, "seed=" + std::to_string(n));
+        return s;
+    };
+    const double small = seconds(kMaxSweepPoints / 10);
+    const double large = seconds(kMaxSweepPoints);
+#if defined(__SANITIZE_ADDRESS__)
+    constexpr double kSlowBuild = 10;  // the sanitizer job's -O0 build
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    constexpr double kSlowBuild = 10;
+#else
+    constexpr double kSlowBuild = 1;
+#endif
+#else
+    constexpr double kSlowBuild = 1;
+#endif
+    EXPECT_LT(large, 10.0 * kSlowBuild) << "10,000 values: " << small << " s";
+    EXPECT_LT(large, 30 * std::max(small, 0.01)) << "10,000 values: " << small << " s, 100,000: " << large << " s";
 }
 
 TEST(SweepParse, GivenTheShippedSweeps_ThenTheyExpandToTheDocumentedPoints) {

@@ -163,9 +163,12 @@ nlohmann::json pointResult(const probe::Config& cfg, const PatternTiming& pt, pr
 }  // namespace
 
 int runSweep(const SweepCliOptions& o) {
+    // The options first: a bad --shard is named before a sweep file of 100,000 values is read.
+    std::optional<probe::SweepShard> shard;
+    if (!o.shard.empty()) shard = probe::parseSweepShard(o.shard);
     const probe::SweepSpec spec = probe::loadSweep(o.file);
     probe::SweepPlan plan = probe::expandSweep(spec);
-    if (!o.shard.empty()) plan = probe::shardPlan(plan, probe::parseSweepShard(o.shard));
+    if (shard) plan = probe::shardPlan(plan, *shard);
     const std::filesystem::path out(o.outDir);
     probe::SweepRunOptions ro;
     ro.jsonlPath = out / (plan.name + ".jsonl");
