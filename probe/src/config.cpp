@@ -224,6 +224,19 @@ std::string known(const std::string& group) {
 
 std::string join(const std::string& group, const std::string& key) { return group.empty() ? key : group + "." + key; }
 
+void applyMap(Config& cfg, const YAML::Node& map, const std::string& group, const Ctx& c);
+
+// The key at `path`, a leaf or a group, set from `value`; false when no key has that path.
+bool applyPath(Config& cfg, const std::string& path, const YAML::Node& value, const Ctx& c) {
+    if (const Leaf* leaf = findLeaf(path))
+        leaf->set(cfg, value, c, path);
+    else if (isGroup(path))
+        applyMap(cfg, value, path, c);
+    else
+        return false;
+    return true;
+}
+
 void applyMap(Config& cfg, const YAML::Node& map, const std::string& group, const Ctx& c) {
     if (map.IsNull()) return;  // "swiglu:" with nothing under it: no keys to apply
     if (!map.IsMap())
@@ -237,12 +250,7 @@ void applyMap(Config& cfg, const YAML::Node& map, const std::string& group, cons
                              nodeKindName(key) + " " + known(group));
         const std::string path = join(group, key.Scalar());
         if (!seen.insert(key.Scalar()).second) fail(c, key, path, "duplicate key");
-        if (const Leaf* leaf = findLeaf(path))
-            leaf->set(cfg, kv.second, c, path);
-        else if (isGroup(path))
-            applyMap(cfg, kv.second, path, c);
-        else
-            fail(c, key, path, "unknown key " + known(group));
+        if (!applyPath(cfg, path, kv.second, c)) fail(c, key, path, "unknown key " + known(group));
     }
 }
 
@@ -271,12 +279,7 @@ void applyConfigKey(Config& cfg, const std::string& dottedKey, const YAML::Node&
                     const std::string& nameForErrors) {
     const Ctx c{nameForErrors, true};
     try {
-        if (const Leaf* leaf = findLeaf(dottedKey))
-            leaf->set(cfg, value, c, dottedKey);
-        else if (isGroup(dottedKey))
-            applyMap(cfg, value, dottedKey, c);
-        else
-            fail(c, value, dottedKey, "unknown key " + known(""));
+        if (!applyPath(cfg, dottedKey, value, c)) fail(c, value, dottedKey, "unknown key " + known(""));
     } catch (const YAML::Exception& e) {
         throw InputError(nameForErrors + ": " + e.what());
     }
@@ -323,11 +326,7 @@ void applySet(Config& cfg, std::string_view keyEqualsValue) {
         const std::string path = join(group, std::string(rest.substr(0, dot)));
         if (dot == std::string_view::npos) {
             try {
-                if (const Leaf* leaf = findLeaf(path))
-                    leaf->set(cfg, value, c, path);
-                else if (isGroup(path))
-                    applyMap(cfg, value, path, c);
-                else
+                if (!applyPath(cfg, path, value, c))
                     throw InputError("--set " + path + ": unknown key " + known(group));
             } catch (const YAML::Exception& e) {
                 throw InputError("--set " + path + ": " + e.what());
