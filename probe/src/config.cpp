@@ -226,9 +226,24 @@ std::string known(const std::string& group) {
 
 std::string join(const std::string& group, const std::string& key) { return group.empty() ? key : group + "." + key; }
 
-// `leavesSet`: the keys set so far in this document, by their dotted paths, so that one key given
+// `leavesSet`: the keys set so far in one document, by their dotted paths, so that one key given
 // twice in two spellings ("swiglu.limit: 7" beside "swiglu: {limit: 8}") is refused like a
 // duplicate key rather than decided by the order.
+void applyMap(Config& cfg, const YAML::Node& map, const std::string& group, const Ctx& c,
+              std::set<std::string>& leavesSet);
+
+// The key at `path`, a leaf or a group, set from `value`; false when no key has that path.
+bool applyPath(Config& cfg, const std::string& path, const YAML::Node& value, const Ctx& c,
+               std::set<std::string>& leavesSet) {
+    if (const Leaf* leaf = findLeaf(path))
+        leaf->set(cfg, value, c, path);
+    else if (isGroup(path))
+        applyMap(cfg, value, path, c, leavesSet);
+    else
+        return false;
+    return true;
+}
+
 void applyMap(Config& cfg, const YAML::Node& map, const std::string& group, const Ctx& c,
               std::set<std::string>& leavesSet) {
     if (map.IsNull()) return;  // "swiglu:" with nothing under it: no keys to apply
@@ -243,14 +258,9 @@ void applyMap(Config& cfg, const YAML::Node& map, const std::string& group, cons
                              nodeKindName(key) + " " + known(group));
         const std::string path = join(group, key.Scalar());
         if (!seen.insert(key.Scalar()).second) fail(c, key, path, "duplicate key");
-        if (const Leaf* leaf = findLeaf(path)) {
-            if (!leavesSet.insert(path).second)
-                fail(c, key, path, "given twice (as a dotted key and under its group): give it once");
-            leaf->set(cfg, kv.second, c, path);
-        } else if (isGroup(path))
-            applyMap(cfg, kv.second, path, c, leavesSet);
-        else
-            fail(c, key, path, "unknown key " + known(group));
+        if (findLeaf(path) && !leavesSet.insert(path).second)
+            fail(c, key, path, "given twice (as a dotted key and under its group): give it once");
+        if (!applyPath(cfg, path, kv.second, c, leavesSet)) fail(c, key, path, "unknown key " + known(group));
     }
 }
 
@@ -271,6 +281,17 @@ void applyConfigNode(Config& cfg, const YAML::Node& root, const std::string& nam
     try {
         std::set<std::string> leavesSet;
         applyMap(cfg, root, "", c, leavesSet);
+    } catch (const YAML::Exception& e) {
+        throw InputError(nameForErrors + ": " + e.what());
+    }
+}
+
+void applyConfigKey(Config& cfg, const std::string& dottedKey, const YAML::Node& value,
+                    const std::string& nameForErrors) {
+    const Ctx c{nameForErrors, true};
+    try {
+        std::set<std::string> leavesSet;
+        if (!applyPath(cfg, dottedKey, value, c, leavesSet)) fail(c, value, dottedKey, "unknown key " + known(""));
     } catch (const YAML::Exception& e) {
         throw InputError(nameForErrors + ": " + e.what());
     }
@@ -329,12 +350,8 @@ void applySet(Config& cfg, std::string_view keyEqualsValue) {
         const std::string path = join(group, std::string(rest.substr(0, dot)));
         if (dot == std::string_view::npos) {
             try {
-                if (const Leaf* leaf = findLeaf(path))
-                    leaf->set(cfg, value, c, path);
-                else if (isGroup(path)) {
-                    std::set<std::string> leavesSet;
-                    applyMap(cfg, value, path, c, leavesSet);
-                } else
+                std::set<std::string> leavesSet;
+                if (!applyPath(cfg, path, value, c, leavesSet))
                     throw InputError("--set " + path + ": unknown key " + known(group));
             } catch (const YAML::Exception& e) {
                 throw InputError("--set " + path + ": " + e.what());

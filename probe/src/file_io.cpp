@@ -10,6 +10,7 @@
 #include <climits>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <system_error>
 #include <vector>
 
@@ -189,6 +190,27 @@ void checkOutputsApart(const std::vector<NamedFile>& inputs, const std::vector<N
                 throw InputError(out.option + " " + out.path.string() + " is also where " + outputs[j].option +
                                  " writes (" + outputs[j].path.string() +
                                  "): one would overwrite the other; give each output its own path");
+    }
+}
+
+nlohmann::json readJsonFile(const fs::path& path, std::string_view what, std::size_t maxBytes) {
+    const std::string text = readTextFile(path, what, maxBytes);
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(path.string() + ": not JSON: " + e.what());
+    }
+}
+
+void refuseRepeatedPaths(const std::vector<fs::path>& paths, std::string_view what) {
+    std::map<std::pair<dev_t, ino_t>, std::size_t> seen;
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+        struct stat st {};
+        if (::stat(paths[i].c_str(), &st) != 0) continue;
+        const auto [it, fresh] = seen.emplace(std::pair{st.st_dev, st.st_ino}, i);
+        if (!fresh)
+            throw InputError(std::string(what) + ": " + paths[it->second].string() + " and " + paths[i].string() +
+                             " are the same " + (S_ISDIR(st.st_mode) ? "directory" : "file") + ": give each once");
     }
 }
 

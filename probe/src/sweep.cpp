@@ -1,5 +1,6 @@
 #include "zp/probe/sweep.hpp"
 #include "zp/probe/file_io.hpp"
+#include "zp/probe/json_compare.hpp"
 
 #include "yaml_document.hpp"
 
@@ -79,30 +80,12 @@ std::string joinList(const std::vector<std::string>& xs) {
     return s;
 }
 
-// Builds {a: {b: value}} for "a.b" without copying `value`, so errors keep its line:column.
-YAML::Node nested(const std::vector<std::string>& parts, std::size_t i, const YAML::Node& value) {
-    if (i == parts.size()) return value;
-    YAML::Node m(YAML::NodeType::Map);
-    m[parts[i]] = nested(parts, i + 1, value);
-    return m;
-}
-std::vector<std::string> splitDots(const std::string& k) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (true) {
-        const auto dot = k.find('.', start);
-        parts.push_back(k.substr(start, dot - start));
-        if (dot == std::string::npos) return parts;
-        start = dot + 1;
-    }
-}
-
 // Applies config key `key` = `value` through config.cpp's rules, and names the error's key
 // path under `section` ("sweep.set", "sweep.axes"): "f:7:12: hidden: 100: ..." → "f:7:12: sweep.axes.hidden: 100: ...".
 void applyKey(Config& cfg, const std::string& key, const YAML::Node& value, const std::string& file,
               const std::string& section) {
     try {
-        applyConfigNode(cfg, nested(splitDots(key), 0, value), file);
+        applyConfigKey(cfg, key, value, file);
     } catch (const InputError& e) {
         std::string msg = e.what();
         std::size_t p = 0;
@@ -165,8 +148,9 @@ SweepAxis parseAxis(const std::string& file, const std::string& key, const YAML:
                  ": [" + (named ? "..." : "4096") + "]");
     if (v.size() == 0) fail(file, v, path, "empty axis: list at least one value");
     std::set<std::string> seen;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        const YAML::Node item = v[i];
+    std::size_t i = 0;
+    for (auto it = v.begin(); it != v.end(); ++it, ++i) {  // linear: no lookup of item i by index
+        const YAML::Node item = *it;
         const std::string ipath = fmt::format("{}[{}]", path, i);
         if (!item.IsScalar()) fail(file, item, ipath, "got " + nodeKindName(item) + ", expected one value");
         std::string text;
@@ -450,6 +434,7 @@ SweepSpec loadSweep(const std::filesystem::path& path) {
 SweepPlan expandSweep(const SweepSpec& spec) {
     SweepPlan plan;
     plan.name = spec.name;
+    plan.settings = {{"config", toJson(spec.base)}, {"repeats", spec.repeats}, {"warmup", spec.warmup}};
     std::size_t total = 1;
     for (const auto& a : spec.axes) {
         plan.axisKeys.push_back(a.key);
@@ -502,13 +487,11 @@ SweepPlan expandSweep(const SweepSpec& spec) {
 
 // ---------------------------------------------------------------- rows
 
-std::vector<nlohmann::json> readSweepRows(const std::filesystem::path& jsonl, bool truncateTorn) {
-    std::ifstream in(jsonl, std::ios::binary);
-    if (!in) throw InputError(jsonl.string() + ": cannot read: " + errnoText());
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
-    in.close();
+namespace {
+
+// The rows of a sweep JSONL (readSweepRows); *tornAt: where a torn last line starts, if one is.
+std::vector<nlohmann::json> readRows(const std::filesystem::path& jsonl, std::optional<std::size_t>* tornAt) {
+    const std::string text = readTextFile(jsonl, "sweep rows", kMaxSweepRowsBytes);
 
     std::vector<nlohmann::json> rows;
     std::size_t pos = 0, goodEnd = 0, lineNo = 0;
@@ -539,15 +522,34 @@ std::vector<nlohmann::json> readSweepRows(const std::filesystem::path& jsonl, bo
         if (!row.is_object() || !row.contains("id") || !row["id"].is_string())
             throw InputError(
                 fmt::format("{}:{}: a sweep row must be a JSON object with a string \"id\"", jsonl.string(), lineNo));
+        // A row is measured ("ok") or its pattern cannot be formed ("not_valid"): any other status
+        // would be counted as one of them without being either.
+        const nlohmann::json status = row.contains("status") ? row["status"] : nlohmann::json();
+        if (status != "ok" && status != "not_valid")
+            throw InputError(fmt::format("{}:{}: point {}: status {}: a sweep row's status is \"ok\" or \"not_valid\"",
+                                         jsonl.string(), lineNo, row["id"].get<std::string>(),
+                                         status.is_null() ? std::string("missing") : status.dump()));
         rows.push_back(std::move(row));
         goodEnd = next;
         pos = next;
     }
-    if (torn && truncateTorn) {
-        std::error_code ec;
-        std::filesystem::resize_file(jsonl, goodEnd, ec);
-        if (ec) throw InputError(jsonl.string() + ": cannot cut off the torn last line: " + ec.message());
-    }
+    if (torn) *tornAt = goodEnd;
+    return rows;
+}
+
+void cutTornLine(const std::filesystem::path& jsonl, std::optional<std::size_t> tornAt) {
+    if (!tornAt) return;
+    std::error_code ec;
+    std::filesystem::resize_file(jsonl, *tornAt, ec);
+    if (ec) throw InputError(jsonl.string() + ": cannot cut off the torn last line: " + ec.message());
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> readSweepRows(const std::filesystem::path& jsonl, bool truncateTorn) {
+    std::optional<std::size_t> tornAt;
+    std::vector<nlohmann::json> rows = readRows(jsonl, &tornAt);
+    if (truncateTorn) cutTornLine(jsonl, tornAt);
     return rows;
 }
 
@@ -564,14 +566,15 @@ std::vector<nlohmann::json> SweepRunner::run(const Measure& measure) {
     for (const auto& p : plan_.points) indexOf.emplace(p.id, p.index);
     std::vector<std::optional<nlohmann::json>> byPoint(plan_.points.size());
 
-    for (const fs::path& p : {opts_.jsonlPath, opts_.csvPath})
-        if (!p.parent_path().empty()) fs::create_directories(p.parent_path());
-
+    // Every check first: nothing is written (no directory, plan file or cut torn line) until the
+    // rows already there are known to be of this plan.
     std::error_code ec;
     const bool exists = fs::exists(opts_.jsonlPath, ec) && fs::file_size(opts_.jsonlPath, ec) > 0;
     std::vector<nlohmann::json> resumed;
+    std::optional<std::size_t> tornAt;
     if (exists && opts_.resume) {
-        resumed = readSweepRows(opts_.jsonlPath, true);
+        if (!opts_.planDir.empty()) checkSweepPlanFile(opts_.planDir, plan_);
+        resumed = readRows(opts_.jsonlPath, &tornAt);
         for (std::size_t r = 0; r < resumed.size(); ++r) {
             const auto& row = resumed[r];
             const std::string id = row["id"].get<std::string>();
@@ -586,6 +589,17 @@ std::vector<nlohmann::json> SweepRunner::run(const Measure& measure) {
                                 opts_.jsonlPath.string(), r + 1, id));
             if (byPoint[it->second])
                 throw InputError(fmt::format("{}:{}: point {} appears twice", opts_.jsonlPath.string(), r + 1, id));
+            // The row's config is the point's as this run makes it (the sweep's set, base config and
+            // axes): a row measured at another config is never mixed in.
+            if (row.contains("config")) {
+                const nlohmann::json now = toJson(plan_.points[it->second].config);
+                if (row["config"] != now)
+                    throw InputError(fmt::format(
+                        "{}:{}: point {} was measured at another config than this run's ({}): resume with the sweep "
+                        "file it was started with, or start afresh with --overwrite",
+                        opts_.jsonlPath.string(), r + 1, id,
+                        describeJsonDifferences(row["config"], now, "the row", "this run", "config")));
+            }
             byPoint[it->second] = row;
         }
     } else if (exists && !opts_.overwrite) {
@@ -593,6 +607,11 @@ std::vector<nlohmann::json> SweepRunner::run(const Measure& measure) {
                          ": already holds rows of a sweep: continue it with --resume, start afresh with --overwrite, "
                          "or write to another --out");
     }
+
+    for (const fs::path& p : {opts_.jsonlPath, opts_.csvPath})
+        if (!p.parent_path().empty()) fs::create_directories(p.parent_path());
+    cutTornLine(opts_.jsonlPath, tornAt);
+    if (!opts_.planDir.empty()) writeSweepPlanFile(opts_.planDir, plan_);
 
     AppendFd jsonl(opts_.jsonlPath, !opts_.resume);
     // The CSV is derived: rebuilt from the JSONL's rows, so it never holds a row the JSONL lacks.
@@ -769,6 +788,8 @@ SweepPlan shardPlan(const SweepPlan& whole, SweepShard shard) {
     out.name = whole.name;
     out.axisKeys = whole.axisKeys;
     out.shard = fmt::format("{}/{}", shard.k, shard.n);
+    out.settings = whole.settings;
+    out.device = whole.device;
     out.allIds = whole.allIds;
     if (out.allIds.empty())
         for (const auto& p : whole.points) out.allIds.push_back(p.id);
@@ -780,25 +801,94 @@ SweepPlan shardPlan(const SweepPlan& whole, SweepShard shard) {
     return out;
 }
 
-void writeSweepPlanFile(const std::filesystem::path& dir, const SweepPlan& plan) {
+namespace {
+
+nlohmann::json planJson(const SweepPlan& plan) {
     nlohmann::json ids = nlohmann::json::array();
     if (plan.allIds.empty())
         for (const auto& p : plan.points) ids.push_back(p.id);
     else
         for (const auto& id : plan.allIds) ids.push_back(id);
-    const nlohmann::json j = {{"sweep", plan.name},
-                              {"axes", plan.axisKeys},
-                              {"shard", plan.shard.empty() ? "1/1" : plan.shard},
-                              {"points", ids}};
-    writeFileAtomically(dir / (plan.name + ".plan.json"), j.dump(1) + "\n", "--out");
+    return {{"sweep", plan.name},        {"axes", plan.axisKeys}, {"shard", plan.shard.empty() ? "1/1" : plan.shard},
+            {"settings", plan.settings}, {"device", plan.device}, {"points", ids}};
+}
+
+// The differences between two plan files' JSON, those of `keys` only, named: the points by
+// their count and first differing id (a list of 100,000 ids is not printed), the rest as
+// describeJsonDifferences says them.
+std::string planDifferences(const nlohmann::json& a, const nlohmann::json& b, const std::vector<std::string>& keys,
+                            std::string_view aName, std::string_view bName) {
+    std::string out;
+    for (const auto& k : keys) {
+        const nlohmann::json& va = a.contains(k) ? a[k] : nlohmann::json();
+        const nlohmann::json& vb = b.contains(k) ? b[k] : nlohmann::json();
+        if (va == vb) continue;
+        std::string d;
+        if (k == "points" && va.is_array() && vb.is_array()) {
+            std::size_t i = 0;
+            while (i < va.size() && i < vb.size() && va[i] == vb[i]) ++i;
+            d = fmt::format("points: {} in {}, {} in {}; point {} is {} in {}, {} in {}", va.size(), aName, vb.size(),
+                            bName, i + 1, i < va.size() ? va[i].dump() : "absent", aName,
+                            i < vb.size() ? vb[i].dump() : "absent", bName);
+        } else {
+            d = describeJsonDifferences(va, vb, aName, bName, k);
+        }
+        out += (out.empty() ? "" : "; ") + d;
+    }
+    return out;
+}
+
+nlohmann::json readPlanFile(const std::filesystem::path& file) {
+    nlohmann::json plan = readJsonFile(file, "sweep plan");
+    try {
+        (void)plan.at("sweep").get<std::string>();
+        (void)plan.at("axes").get<std::vector<std::string>>();
+        (void)plan.at("points").get<std::vector<std::string>>();
+        (void)parseSweepShard(plan.at("shard").get<std::string>());
+    } catch (const nlohmann::json::exception& e) {
+        throw InputError(file.string() + ": not a sweep plan: " + e.what());
+    } catch (const InputError& e) {
+        throw InputError(file.string() + ": not a sweep plan: " + e.what());
+    }
+    if (!plan.contains("settings"))
+        throw InputError(file.string() +
+                         ": a sweep plan without \"settings\" (written by an older ze-probe): what its rows were "
+                         "measured at is not recorded; rerun it with --overwrite");
+    return plan;
+}
+
+}  // namespace
+
+void writeSweepPlanFile(const std::filesystem::path& dir, const SweepPlan& plan) {
+    writeFileAtomically(dir / (plan.name + ".plan.json"), planJson(plan).dump(1) + "\n", "--out");
+}
+
+void checkSweepPlanFile(const std::filesystem::path& dir, const SweepPlan& plan) {
+    const std::filesystem::path file = dir / (plan.name + ".plan.json");
+    std::error_code ec;
+    if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec)))
+        throw InputError(file.string() +
+                         ": missing: what the sweep's rows were measured at is not recorded, so they cannot be "
+                         "resumed; start afresh with --overwrite");
+    const nlohmann::json then = readPlanFile(file);
+    const std::string diff = planDifferences(
+        then, planJson(plan), {"sweep", "axes", "shard", "settings", "device", "points"}, "the plan file", "this run");
+    if (!diff.empty())
+        throw InputError(file.string() + ": --resume refused: this run differs from the one that wrote the rows (" +
+                         diff +
+                         "): resume with the sweep file and options it was started with, or start afresh with "
+                         "--overwrite or another --out");
 }
 
 SweepMerge mergeSweepShards(const std::vector<std::filesystem::path>& dirs) {
     namespace fs = std::filesystem;
     if (dirs.empty()) throw InputError("sweep-merge: no shard directories given");
+    refuseRepeatedPaths(dirs, "sweep-merge");
     SweepMerge m;
     std::vector<std::string> ids;
     fs::path firstPlan;
+    nlohmann::json first;
+    std::map<std::string, fs::path> shardOf;  // "K/N" -> the plan file of that shard
     std::map<std::string, std::size_t> indexOf;
     std::map<std::string, std::string> heldBy;  // id -> file that holds its row
     std::vector<std::optional<nlohmann::json>> byIndex;
@@ -814,26 +904,33 @@ SweepMerge mergeSweepShards(const std::vector<std::filesystem::path>& dirs) {
         if (plans.size() > 1)
             throw InputError(dir.string() + ": holds the plans of " + std::to_string(plans.size()) +
                              " sweeps; give one sweep's shard directories");
-        nlohmann::json plan;
-        try {
-            std::ifstream f(plans[0]);
-            plan = nlohmann::json::parse(f);
-        } catch (const nlohmann::json::exception& e) {
-            throw InputError(plans[0].string() + ": not a sweep plan: " + e.what());
-        }
-        const auto name = plan.value("sweep", std::string());
-        const auto planIds = plan.value("points", std::vector<std::string>());
+        const nlohmann::json plan = readPlanFile(plans[0]);
+        const auto name = plan["sweep"].get<std::string>();
+        const std::string shard = plan["shard"].get<std::string>();
         if (m.name.empty()) {
             m.name = name;
-            m.axisKeys = plan.value("axes", std::vector<std::string>());
-            ids = planIds;
+            m.axisKeys = plan["axes"].get<std::vector<std::string>>();
+            ids = plan["points"].get<std::vector<std::string>>();
+            first = plan;
             firstPlan = plans[0];
             for (std::size_t i = 0; i < ids.size(); ++i) indexOf.emplace(ids[i], i);
             byIndex.resize(ids.size());
-        } else if (name != m.name || planIds != ids) {
-            throw InputError(plans[0].string() + ": a different sweep plan than " + firstPlan.string() +
-                             " (shards of one sweep file only)");
+        } else {
+            // One sweep at one configuration: the plans agree in everything but the shard index
+            // (and the device, which may differ between the GPUs of one kind).
+            nlohmann::json a = first, b = plan;
+            for (auto* j : {&a, &b}) (*j)["shards"] = parseSweepShard((*j)["shard"].get<std::string>()).n;
+            const std::string diff = planDifferences(a, b, {"sweep", "axes", "shards", "settings", "points"},
+                                                     firstPlan.string(), plans[0].string());
+            if (!diff.empty())
+                throw InputError("sweep-merge: " + dir.string() + " is not a shard of the sweep in " +
+                                 firstPlan.parent_path().string() + " (" + diff +
+                                 "): merge the shards of one run only");
         }
+        const auto [held, fresh] = shardOf.emplace(shard, plans[0]);
+        if (!fresh)
+            throw InputError("sweep-merge: " + held->second.string() + " and " + plans[0].string() +
+                             " are both shard " + shard + ": give each shard once");
         const fs::path jsonl = dir / (name + ".jsonl");
         if (!fs::exists(jsonl)) continue;  // a shard that never started: its points are reported missing
         const auto rows = readSweepRows(jsonl, false);

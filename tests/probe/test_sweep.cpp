@@ -2,6 +2,8 @@
 // resume after a kill and torn-line recovery.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <set>
@@ -102,6 +104,43 @@ TEST(SweepParse, GivenASmallSweep_WhenExpanded_ThenTheCrossProductInOrderWithSta
     EXPECT_EQ(plan.points[5].config.shape.rows, 2);
     EXPECT_EQ(*plan.points[5].pattern, RoutePattern::SixLocal);
     EXPECT_EQ(*plan.points[5].variant, Variant::PairedEpilogue);
+}
+
+// An axis of n values is read in time linear in n: each value was once applied through a
+// document node made apart from the sweep's, and yaml-cpp copied the whole sweep document's
+// memory into it, every value (99,999 seeds: more than 300 s; now about 2 s at -O2). The test
+// reads 10,000 and 100,000 values (the point limit): linear is 10x the time, n log n ~12x, the
+// quadratic read was 100x; and 100,000 well under 10 s (more under the sanitizers' -O0).
+TEST(SweepParse, GivenAnAxisOfAHundredThousandValues_ThenParsedAndExpandedInLinearTime) {
+    auto sweepOf = [](std::size_t n) {
+        std::string s = "sweep:\n  set: {hidden: 128, intermediate: 64, experts: 48}\n  axes:\n    seed: [";
+        for (std::size_t i = 1; i <= n; ++i) s += (i > 1 ? "," : "") + std::to_string(i);
+        return s + "]\n";
+    };
+    auto seconds = [&](std::size_t n) {
+        const std::string text = sweepOf(n);
+        const auto t0 = std::chrono::steady_clock::now();
+        const SweepPlan plan = expandSweep(parse(text));
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        EXPECT_EQ(plan.points.size(), n);
+        EXPECT_EQ(plan.points.back().id, "seed=" + std::to_string(n));
+        return s;
+    };
+    const double small = seconds(kMaxSweepPoints / 10);
+    const double large = seconds(kMaxSweepPoints);
+#if defined(__SANITIZE_ADDRESS__)
+    constexpr double kSlowBuild = 10;  // the sanitizer job's -O0 build
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    constexpr double kSlowBuild = 10;
+#else
+    constexpr double kSlowBuild = 1;
+#endif
+#else
+    constexpr double kSlowBuild = 1;
+#endif
+    EXPECT_LT(large, 10.0 * kSlowBuild) << "10,000 values: " << small << " s";
+    EXPECT_LT(large, 30 * std::max(small, 0.01)) << "10,000 values: " << small << " s, 100,000: " << large << " s";
 }
 
 TEST(SweepParse, GivenTheShippedSweeps_ThenTheyExpandToTheDocumentedPoints) {
@@ -349,13 +388,34 @@ TEST_F(SweepRun, GivenACorruptMiddleLine_OrAForeignRow_WhenResumed_ThenRefused) 
     }
     {
         std::ofstream j(opts.jsonlPath, std::ios::binary);
-        j << nlohmann::json{{"sweep", "small"}, {"id", "rows=9"}}.dump() << "\n";
+        j << nlohmann::json{{"sweep", "small"}, {"id", "rows=9"}, {"status", "ok"}}.dump() << "\n";
     }
     try {
         SweepRunner(plan, r).run(fakeMeasure);
         FAIL() << "accepted";
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("point rows=9 is not in this sweep"), std::string::npos) << e.what();
+    }
+    // A row whose status is neither ok nor not_valid was once counted as "not valid".
+    {
+        std::ofstream j(opts.jsonlPath, std::ios::binary);
+        j << nlohmann::json{{"sweep", "small"}, {"id", plan.points[0].id}, {"status", "ok"}}.dump() << "\n"
+          << nlohmann::json{{"sweep", "small"}, {"id", plan.points[1].id}, {"status", "crashed"}}.dump() << "\n";
+    }
+    for (bool resume : {true, false}) {
+        try {
+            if (resume)
+                SweepRunner(plan, r).run(fakeMeasure);
+            else
+                readSweepRows(opts.jsonlPath, false);
+            FAIL() << "accepted";
+        } catch (const InputError& e) {
+            EXPECT_NE(std::string(e.what()).find("rows.jsonl:2: point " + plan.points[1].id +
+                                                 ": status \"crashed\": a sweep row's status is \"ok\" or "
+                                                 "\"not_valid\""),
+                      std::string::npos)
+                << e.what();
+        }
     }
 }
 
@@ -480,9 +540,33 @@ TEST_F(SweepRun, GivenASweepSplitInThree_WhenMerged_ThenTheRowsEqualTheUnsplitRu
     ASSERT_EQ(partial.missing.size(), second.points.size());
     for (std::size_t i = 0; i < second.points.size(); ++i) EXPECT_EQ(partial.missing[i], second.points[i].id);
 
-    // The same shard twice overlaps: refused, naming both files.
+    // One directory given twice (however spelt) is refused before its rows are counted twice, and
+    // so is a copy of one shard: naming both.
     try {
-        mergeSweepShards({shards[0], shards[1], shards[0]});
+        mergeSweepShards({shards[0], shards[1], shards[0] / "."});
+        ADD_FAILURE() << "one shard merged twice";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(shards[0].string() + " and " + (shards[0] / ".").string() +
+                                             " are the same directory"),
+                  std::string::npos)
+            << e.what();
+    }
+    fs::copy(shards[0], dir / "copy");
+    try {
+        mergeSweepShards({shards[0], shards[1], dir / "copy"});
+        ADD_FAILURE() << "a copied shard merged";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("are both shard 1/3"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find((dir / "copy" / "small.plan.json").string()), std::string::npos)
+            << e.what();
+    }
+    // Rows of one point in two shards' files overlap: refused, naming both files.
+    {
+        std::ofstream j(shards[1] / "small.jsonl", std::ios::app | std::ios::binary);
+        j << readSweepRows(shards[0] / "small.jsonl", false).front().dump() << "\n";
+    }
+    try {
+        mergeSweepShards({shards[0], shards[1], shards[2]});
         ADD_FAILURE() << "overlapping shards merged";
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("the shards overlap"), std::string::npos) << e.what();
@@ -491,4 +575,148 @@ TEST_F(SweepRun, GivenASweepSplitInThree_WhenMerged_ThenTheRowsEqualTheUnsplitRu
     // A directory without a plan file is refused.
     fs::create_directories(dir / "empty");
     EXPECT_THROW(mergeSweepShards({shards[0], dir / "empty"}), InputError);
+}
+
+namespace {
+
+// kSmall at another `set`: the same points (ids), measured at another config.
+std::string smallWithHidden(int hidden) {
+    std::string s = kSmall;
+    const std::string from = "hidden: 128";
+    s.replace(s.find(from), from.size(), "hidden: " + std::to_string(hidden));
+    return s;
+}
+
+}  // namespace
+
+// The points' ids do not hold the sweep's `set` or base config: a --resume after either changed
+// once appended rows of the new config to those of the old (exit 0, both in one JSONL). The plan
+// file records what decides a point's result, and a resume of another is refused before anything
+// is written: the plan file, the JSONL and its torn last line stay as they were.
+TEST_F(SweepRun, GivenTheSweepsSetChanged_WhenResumed_ThenRefusedNamingTheChange_AndNothingWritten) {
+    const SweepPlan plan = expandSweep(parse(kSmall));
+    SweepRunOptions o = opts;
+    o.planDir = dir;
+    int calls = 0;
+    EXPECT_THROW(SweepRunner(plan, o).run([&](const SweepPoint& p) {
+        if (++calls == 4) throw std::runtime_error("killed");
+        return fakeMeasure(p);
+    }),
+                 std::runtime_error);
+    {
+        std::ofstream j(opts.jsonlPath, std::ios::app | std::ios::binary);
+        j << "{\"id\": \"torn";
+    }
+    const fs::path planFile = dir / "small.plan.json";
+    const std::string planBefore = readAll(planFile), rowsBefore = readAll(opts.jsonlPath);
+    EXPECT_EQ(nlohmann::json::parse(planBefore)["settings"]["config"]["hidden"], 128);
+
+    o.resume = true;
+    auto refusal = [&](const SweepPlan& p) -> std::string {
+        try {
+            SweepRunner(p, o).run(fakeMeasure);
+        } catch (const InputError& e) {
+            return e.what();
+        }
+        return "";
+    };
+    const SweepPlan edited = expandSweep(parse(smallWithHidden(256)));
+    ASSERT_EQ(edited.points.front().id, plan.points.front().id);
+    std::string why = refusal(edited);
+    EXPECT_NE(why.find(planFile.string() + ": --resume refused"), std::string::npos) << why;
+    EXPECT_NE(why.find("settings.config.hidden: 128 in the plan file, 256 in this run"), std::string::npos) << why;
+    EXPECT_EQ(readAll(planFile), planBefore);
+    EXPECT_EQ(readAll(opts.jsonlPath), rowsBefore);
+
+    // Another shard of the same sweep into this directory: refused, the plan file not rewritten.
+    why = refusal(shardPlan(plan, {2, 2}));
+    EXPECT_NE(why.find("shard: \"1/1\" in the plan file, \"2/2\" in this run"), std::string::npos) << why;
+    EXPECT_EQ(readAll(planFile), planBefore);
+
+    // The tool's settings (the repeats here) and the device count too.
+    SweepPlan more = plan;
+    more.settings["repeats"] = 7;
+    why = refusal(more);
+    EXPECT_NE(why.find("settings.repeats: 3 in the plan file, 7 in this run"), std::string::npos) << why;
+    SweepPlan elsewhere = plan;
+    elsewhere.device = "1";
+    why = refusal(elsewhere);
+    EXPECT_NE(why.find("device: \"\" in the plan file, \"1\" in this run"), std::string::npos) << why;
+    EXPECT_EQ(readAll(planFile), planBefore);
+    EXPECT_EQ(readAll(opts.jsonlPath), rowsBefore);
+
+    // A row measured at another config than its point's is refused even where the plan file agrees.
+    {
+        const std::string other = readAll(planFile);
+        nlohmann::json j = nlohmann::json::parse(other);
+        j["settings"] = edited.settings;
+        std::ofstream(planFile) << j.dump();
+        why = refusal(edited);
+        EXPECT_NE(why.find("rows.jsonl:1: point " + plan.points[0].id +
+                           " was measured at another config than this run's (config.hidden: 128 in the row, 256 in "
+                           "this run)"),
+                  std::string::npos)
+            << why;
+        std::ofstream(planFile) << other;
+    }
+    // No plan file, or one of an older ze-probe (no settings): what the rows were measured at is unknown.
+    fs::rename(planFile, dir / "saved");
+    why = refusal(plan);
+    EXPECT_NE(why.find(planFile.string() + ": missing"), std::string::npos) << why;
+    {
+        nlohmann::json j = nlohmann::json::parse(planBefore);
+        j.erase("settings");
+        std::ofstream(planFile) << j.dump();
+    }
+    why = refusal(plan);
+    EXPECT_NE(why.find("a sweep plan without \"settings\""), std::string::npos) << why;
+    EXPECT_EQ(readAll(opts.jsonlPath), rowsBefore);
+    fs::rename(dir / "saved", planFile);
+
+    // The unchanged sweep resumes: the torn line cut, the rest measured, every point once.
+    const auto rows = SweepRunner(plan, o).run(fakeMeasure);
+    EXPECT_EQ(rows.size(), plan.points.size());
+    EXPECT_EQ(lines(readAll(opts.jsonlPath)).size(), plan.points.size());
+}
+
+// Shards of one sweep file run at different configs (the `set` edited between them) have the
+// same point ids: merging them once mixed hidden 128 and 256 in one sweep (exit 0).
+TEST_F(SweepRun, GivenShardsRunAtDifferentConfigs_WhenMerged_ThenRefusedNamingTheDirectoriesAndTheDifference) {
+    const SweepPlan a = shardPlan(expandSweep(parse(kSmall)), {1, 2});
+    const SweepPlan b = shardPlan(expandSweep(parse(smallWithHidden(256))), {2, 2});
+    std::vector<fs::path> dirs;
+    for (const SweepPlan* p : {&a, &b}) {
+        const fs::path d = dir / ("shard" + p->shard.substr(0, 1));
+        SweepRunOptions so = opts;
+        so.jsonlPath = d / "small.jsonl";
+        so.csvPath = d / "small.csv";
+        so.planDir = d;
+        SweepRunner(*p, so).run(fakeMeasure);
+        dirs.push_back(d);
+    }
+    try {
+        mergeSweepShards(dirs);
+        FAIL() << "shards of two configs merged";
+    } catch (const InputError& e) {
+        const std::string why = e.what();
+        EXPECT_NE(why.find("sweep-merge: " + dirs[1].string() + " is not a shard of the sweep in " + dirs[0].string()),
+                  std::string::npos)
+            << why;
+        EXPECT_NE(why.find("settings.config.hidden: 128 in " + (dirs[0] / "small.plan.json").string() + ", 256 in " +
+                           (dirs[1] / "small.plan.json").string()),
+                  std::string::npos)
+            << why;
+    }
+    // Shards of different counts (1/2 beside 2/3) are not one split either.
+    SweepRunOptions so = opts;
+    so.jsonlPath = dir / "third" / "small.jsonl";
+    so.csvPath = dir / "third" / "small.csv";
+    so.planDir = dir / "third";
+    SweepRunner(shardPlan(expandSweep(parse(kSmall)), {2, 3}), so).run(fakeMeasure);
+    try {
+        mergeSweepShards({dirs[0], dir / "third"});
+        FAIL() << "shards of two splits merged";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("shards: 2 in"), std::string::npos) << e.what();
+    }
 }

@@ -163,6 +163,12 @@ std::vector<Row> rows() {
          "--sweep @/s.yaml --shard '' --out @/o",
          2,
          "--shard '': an empty value"},
+        // A bad --shard is named before the sweep file is read (one of 100,000 values took seconds).
+        {"ShardOutOfRangeBeforeTheSweep",
+         {{"s.yaml", [] { return text(std::string(kSweepHead) + "  axes: {variant: [nope]}\n"); }}},
+         "--sweep @/s.yaml --shard 1/100000 --out @/o",
+         2,
+         "--shard 1/100000: N must be in [1, 4096]"},
         {"ReportEmpty", {}, "--report '' --device host", 2, "--report '': an empty value"},
         {"TraceEmpty", {}, "--trace '' --device host", 2, "--trace '': an empty value"},
         {"DumpEmpty", {}, "--dump '' --device host", 2, "--dump '': an empty value"},

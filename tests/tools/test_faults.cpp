@@ -303,6 +303,24 @@ TEST_F(FaultsSweep, GivenModuleFaultAtTheStart_WhenSweeping_ThenNoRowsAndResumeC
     expectResumeCompletes("");
 }
 
+// A sweep run, its `set` edited, then resumed: the point ids do not hold the set, so the
+// resume once appended rows at hidden 256 to those at hidden 128 and exited 0. Now exit 2 naming
+// the change, with the plan file and the rows as they were.
+TEST_F(FaultsSweep, GivenTheSweepsSetEdited_WhenResumed_ThenExit2NamingTheChangeAndNothingWritten) {
+    const Child first = sweep("", false);  // the whole sweep, written at hidden 128
+    ASSERT_EQ(first.exitCode, 0) << first.describe();
+    const std::string rows = jsonl(), plan = slurp(dir / "o" / "faults.plan.json");
+    std::string yaml = slurp(dir / "s.yaml");
+    yaml.replace(yaml.find("hidden: 128"), 11, "hidden: 256");
+    std::ofstream(dir / "s.yaml") << yaml;
+    const Child r = sweep("", true);
+    ASSERT_TRUE(r.exited) << r.describe();
+    EXPECT_EQ(r.exitCode, 2) << r.describe();
+    EXPECT_TRUE(contains(r.err, "settings.config.hidden: 128 in the plan file, 256 in this run")) << r.describe();
+    EXPECT_EQ(jsonl(), rows);
+    EXPECT_EQ(slurp(dir / "o" / "faults.plan.json"), plan);
+}
+
 // --- the zeprobe facade (fault_scenario) --------------------------------------------------------
 
 struct FacadeFault {

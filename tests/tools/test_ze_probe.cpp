@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <sstream>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "zp/probe/case_io.hpp"
@@ -474,6 +476,71 @@ TEST_F(ZeProbe, GivenI64TopkIds_WhenRunOnZecl_ThenTheInt64ChainPassesAndTheDumpK
     EXPECT_EQ(probe::tensorValues<oracle::bf16_t>(probe::findTensor(dump, "out", "dump"), probe::DType::BF16, {2, 128},
                                                   "out"),
               want.out);
+}
+
+// A FIFO with no writer once hung every reader of results (an ifstream waits for a writer):
+// each is read as a bounded regular file now, and a FIFO is named as such, exit 2.
+TEST_F(ZeProbe, GivenFifosWhereResultsAreRead_WhenReportedOrMerged_ThenExit2NotARegularFile) {
+    const std::string card = std::string(ZP_TOOLS_TEST_DATA) + "/card0_pocl_fixture.json";
+    for (const char* d : {"g1", "g2", "s1", "s2"}) fs::create_directories(dir / d);
+    ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0644), 0);
+    ASSERT_EQ(::mkfifo(path("g1/card0.json").c_str(), 0644), 0);
+    fs::copy_file(card, dir / "g2" / "card0.json");
+    std::ofstream(dir / "s1" / "t.plan.json")
+        << R"({"sweep": "t", "axes": ["seed"], "shard": "1/1", "settings": {}, "device": "", "points": ["seed=1"]})";
+    ASSERT_EQ(::mkfifo(path("s1/t.jsonl").c_str(), 0644), 0);
+    ASSERT_EQ(::mkfifo(path("s2/t.plan.json").c_str(), 0644), 0);
+    for (const std::string& args :
+         {"report " + path("fifo") + " -o " + path("r.html"),
+          "report " + card + " --sweep " + path("fifo") + " -o " + path("x.html"),
+          "gate-repeat-merge " + path("g1") + " " + path("g2") + " -o " + path("gm"),
+          "sweep-merge " + path("s1") + " -o " + path("m1"), "sweep-merge " + path("s2") + " -o " + path("m2")}) {
+        const ProbeRun r = runProbe(args);
+        EXPECT_EQ(r.exitCode, 2) << args << "\n" << r.output;
+        EXPECT_NE(r.output.find("a FIFO, not a regular file"), std::string::npos) << args << "\n" << r.output;
+    }
+}
+
+// gate-repeat-merge once compared runs of different configs as repeats of one gate, and counted
+// one run given twice as two ("12 of 12 (100.0%)"); report drew a card given twice twice.
+TEST_F(ZeProbe, GivenRunsOfDifferentGatesOrOneTwice_WhenGateRepeatMergedOrReported_ThenExit2NamingThem) {
+    const std::string data = ZP_TOOLS_TEST_DATA;
+    std::ifstream in(data + "/card0_h200_stream_gate.json");
+    const nlohmann::json card = nlohmann::json::parse(in);
+    auto run = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+        fs::create_directories(dir / name);
+        nlohmann::json c = card;
+        edit(c);
+        std::ofstream(dir / name / "card0.json") << c.dump();
+        return path(name);
+    };
+    const std::string r1 = run("r1", [](nlohmann::json&) {}), r2 = run("r2", [](nlohmann::json&) {});
+    const std::string hidden = run("hidden", [](nlohmann::json& c) { c["config"]["hidden"] = 2048; });
+    const std::string device = run("device", [](nlohmann::json& c) { c["device"]["name"] = "another GPU"; });
+    const std::string fewer = run("fewer", [](nlohmann::json& c) { c["gate"]["candidates"].erase(0); });
+
+    ProbeRun r = runProbe("gate-repeat-merge " + r1 + " " + r2 + " -o " + path("ok"));
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    struct Bad {
+        std::string args, fragment;
+    };
+    for (const Bad& b : std::vector<Bad>{
+             {r1 + " " + hidden, r1 + " and " + hidden +
+                                     " are not runs of one gate (card0.json.config.hidden: 4096 in " + r1 +
+                                     ", 2048 in " + hidden},
+             {r1 + " " + r2 + " " + device, "card0.json.device.name: "},
+             {r1 + " " + fewer, "card0.json.compared."},
+             {r1 + " " + r1 + "/", r1 + " and " + r1 + "/ are the same directory: give each once"},
+         }) {
+        r = runProbe("gate-repeat-merge " + b.args + " -o " + path("bad"));
+        EXPECT_EQ(r.exitCode, 2) << b.args << "\n" << r.output;
+        EXPECT_NE(r.output.find(b.fragment), std::string::npos) << b.args << "\n" << r.output;
+    }
+    r = runProbe("report " + r1 + "/card0.json " + r1 + "/./card0.json -o " + path("twice.html"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("report: " + r1 + "/card0.json and " + r1 + "/./card0.json are the same file"),
+              std::string::npos)
+        << r.output;
 }
 
 TEST_F(ZeProbe, GivenAnI64IdBeyondInt32_WhenRun_ThenRejectedNamingTheWholeId) {

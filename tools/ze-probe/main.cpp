@@ -404,8 +404,11 @@ nlohmann::json timeBlockInChild(const Options& o, int card, const std::string& d
         throw scheduler::DeviceError(
             fmt::format("card {}: timing block {} (a fresh ze-probe process) exited {}; its log: {}", card, block + 1,
                         rc, log.string()));
-    std::ifstream in(file);
-    nlohmann::json samples = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    std::string text;  // the child's file, read bounded; none (or not JSON) is the child's failure
+    try {
+        text = probe::readTextFile(file, "timing block samples", probe::kMaxJsonFileBytes);
+    } catch (const probe::InputError&) {}
+    nlohmann::json samples = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (samples.is_discarded())
         throw scheduler::DeviceError(fmt::format("card {}: timing block {} wrote no samples to {}; its log: {}", card,
                                                  block + 1, file.string(), log.string()));
@@ -1179,6 +1182,8 @@ int runReport(const ReportCommand& args) {
         probe::checkOutputFile(outFile, "-o");
         if (format == app::ReportFormat::svg && !sweepFile.empty())
             throw probe::InputError("--sweep goes into the HTML report's tables: write OUT.html");
+        // One card given twice would be drawn twice, as if two cards had measured it.
+        probe::refuseRepeatedPaths(std::vector<fs::path>(cardFiles.begin(), cardFiles.end()), "report");
         std::vector<app::LoadedCard> cards;
         std::vector<std::string> cardNames;  // the file of each card, for messages
         nlohmann::json step;

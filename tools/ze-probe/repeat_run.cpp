@@ -14,6 +14,7 @@
 #include "zp/probe/file_io.hpp"
 #include "zp/probe/gate_repeat.hpp"
 #include "zp/probe/input_error.hpp"
+#include "zp/probe/json_compare.hpp"
 
 namespace zp::app {
 namespace fs = std::filesystem;
@@ -24,17 +25,40 @@ std::vector<std::string> childArgs(const std::vector<std::string>& args) {
     return withoutOptions(args, {"--gate-repeat", "--out", "--report", "--trace"});
 }
 
+// What a run's card measured, for telling repeats of one gate from runs of different ones: the
+// card's config section, its device (name, type, driver, kernel tuning) and per candidate the
+// patterns its gate compared.
+nlohmann::json measuredBy(const nlohmann::json& card) {
+    nlohmann::json device = nlohmann::json::object();
+    if (card.contains("device") && card["device"].is_object())
+        for (const char* k : {"name", "type", "driver", "kernel_tuning"})
+            if (card["device"].contains(k)) device[k] = card["device"][k];
+    nlohmann::json compared = nlohmann::json::object();
+    if (card.contains("gate") && card["gate"].is_object() && card["gate"].contains("candidates"))
+        for (const auto& g : card["gate"]["candidates"]) {
+            nlohmann::json patterns = nlohmann::json::array();
+            if (g.contains("projections"))
+                for (const auto& p : g["projections"]) patterns.push_back(p.value("pattern", ""));
+            compared[g.value("candidate", "")] = patterns;
+        }
+    return {{"config", card.contains("config") ? card["config"] : nlohmann::json()},
+            {"device", device},
+            {"compared", compared}};
+}
+
 // The gates of one run directory's cards as one card: one card keeps the candidate names,
-// several prefix "cardN ".
-nlohmann::json gatesOfRun(const fs::path& dir) {
+// several prefix "cardN ". `measured` (when given): per card file, measuredBy its card.
+nlohmann::json gatesOfRun(const fs::path& dir, nlohmann::json* measured = nullptr) {
     static const std::regex cardName(R"(card(\d+)\.json)");
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(dir))
         if (std::regex_match(e.path().filename().string(), cardName)) files.push_back(e.path());
     std::sort(files.begin(), files.end());
     nlohmann::json merged = {{"gate", {{"candidates", nlohmann::json::array()}}}};
+    if (measured) *measured = nlohmann::json::object();
     for (const auto& f : files) {
         const nlohmann::json card = loadCard(f).card;
+        if (measured) (*measured)[f.filename().string()] = measuredBy(card);
         if (!card.contains("gate") || card["gate"].is_null()) continue;
         for (auto g : card["gate"]["candidates"]) {
             if (files.size() > 1)
@@ -104,12 +128,25 @@ int mergeGateRepeats(const std::vector<std::string>& runDirs, const std::string&
     if (runDirs.size() < 2)
         throw probe::InputError(
             fmt::format("gate-repeat-merge: {} run directory given: compare at least 2", runDirs.size()));
-    std::vector<nlohmann::json> cards;
-    for (const auto& d : runDirs) {
+    for (const auto& d : runDirs)
         if (!fs::is_directory(d)) throw probe::InputError("gate-repeat-merge: " + d + ": not a directory");
-        nlohmann::json g = gatesOfRun(d);
+    probe::refuseRepeatedPaths(std::vector<fs::path>(runDirs.begin(), runDirs.end()), "gate-repeat-merge");
+    std::vector<nlohmann::json> cards;
+    nlohmann::json first;
+    for (const auto& d : runDirs) {
+        nlohmann::json measured;
+        nlohmann::json g = gatesOfRun(d, &measured);
         if (g["gate"]["candidates"].empty())
             throw probe::InputError("gate-repeat-merge: " + d + ": no card with a gate in it");
+        // Repeats of one gate only: runs of another config, device or set of variants and patterns
+        // would be compared as if they were the same measurement.
+        if (cards.empty())
+            first = std::move(measured);
+        else if (measured != first)
+            throw probe::InputError("gate-repeat-merge: " + runDirs.front() + " and " + d +
+                                    " are not runs of one gate (" +
+                                    probe::describeJsonDifferences(first, measured, runDirs.front(), d) +
+                                    "): merge the repeats of one configuration only");
         cards.push_back(std::move(g));
     }
     fs::create_directories(outDir);

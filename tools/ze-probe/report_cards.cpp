@@ -977,32 +977,11 @@ std::string stepSection(const std::vector<LoadedCard>& cards, const json& step) 
 
 }  // namespace
 
-LoadedResult loadResult(const fs::path& path) {
-    std::ifstream f(path);
-    if (!f) throw probe::InputError(path.string() + ": cannot open the file");
-    json j;
-    try {
-        j = json::parse(f);
-    } catch (const json::exception& e) {
-        throw probe::InputError(path.string() + ": not JSON: " + e.what());
-    }
-    if (j.is_object() && j.contains("step_time") && j.contains("placement")) {
-        if (!j.contains("schema") || !j["schema"].is_number_integer() || j["schema"].get<int>() != 1)
-            throw probe::InputError(path.string() + ": a step.json of a schema this report does not know (want 1)");
-        return {{path.filename().string(), j}, true};
-    }
-    return {loadCard(path), false};
-}
+namespace {
 
-LoadedCard loadCard(const fs::path& path) {
-    std::ifstream f(path);
-    if (!f) throw probe::InputError(path.string() + ": cannot open the card");
+LoadedCard cardOf(const fs::path& path, json j) {
     LoadedCard c;
-    try {
-        c.card = json::parse(f);
-    } catch (const json::exception& e) {
-        throw probe::InputError(path.string() + ": not JSON: " + e.what());
-    }
+    c.card = std::move(j);
     if (!c.card.is_object() || !c.card.contains("schema") || !c.card["schema"].is_number_integer())
         throw probe::InputError(path.string() + ": not a ze-probe card (no integer \"schema\")");
     const int schema = c.card["schema"];
@@ -1019,6 +998,20 @@ LoadedCard loadCard(const fs::path& path) {
     c.label = fmt::format("card{} · {}", card && card->is_number_integer() ? card->dump() : std::string("?"), device);
     return c;
 }
+
+}  // namespace
+
+LoadedResult loadResult(const fs::path& path) {
+    const json j = probe::readJsonFile(path, "card");  // a regular file, bounded: never a FIFO's reader
+    if (j.is_object() && j.contains("step_time") && j.contains("placement")) {
+        if (!j.contains("schema") || !j["schema"].is_number_integer() || j["schema"].get<int>() != 1)
+            throw probe::InputError(path.string() + ": a step.json of a schema this report does not know (want 1)");
+        return {{path.filename().string(), j}, true};
+    }
+    return {cardOf(path, j), false};
+}
+
+LoadedCard loadCard(const fs::path& path) { return cardOf(path, probe::readJsonFile(path, "card")); }
 
 ReportFormat reportFormatOf(const fs::path& p) {
     const std::string ext = p.extension().string();

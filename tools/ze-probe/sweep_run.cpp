@@ -160,12 +160,31 @@ nlohmann::json pointResult(const probe::Config& cfg, const PatternTiming& pt, pr
     };
 }
 
+// The options a --resume must repeat (its plan file records them), for the Ctrl-C hint.
+std::string resumeOptions(const SweepCliOptions& o) {
+    std::string s;
+    if (!o.shard.empty()) s += " --shard " + o.shard;
+    if (!o.device.empty()) s += " --device " + o.device;
+    if (o.tuning) s += " --kernel-tuning " + o.tuning->describe();
+    if (o.repeats) s += fmt::format(" --repeats {}", *o.repeats);
+    if (o.warmup) s += fmt::format(" --warmup {}", *o.warmup);
+    return s;
+}
+
 }  // namespace
 
 int runSweep(const SweepCliOptions& o) {
+    // The options first: a bad --shard is named before a sweep file of 100,000 values is read.
+    std::optional<probe::SweepShard> shard;
+    if (!o.shard.empty()) shard = probe::parseSweepShard(o.shard);
     const probe::SweepSpec spec = probe::loadSweep(o.file);
     probe::SweepPlan plan = probe::expandSweep(spec);
-    if (!o.shard.empty()) plan = probe::shardPlan(plan, probe::parseSweepShard(o.shard));
+    // What decides a point's result besides the sweep file (compared on --resume and by sweep-merge).
+    if (o.repeats) plan.settings["repeats"] = *o.repeats;
+    if (o.warmup) plan.settings["warmup"] = *o.warmup;
+    plan.settings["kernel_tuning"] = o.tuning ? o.tuning->describe() : "the device's recommended";
+    plan.device = o.device;
+    if (shard) plan = probe::shardPlan(plan, *shard);
     const std::filesystem::path out(o.outDir);
     probe::SweepRunOptions ro;
     ro.jsonlPath = out / (plan.name + ".jsonl");
@@ -174,7 +193,7 @@ int runSweep(const SweepCliOptions& o) {
     for (const auto& file : {ro.jsonlPath, ro.csvPath, out / (plan.name + ".plan.json"),
                              std::filesystem::path(ro.jsonlPath.string() + ".lock")})
         probe::checkOutputFile(file, "--out");
-    probe::writeSweepPlanFile(out, plan);
+    ro.planDir = out;  // written by the runner once the rows there are known to be of this plan
     ro.resume = o.resume;
     ro.overwrite = o.overwrite;
     const bool tty = ::isatty(STDERR_FILENO);
@@ -228,7 +247,7 @@ int runSweep(const SweepCliOptions& o) {
         "\nze-probe: interrupted: sweep {} stopped; the finished points stay in {}. Continue it: rerun with the "
         "same options and --resume, e.g.\n"
         "  ze-probe --sweep {} --out {}{} --resume\n",
-        plan.name, ro.jsonlPath.string(), o.file, o.outDir, o.shard.empty() ? "" : " --shard " + o.shard));
+        plan.name, ro.jsonlPath.string(), o.file, o.outDir, resumeOptions(o)));
     probe::SweepRunner runner(std::move(plan), ro);
     const auto rows = runner.run(measure);
     if (tty) fmt::print(stderr, "\n");

@@ -44,6 +44,12 @@ Config parseConfig(const std::string& yamlText, const std::string& nameForErrors
 // Applies the keys of one YAML mapping (a whole config document) on top of `cfg`.
 // Does not call validate(): cross-key rules may only hold once every source is applied.
 void applyConfigNode(Config& cfg, const YAML::Node& root, const std::string& nameForErrors);
+// One key of a config document, named by its dotted path ("hidden", "swiglu.limit", or a group
+// such as "swiglu" with a map value), as if `value` stood under that path in a document: the same
+// checks and messages as applyConfigNode, without building the enclosing document (a node made
+// apart from `value`'s document would copy that whole document's memory each time).
+void applyConfigKey(Config& cfg, const std::string& dottedKey, const YAML::Node& value,
+                    const std::string& nameForErrors);
 
 // One `--set key=value`: dotted key (swiglu.limit=7), value read with YAML scalar rules
 // (a flow mapping works for a group: swiglu={limit: 7, alpha: 1.702}).

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "zp/probe/input_error.hpp"
 
 namespace zp::probe {
@@ -22,6 +24,21 @@ inline constexpr std::size_t kMaxTextFileBytes = 1u << 20;
 // for in the message: "<path>: cannot read <what>: ...".
 std::string readTextFile(const std::filesystem::path& path, std::string_view what,
                          std::size_t maxBytes = kMaxTextFileBytes);
+
+// Result files ze-probe reads back (card<N>.json, step.json, a sweep's plan file): a few MB at
+// most (a 100,000-point plan is ~6 MB).
+inline constexpr std::size_t kMaxJsonFileBytes = std::size_t(64) << 20;
+// A sweep's JSONL: 100,000 points of a few KB each.
+inline constexpr std::size_t kMaxSweepRowsBytes = std::size_t(1) << 30;
+
+// readTextFile, then one JSON document: "<path>: cannot read <what>: ..." or "<path>: not JSON: ...".
+nlohmann::json readJsonFile(const std::filesystem::path& path, std::string_view what,
+                            std::size_t maxBytes = kMaxJsonFileBytes);
+
+// Refuses a file or directory named twice among `paths` (the same inode, however spelt: "d",
+// "d/", "./d", a symlink to it): "<what>: <a> and <b> are the same <kind>: give each once".
+// Paths that do not exist are left to the caller's own checks.
+void refuseRepeatedPaths(const std::vector<std::filesystem::path>& paths, std::string_view what);
 
 // "a FIFO", "a directory", "a character device", ...: what a non-regular file is, for messages.
 std::string fileKindName(const std::filesystem::path& path);

@@ -80,6 +80,13 @@ struct SweepPlan {
     // Sharded plans (shardPlan): every id of the whole plan in order, and "K/N"; empty otherwise.
     std::vector<std::string> allIds;
     std::string shard;
+    // What decides a point's result besides its id (written to the plan file, compared on
+    // --resume and by sweep-merge): {"config": the base config with the sweep's `set` applied
+    // (base_config's contents, not its name), "repeats", "warmup"}; the tool adds its own
+    // settings ("kernel_tuning"). `device` (the --device given) is compared on --resume only:
+    // shards of one sweep may run on different devices of one kind.
+    nlohmann::json settings = nlohmann::json::object();
+    std::string device;
 };
 
 inline constexpr std::size_t kMaxSweepPoints = 100000;
@@ -100,6 +107,9 @@ struct SweepRunOptions {
     std::filesystem::path jsonlPath, csvPath;
     bool resume = false;     // continue an existing JSONL (its ids must be points of this plan)
     bool overwrite = false;  // start afresh over an existing JSONL; with neither, an existing non-empty one is an error
+    // <dir>/<name>.plan.json (writeSweepPlanFile), written by run() once every check has passed;
+    // on resume the one there must be of this plan (checkSweepPlanFile). Empty: none.
+    std::filesystem::path planDir;
     std::function<void(const SweepProgress&)> progress;
 };
 
@@ -154,8 +164,13 @@ struct SweepShard {
 SweepShard parseSweepShard(const std::string& text);
 // The shard's points, renumbered 0.. for the runner (their ids unchanged); allIds and shard set.
 SweepPlan shardPlan(const SweepPlan& whole, SweepShard shard);
-// <dir>/<plan.name>.plan.json: {"sweep", "axes", "shard", "points": [every id of the whole plan]}.
+// <dir>/<plan.name>.plan.json: {"sweep", "axes", "shard", "settings", "device", "points": [every id of
+// the whole plan]}.
 void writeSweepPlanFile(const std::filesystem::path& dir, const SweepPlan& plan);
+// Before resuming into `dir`: its plan file must be of this plan (sweep, axes, points, shard,
+// settings and device). InputError naming the file and each difference ("settings.config.hidden:
+// 256 in the plan file, 512 now"); also when the file is missing or predates the settings.
+void checkSweepPlanFile(const std::filesystem::path& dir, const SweepPlan& plan);
 
 struct SweepMerge {
     std::string name;
@@ -165,8 +180,10 @@ struct SweepMerge {
     std::size_t total = 0;             // points of the whole plan
 };
 // Reads every <name>.plan.json and its <name>.jsonl in `dirs` (one sweep). InputError when a
-// directory holds no plan file, the plans differ, a row is not a point of the plan, or two
-// shards hold the same point (overlapping shards: naming both files).
+// directory is given twice (by filesystem identity), holds no plan file, the plans differ in
+// anything but the shard index (sweep, axes, points, settings, the shard count; naming both
+// directories and the difference), a row is not a point of the plan, or two shards hold the same
+// point (overlapping shards: naming both files).
 SweepMerge mergeSweepShards(const std::vector<std::filesystem::path>& dirs);
 // Writes rows as the runner does (JSON Lines and the derived CSV); refuses existing files.
 void writeSweepFiles(const std::filesystem::path& jsonl, const std::filesystem::path& csv,
