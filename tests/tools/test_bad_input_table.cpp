@@ -288,6 +288,7 @@ std::vector<Row> rows() {
          "--config @/c.yaml --device host",
          2,
          "swiglu.limit: given twice"},
+        {"OutTwice", {}, "--out a --out b --device host", 2, "--out is given 2 times: give it once"},
         {"CardsAndSetCard", {}, "--cards 1 --set card=2 --device host", 2, "--set card=2 and --cards both say"},
         {"DeviceEmpty", {}, "--device '' --no-timing", 2, "--device '': an empty value"},
         {"KernelTuningColsNegative",

@@ -536,6 +536,18 @@ TEST_F(ZeProbe, GivenRunsOfDifferentGatesOrOneTwice_WhenGateRepeatMergedOrReport
         EXPECT_EQ(r.exitCode, 2) << b.args << "\n" << r.output;
         EXPECT_NE(r.output.find(b.fragment), std::string::npos) << b.args << "\n" << r.output;
     }
+    // a card whose gate is not as this ze-probe writes it (an older ze-probe's, or edited): named, exit 2
+    const std::string edited = run("edited", [](nlohmann::json& c) { c["gate"]["candidates"][0].erase("verdict"); });
+    fs::create_directories(dir / "old");
+    fs::copy_file(data + "/card0_pocl_fixture.json", dir / "old" / "card0.json");
+    for (const std::string& odd : {edited, path("old")}) {
+        r = runProbe("gate-repeat-merge " + r1 + " " + odd + " -o " + path("bad"));
+        EXPECT_EQ(r.exitCode, 2) << r.output;
+        EXPECT_NE(r.output.find("gate-repeat-merge: " + odd + ": a card without the gate as this ze-probe writes it ("),
+                  std::string::npos)
+            << r.output;
+        EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+    }
     r = runProbe("report " + r1 + "/card0.json " + r1 + "/./card0.json -o " + path("twice.html"));
     EXPECT_EQ(r.exitCode, 2) << r.output;
     EXPECT_NE(r.output.find("report: " + r1 + "/card0.json and " + r1 + "/./card0.json are the same file"),

@@ -98,7 +98,12 @@ int parse(CLI::App& app, const std::string& tool, int argc, char** argv) {
             app.exit(e);  // --help or --version, on stdout
             return 0;
         }
-        std::cerr << tool << ": error: " << e.what() << "\n"
+        // CLI11 says "--out: At Most 1 required but received 2" of an option given twice
+        std::string message = e.what();
+        const std::string twice = ": At Most 1 required but received ";
+        if (const auto at = message.find(twice); at != std::string::npos)
+            message = message.substr(0, at) + " is given " + message.substr(at + twice.size()) + " times: give it once";
+        std::cerr << tool << ": error: " << message << "\n"
                   << tool << ": run '" << tool << " --help' for the options\n";
         return 2;
     }

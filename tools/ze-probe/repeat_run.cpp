@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "card.hpp"
 #include "child_process.hpp"
 #include "report_cards.hpp"
 #include "zp/probe/file_io.hpp"
@@ -135,7 +136,15 @@ int mergeGateRepeats(const std::vector<std::string>& runDirs, const std::string&
     nlohmann::json first;
     for (const auto& d : runDirs) {
         nlohmann::json measured;
-        nlohmann::json g = gatesOfRun(d, &measured);
+        nlohmann::json g;
+        try {  // a card without a gate's verdicts as the table reads them: an older ze-probe's, or edited
+            g = gatesOfRun(d, &measured);
+            (void)probe::summarizeRepeats({g});
+        } catch (const nlohmann::json::exception& e) {
+            throw probe::InputError(
+                "gate-repeat-merge: " + d + ": a card without the gate as this ze-probe writes it (" + e.what() +
+                "): merge the runs of one ze-probe of card schema " + std::to_string(kCardSchemaVersion));
+        }
         if (g["gate"]["candidates"].empty())
             throw probe::InputError("gate-repeat-merge: " + d + ": no card with a gate in it");
         // Repeats of one gate only: runs of another config, device or set of variants and patterns
