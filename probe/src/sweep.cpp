@@ -154,6 +154,14 @@ SweepAxis parseAxis(const std::string& file, const std::string& key, const YAML:
         const std::string ipath = fmt::format("{}[{}]", path, i);
         if (!item.IsScalar()) fail(file, item, ipath, "got " + nodeKindName(item) + ", expected one value");
         std::string text;
+        if (key == "pattern" && item.Scalar() == "all")  // the CLI's shorthand, not one pattern
+            fail(
+                file, item, ipath, "'all' is not one route pattern: list the patterns the axis takes (" + [] {
+                    std::string names;
+                    for (RoutePattern p : kAllRoutePatterns)
+                        names += (names.empty() ? "" : ", ") + std::string(patternName(p));
+                    return names;
+                }() + ")");
         if (key == "pattern" || key == "variant") {
             try {
                 text = key == "pattern" ? std::string(patternName(parsePattern(item.Scalar())))

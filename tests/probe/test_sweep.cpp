@@ -214,6 +214,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadSweep{"EmptyAxesMap", "sweep:\n  axes: {}\n", "sweep.axes: got a map, expected a map of axis"},
         BadSweep{"BadPattern", "sweep:\n  axes:\n    pattern: [six_local, sixlocal]\n",
                  "t.yaml:3:26: sweep.axes.pattern[1]: unknown route pattern 'sixlocal'"},
+        BadSweep{"AllAsAPattern", "sweep:\n  axes: {pattern: [all, six_local]}\n",
+                 "sweep.axes.pattern[0]: 'all' is not one route pattern: list the patterns the axis takes "
+                 "(same_typical, disjoint_typical,"},
         BadSweep{"BadVariant", "sweep:\n  axes:\n    variant: [paired]\n",
                  "sweep.axes.variant[0]: unknown variant 'paired'"},
         BadSweep{"BadShapeValue", "sweep:\n  axes:\n    hidden: [4096, 100]\n",
