@@ -366,23 +366,19 @@ void applySet(Config& cfg, std::string_view keyEqualsValue) {
     }
 }
 
-void validate(const Config& cfg) {
-    if (cfg.contract != 1)
-        throw InputError("contract = " + std::to_string(cfg.contract) + ": this build implements contract 1 only");
+void validateShapeLimits(const oracle::ChainShape& s) {
     try {
-        oracle::validateShape(cfg.shape);
+        oracle::validateShape(s);
     } catch (const std::invalid_argument& e) {
         throw InputError(e.what());
     }
-    if (cfg.layers < 1) throw InputError("layers = " + std::to_string(cfg.layers) + ": must be at least 1");
-    const auto& s = cfg.shape;
+    // The maxima first: with them the byte counts below cannot overflow.
     for (const auto& [key, value, most] : {std::tuple{"hidden", s.hidden, kMaxHidden},
                                            {"intermediate", s.intermediate, kMaxIntermediate},
                                            {"experts", s.experts, kMaxExperts},
                                            {"top_k", s.topK, kMaxTopK},
                                            {"rows", s.rows, kMaxRows},
-                                           {"cards", s.cards, kMaxCards},
-                                           {"layers", cfg.layers, kMaxLayers}})
+                                           {"cards", s.cards, kMaxCards}})
         if (value > most)
             throw InputError(std::string(key) + " = " + std::to_string(value) + ": must be at most " +
                              std::to_string(most) + " (the documented maximum, docs/reliability.md)");
@@ -391,9 +387,20 @@ void validate(const Config& cfg) {
             fmt::format("experts = {} with cards = {}, hidden = {}, intermediate = {}: one card's {} "
                         "experts need {} bytes of weights, more than the documented maximum of {} bytes",
                         s.experts, s.cards, s.hidden, s.intermediate, s.localExperts(), layerBytes(s), kMaxLayerBytes));
+}
+
+void validate(const Config& cfg) {
+    if (cfg.contract != 1)
+        throw InputError("contract = " + std::to_string(cfg.contract) + ": this build implements contract 1 only");
+    if (cfg.layers < 1) throw InputError("layers = " + std::to_string(cfg.layers) + ": must be at least 1");
+    if (cfg.layers > kMaxLayers)
+        throw InputError("layers = " + std::to_string(cfg.layers) + ": must be at most " + std::to_string(kMaxLayers) +
+                         " (the documented maximum, docs/reliability.md)");
+    validateShapeLimits(cfg.shape);
+    // ze-probe's host oracle keeps a copy of the weights
     const long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGESIZE);
     if (pages > 0 && pageSize > 0)
-        checkFitsMemory(s, std::uint64_t(pages) * std::uint64_t(pageSize) / 2, "half the host's memory");
+        checkFitsMemory(cfg.shape, std::uint64_t(pages) * std::uint64_t(pageSize) / 2, "half the host's memory");
     if (!std::isfinite(cfg.gateMinSavingMs) || cfg.gateMinSavingMs < 0)
         throw InputError("gate.min_saving_ms = " + doubleText(cfg.gateMinSavingMs) +
                          ": must be a finite, non-negative number of milliseconds");

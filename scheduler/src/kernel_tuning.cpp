@@ -73,6 +73,8 @@ KernelTuning KernelTuning::parse(std::string_view text, Ablation ablation) {
         int v = 0;
         try {
             v = std::stoi(value, &used);
+        } catch (const std::out_of_range&) {
+            throw std::invalid_argument("kernel tuning: " + key + " = '" + value + "' is out of range");
         } catch (const std::exception&) {
             used = 0;
         }

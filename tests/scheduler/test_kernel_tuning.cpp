@@ -21,6 +21,12 @@ TEST(KernelTuning, GivenATuningString_WhenParsed_ThenItsKeysOverrideThePackagedD
     EXPECT_FALSE(t.isPackaged());
     EXPECT_TRUE(KernelTuning::parse("").isPackaged());
     EXPECT_EQ(KernelTuning::parse(t.describe()), t);
+    try {
+        (void)KernelTuning::parse("cols_per_wg=99999999999");
+        ADD_FAILURE() << "cols_per_wg=99999999999 was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_EQ(std::string(e.what()), "kernel tuning: cols_per_wg = '99999999999' is out of range");
+    }
     // a key given again overrides: a named tuning varied by appending to it
     EXPECT_EQ(KernelTuning::parse(t.describe() + ",cols_per_wg=32").colsPerWorkGroup, 32);
     EXPECT_EQ(KernelTuning::parse("cols_per_wg=32,cols_per_item=4,e2m1_decode=0,cols_per_wg=16"), t);

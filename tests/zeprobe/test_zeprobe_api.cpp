@@ -144,16 +144,95 @@ TEST_F(ZeprobeApi, GivenBadShapeOrWeights_WhenLoadingLayer_ThenCodedErrors) {
 }
 
 TEST_F(ZeprobeApi, GivenAShapeLargerThanTheDevice_WhenLoadingLayer_ThenInvalidArgumentBeforeAnyAllocation) {
-    // One card's 4096 experts of 65536 x 65536 need 1.2e14 bytes: more than any device here.
+    // One card's 16 experts of 65536 x 65536 need 2.2e11 bytes: within the documented maximum
+    // (256 GiB), more than any device here.
     zeprobe::Shape huge = smallShape();
     huge.hidden = 65536;
     huge.intermediate = 65536;
-    huge.experts = 4096;
+    huge.experts = 16;
     huge.cards = 1;
     const auto e = errorOf([&] { zeprobe::Layer::random(*device_, huge, 1); });
     EXPECT_EQ(e.code(), zeprobe::ErrorCode::invalid_argument) << e.what();
     EXPECT_NE(std::string(e.what()).find("more than the memory of device " + device_->info().name), std::string::npos)
         << e.what();
+    huge.experts = 4096;  // 1.2e14 bytes: beyond the documented maximum, whatever the device
+    const auto max = errorOf([&] { zeprobe::Layer::random(*device_, huge, 1); });
+    EXPECT_EQ(max.code(), zeprobe::ErrorCode::invalid_argument) << max.what();
+    EXPECT_NE(std::string(max.what()).find("more than the documented maximum of 274877906944 bytes"), std::string::npos)
+        << max.what();
+}
+
+// The documented maxima hold for the Layer factories as for a config (H = I = 2^30 once wrapped
+// the weight sizes to 0, passed the memory check and wrote past empty vectors), and enumerations
+// outside their values are refused, all before any allocation.
+TEST_F(ZeprobeApi, GivenShapesBeyondTheMaximaOrBadEnums_WhenLoadingLayerOrChain_ThenInvalidArgumentNamingThem) {
+    zeprobe::Shape wraps = smallShape();
+    wraps.hidden = 1 << 30;
+    wraps.intermediate = 1 << 30;
+    wraps.experts = 512;
+    wraps.cards = 1;
+    auto e = errorOf([&] { zeprobe::Layer::random(*device_, wraps, 1); });
+    EXPECT_EQ(e.code(), zeprobe::ErrorCode::invalid_argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("zeprobe::Layer::random: hidden = 1073741824: must be at most 65536"),
+              std::string::npos)
+        << e.what();
+    zeprobe::Shape rows = smallShape();
+    rows.rows = 4194304;
+    e = errorOf([&] { zeprobe::Layer::fromLocalWeights(*device_, rows, {}); });
+    EXPECT_EQ(e.code(), zeprobe::ErrorCode::invalid_argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rows = 4194304: must be at most 1048576"), std::string::npos) << e.what();
+    zeprobe::Shape layout = smallShape();
+    layout.gateUpLayout = zeprobe::GateUpLayout(7);
+    e = errorOf([&] { zeprobe::Layer::random(*device_, layout, 1); });
+    EXPECT_EQ(e.code(), zeprobe::ErrorCode::invalid_argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("gate_up_layout = 7"), std::string::npos) << e.what();
+
+    const zeprobe::Layer layer = zeprobe::Layer::random(*device_, smallShape(), 1);
+    e = errorOf([&] { zeprobe::Chain(layer, "baseline", zeprobe::IdWidth(9)); });
+    EXPECT_EQ(e.code(), zeprobe::ErrorCode::invalid_argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("zeprobe::Chain: IdWidth 9: must be IdWidth::int32 or IdWidth::int64"),
+              std::string::npos)
+        << e.what();
+    // the facade's own errors inside a call carry the call's name too
+    zeprobe::Layer moved = zeprobe::Layer::random(*device_, smallShape(), 1);
+    zeprobe::Layer taken = std::move(moved);
+    e = errorOf([&] { zeprobe::Chain(moved, "baseline"); });  // NOLINT(bugprone-use-after-move): the point
+    EXPECT_EQ(std::string(e.what()), "zeprobe::Chain: moved-from Layer");
+}
+
+// One Chain used from two threads at once (which the header forbids) never gives a wrong answer:
+// a forward() that finds another running is refused, every other one is the oracle's.
+TEST_F(ZeprobeApi, GivenOneChainOnTwoThreadsAtOnce_WhenForward_ThenEachCallIsTheOraclesOrRefused) {
+    const zeprobe::Shape s = smallShape();
+    const zeprobe::Layer layer = zeprobe::Layer::random(*device_, s, 31);
+    const auto w = zp::probe::makeRandomWeights(oracleShape(s, 2), 31);
+    zeprobe::Chain chain(layer, "baseline");
+    std::vector<std::string> failures(2);
+    std::vector<int> answered(2, 0), refused(2, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t)
+        threads.emplace_back([&, t] {
+            std::mt19937_64 rng(500 + t);
+            for (int i = 0; i < 30 && failures[t].empty(); ++i) {
+                const Step st = randomStep(rng, s, 2);
+                try {
+                    if (chain.forward(st.hidden, st.ids, st.weights) != oracle(s, w, st))
+                        failures[t] =
+                            "thread " + std::to_string(t) + ": step " + std::to_string(i) + " differs from the oracle";
+                    ++answered[t];
+                } catch (const zeprobe::Error& e) {
+                    if (e.code() != zeprobe::ErrorCode::invalid_argument ||
+                        std::string(e.what()).find("called while another forward() on this Chain runs") ==
+                            std::string::npos)
+                        failures[t] = std::string("thread ") + std::to_string(t) + ": " + e.what();
+                    ++refused[t];
+                }
+            }
+        });
+    for (auto& th : threads) th.join();
+    for (const auto& f : failures) EXPECT_TRUE(f.empty()) << f;
+    EXPECT_EQ(answered[0] + refused[0] + answered[1] + refused[1], 60);
+    EXPECT_GT(answered[0] + answered[1], 0);
 }
 
 TEST(ZeprobeApiConfig, GivenConfigFilesAndSets_WhenLoaded_ThenTheShapeAndCodedErrors) {

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -85,8 +86,10 @@ ErrorCode codeOf(const zp::runtime::Error& e) {
     const std::string prefix = std::string(call) + ": ";
     try {
         throw;
-    } catch (const Error&) {
-        throw;
+    } catch (const Error& e) {
+        // the facade's own, raised inside the call ("moved-from Device"): named with the call too
+        if (std::string_view(e.what()).starts_with("zeprobe::")) throw;
+        throw Error(e.code(), prefix + e.what(), e.zeResult());
     } catch (const zp::runtime::Error& e) {
         throw Error(codeOf(e), prefix + e.what(), static_cast<std::int32_t>(e.code()));
     } catch (const zp::scheduler::UnsupportedDevice& e) {
@@ -238,6 +241,9 @@ struct ChainState {
     std::int32_t paddingId = 0;      // expert id of padded routes: another card's when C > 1
     IdWidth idWidth = IdWidth::int32;
     bool ran = false;
+    // Set while a forward() runs: a second one at once (the Chain used from two threads, which the
+    // header forbids) is refused instead of racing on the staging and the device buffers.
+    std::atomic<bool> busy{false};
 
     // A forward() that failed part-way (e.g. an enqueue error) can leave earlier commands in
     // flight: wait for them before the chain's buffers are freed.
@@ -295,8 +301,11 @@ namespace {
 
 // CONTRACT §1 plus the documented maxima and the device's memory, before any allocation.
 zp::oracle::ChainShape checkedShape(const Shape& shape, const detail::DeviceState& device) {
+    if (shape.gateUpLayout != GateUpLayout::split && shape.gateUpLayout != GateUpLayout::interleaved)
+        throw Error(ErrorCode::invalid_argument, "gate_up_layout = " + std::to_string(int(shape.gateUpLayout)) +
+                                                     ": must be GateUpLayout::split or GateUpLayout::interleaved");
     const zp::oracle::ChainShape cs = toChainShape(shape);
-    zp::oracle::validateShape(cs);
+    zp::probe::validateShapeLimits(cs);
     zp::probe::checkFitsMemory(cs, device.info.memoryBytes, "the memory of device " + device.info.name);
     return cs;
 }
@@ -400,6 +409,9 @@ const Shape& Layer::shape() const {
 Chain::Chain(const Layer& layer, const std::string& variant, IdWidth ids) {
     try {
         if (!layer.state_) throw Error(ErrorCode::invalid_argument, "moved-from Layer");
+        if (ids != IdWidth::int32 && ids != IdWidth::int64)
+            throw Error(ErrorCode::invalid_argument,
+                        "IdWidth " + std::to_string(int(ids)) + ": must be IdWidth::int32 or IdWidth::int64");
         auto s = std::make_unique<detail::ChainState>();
         s->layer = layer.state_;
         s->variant = zp::probe::parseVariant(variant);
@@ -449,6 +461,13 @@ void forwardInto(detail::ChainState& s, std::span<const std::uint16_t> hidden, s
     auto bad = [](const std::string& why) {
         throw Error(ErrorCode::invalid_argument, "zeprobe::Chain::forward: " + why);
     };
+    if (s.busy.exchange(true, std::memory_order_acquire))
+        bad("called while another forward() on this Chain runs: a Chain is used from one thread at a time (make "
+            "one per thread from the shared Layer)");
+    struct Release {
+        std::atomic<bool>& busy;
+        ~Release() { busy.store(false, std::memory_order_release); }
+    } release{s.busy};
 
     // CONTRACT §5.1: everything is checked before any device work.
     std::size_t m = 0;

@@ -23,8 +23,10 @@
 //   - Layer: read-only after construction; safe to share (const) between threads, and any
 //     number of Chains, from any threads, may be made from one Layer.
 //   - Chain: NOT thread-safe. Use each Chain from one thread at a time (one per worker
-//     thread, or a pool handing a Chain to one request at a time). Each Chain owns its own
-//     command queue and buffers, so distinct Chains run concurrently on one device.
+//     thread, or a pool handing a Chain to one request at a time); a forward() called while
+//     another runs on the same Chain is refused (ErrorCode::invalid_argument) rather than racing
+//     on its buffers. Each Chain owns its own command queue and buffers, so distinct Chains run
+//     concurrently on one device.
 // Layers and Chains keep their Device (and a Chain its Layer) alive: destroy them in any order.
 //
 // This header includes only standard headers: an installed package needs nothing else.

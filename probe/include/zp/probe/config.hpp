@@ -60,6 +60,12 @@ void applySet(Config& cfg, std::string_view keyEqualsValue);
 // non-negative gate.min_saving_ms. Throws InputError "<key> = <value>: <what is expected>".
 void validate(const Config&);
 
+// The shape alone as validate() checks it: CONTRACT §1 (oracle::validateShape), the maxima below
+// and one card's weights within kMaxLayerBytes (validate() also wants them within half the host's
+// memory, for the host oracle's copy). For callers that take a shape without a Config (the
+// zeprobe facade's Layer factories, which check the device's memory instead).
+void validateShapeLimits(const oracle::ChainShape&);
+
 // Documented upper bounds (docs/reliability.md), checked by validate() with the key and value
 // named, so that no shape reaches an allocation that cannot succeed (std::bad_alloc) or a size
 // that overflows. Real models are far below them (gpt-oss-120b: hidden 2880, 128 experts).
