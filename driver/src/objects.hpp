@@ -254,6 +254,7 @@ struct ArgSlot {
     ArgKind kind = ArgKind::Value;
     bool set = false;
     size_t size = 0;                // by-value size or __local bytes
+    size_t paramSize = 0;           // by-value: the parameter's size once OpenCL took one (0 = not yet known)
     std::vector<uint8_t> value;     // by-value bytes
     const void* pointer = nullptr;  // pointer args
 };

@@ -29,6 +29,8 @@ kernel void increment(global uint *counter) { counter[0] += 1u; }
 
 kernel void add_value(global uint *data, uint value) { data[get_global_id(0)] += value; }
 
+kernel void add_wide(global ulong *data, ulong value) { data[get_global_id(0)] += value; }
+
 kernel void slm_sum(global const uint *in, global uint *out, local uint *scratch) {
     size_t l = get_local_id(0);
     scratch[l] = in[get_global_id(0)];
