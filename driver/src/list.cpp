@@ -360,6 +360,8 @@ ze_result_t CommandListAppendMemoryFill(ze_command_list_handle_t hList, void* pt
     if (err != ZE_RESULT_SUCCESS) return err;
     if (ptr == nullptr || pattern == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (patternSize == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    // A fill past the end of its allocation would write over whatever follows it.
+    if (l->context->overruns(ptr, size)) return ZE_RESULT_ERROR_INVALID_SIZE;
     Command c;
     if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     c.dst = ptr;

@@ -29,6 +29,12 @@ bool Context::hostReachable(const void* ptr, size_t size) {
                        [&](const Device* d) { return onCpu(d) || (d->svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER); });
 }
 
+bool Context::overruns(const void* ptr, size_t size) {
+    std::lock_guard lock(allocMutex);
+    const Allocation* a = findLocked(ptr);
+    return a && size > a->begin + a->size - reinterpret_cast<uintptr_t>(ptr);
+}
+
 const Allocation* Context::findLocked(const void* ptr) const {
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     auto it = allocs.upper_bound(p);

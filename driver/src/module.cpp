@@ -513,8 +513,8 @@ const void* loaderShimTable() {
     // The loader's dditable_t starts with ze_dditable_t; only the build-log entries matter.
     static const ze_dditable_t table = [] {
         ze_dditable_t t{};
-        t.ModuleBuildLog.pfnDestroy = api::ModuleBuildLogDestroy;
-        t.ModuleBuildLog.pfnGetString = api::ModuleBuildLogGetString;
+        t.ModuleBuildLog.pfnDestroy = api::guarded<&api::ModuleBuildLogDestroy>;
+        t.ModuleBuildLog.pfnGetString = api::guarded<&api::ModuleBuildLogGetString>;
         return t;
     }();
     return loaderApiVersion.load() == ZE_API_VERSION_CURRENT ? &table : nullptr;

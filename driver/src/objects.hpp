@@ -200,6 +200,9 @@ struct Context {
     // Whether the host (and so another cl_context's queue) may read [ptr, ptr + size) directly:
     // not one of this context's allocations, or one that is host memory (see memory.cpp).
     bool hostReachable(const void* ptr, size_t size);
+    // Whether [ptr, ptr + size) runs past the end of the allocation of this context it starts in
+    // (false for memory that is none of this context's allocations: zecl cannot bound it).
+    bool overruns(const void* ptr, size_t size);
 };
 
 struct SpirvGlobalAddress {
