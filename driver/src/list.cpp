@@ -86,6 +86,7 @@ ze_result_t prepareLaunch(List* l, Kernel* k, Command& c) {
     if (k->device != l->device || k->module->context->cl != l->context->cl) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     for (const ArgSlot& a : k->args)
         if (!a.set) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // OpenCL would refuse it at enqueue
+    if (ze_result_t r = checkLocalMemory(*k)) return r;
     for (size_t d = 0; d < 3; ++d) {
         c.local[d] = k->groupSize[d];
         c.offset[d] = k->globalOffset[d];

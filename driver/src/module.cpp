@@ -483,6 +483,13 @@ ze_result_t learnParamSize(Kernel& k, uint32_t index, size_t argSize) {
 
 void noteLoaderApiVersion(ze_api_version_t version) { loaderApiVersion = version; }
 
+ze_result_t checkLocalMemory(const Kernel& k) {
+    cl_ulong total = k.localMemSize;
+    for (const ArgSlot& a : k.args)
+        if (a.kind == ArgKind::Local) total += a.size;
+    return total > k.device->localMemSize ? ZE_RESULT_ERROR_UNSUPPORTED_SIZE : ZE_RESULT_SUCCESS;
+}
+
 ze_result_t cooperativeGroupLimit(const Kernel& k, uint32_t& groups) {
     const Device& d = *k.device;
     const uint64_t size = uint64_t(k.groupSize[0]) * k.groupSize[1] * k.groupSize[2];
@@ -854,6 +861,8 @@ ze_result_t KernelSetArgumentValue(ze_kernel_handle_t hKernel, uint32_t argIndex
         }
         case ArgKind::Local:
             if (pArgValue != nullptr || argSize == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            // More than the device has would pass OpenCL here and abort inside the runtime at launch.
+            if (argSize > k->device->localMemSize) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
             e = clSetKernelArg(k->cl, argIndex, argSize, nullptr);
             break;
         case ArgKind::Value: {

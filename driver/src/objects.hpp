@@ -382,5 +382,8 @@ ze_result_t enqueueCommand(cl_command_queue q, const Command& c, std::span<Event
 // the device keeps resident at once (Device::Residency); an error where `k` cannot launch.
 ze_result_t cooperativeGroupLimit(const Kernel& k, uint32_t& groups);
 void releaseCommand(Command& c);
+// Whether `k`'s local memory (its own and its local arguments') fits its device, else
+// UNSUPPORTED_SIZE: an OpenCL runtime may abort at enqueue rather than refuse (PoCL asserts).
+ze_result_t checkLocalMemory(const Kernel& k);
 
 }  // namespace zecl

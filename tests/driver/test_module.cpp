@@ -27,13 +27,13 @@ TEST_F(ZeclTest, GivenSourceBundle_WhenModuleBuilt_ThenKernelNamesAndNativeBinar
 
     uint32_t n = 0;
     ZE_OK(zeModuleGetKernelNames(m, &n, nullptr));
-    ASSERT_EQ(n, 7u);
+    ASSERT_EQ(n, 8u);
     std::vector<const char*> names(n);
     ZE_OK(zeModuleGetKernelNames(m, &n, names.data()));
     std::vector<std::string> sorted(names.begin(), names.end());
     std::sort(sorted.begin(), sorted.end());
     EXPECT_EQ(sorted, (std::vector<std::string>{"add_value", "add_wide", "fixed4", "hinted", "increment", "slm_sum",
-                                                "write_gid"}));
+                                                "two_slm", "write_gid"}));
 
     size_t size = 0;
     ZE_OK(zeModuleGetNativeBinary(m, &size, nullptr));
@@ -190,6 +190,38 @@ TEST_F(ZeclTest, GivenByValueArgumentOfTheWrongSize_WhenSet_ThenRefusedWithoutRe
     ZE_OK(zeKernelDestroy(wide));
     ZE_OK(zeMemFree(z->context, d));
     munmap(pages, 2 * page);
+}
+
+// Local memory beyond the device's is refused when set, and a kernel whose local arguments
+// together exceed it is refused at launch (PoCL asserted inside clEnqueueNDRangeKernel).
+TEST_F(ZeclTest, GivenLocalArgumentsBeyondTheDevicesLocalMemory_WhenSetOrLaunched_ThenRefused) {
+    ze_device_compute_properties_t c{ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES};
+    ZE_OK(zeDeviceGetComputeProperties(dev, &c));
+    const size_t local = c.maxSharedLocalMemory;
+    ASSERT_GT(local, 8u);
+    auto k = kernel("two_slm");
+    void* d = deviceAlloc(sizeof(uint32_t));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &d));
+    EXPECT_EQ(zeKernelSetArgumentValue(k, 1, local + 1, nullptr), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+    EXPECT_EQ(zeKernelSetArgumentValue(k, 1, size_t(1) << 40, nullptr), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+    ZE_OK(zeKernelSetArgumentValue(k, 1, local / 2 + 4, nullptr));
+    ZE_OK(zeKernelSetArgumentValue(k, 2, local / 2 + 4, nullptr));
+    auto l = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+    ze_group_count_t g{1, 1, 1};
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_SIZE);
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
+    ze_command_list_handle_t regular = nullptr;
+    ZE_OK(zeCommandListCreate(z->context, dev, &ld, &regular));
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(regular, k, &g, nullptr, 0, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_SIZE);
+    ZE_OK(zeCommandListDestroy(regular));
+    // Within the device's local memory together, the kernel runs.
+    ZE_OK(zeKernelSetArgumentValue(k, 1, local / 2, nullptr));
+    ZE_OK(zeKernelSetArgumentValue(k, 2, local / 4, nullptr));
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr));
+    EXPECT_EQ(download<uint32_t>(d, 1)[0], 3u);
+    ZE_OK(zeCommandListDestroy(l));
+    ZE_OK(zeKernelDestroy(k));
+    ZE_OK(zeMemFree(z->context, d));
 }
 
 TEST_F(ZeclTest, GivenFaultInjectionModule1_WhenBuilding_ThenTheFirstBuildFailsWithALog) {

@@ -31,6 +31,13 @@ kernel void add_value(global uint *data, uint value) { data[get_global_id(0)] +=
 
 kernel void add_wide(global ulong *data, ulong value) { data[get_global_id(0)] += value; }
 
+kernel void two_slm(global uint *out, local uint *a, local uint *b) {
+    a[0] = 1u;
+    b[0] = 2u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = a[0] + b[0];
+}
+
 kernel void slm_sum(global const uint *in, global uint *out, local uint *scratch) {
     size_t l = get_local_id(0);
     scratch[l] = in[get_global_id(0)];
