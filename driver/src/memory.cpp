@@ -175,6 +175,8 @@ ze_result_t ContextDestroy(ze_context_handle_t hContext) {
     ze_result_t err;
     Context* ctx = lookup<Context>(hContext, err);
     if (!ctx) return err;
+    // Its queues, lists, modules and event pools use it to the end: destroy them first.
+    if (ctx->dependants != 0) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
     retire(ctx);
     {
         std::lock_guard lock(ctx->driver->sharedMutex);

@@ -702,6 +702,8 @@ ze_result_t KernelCreate(ze_module_handle_t hModule, const ze_kernel_desc_t* des
     auto* kernel = new Kernel;
     kernel->module = m;
     kernel->device = m->device;
+    kernel->clContext = m->context->cl;
+    clRetainContext(kernel->clContext);
     kernel->program = m->program;
     clRetainProgram(m->program);
     kernel->name = desc->pKernelName;
@@ -760,6 +762,7 @@ ze_result_t KernelDestroy(ze_kernel_handle_t hKernel) {
     if (k->snapshot) clReleaseKernel(k->snapshot);
     clReleaseKernel(k->cl);
     clReleaseProgram(k->program);
+    clReleaseContext(k->clContext);
     delete k;
     return ZE_RESULT_SUCCESS;
 }

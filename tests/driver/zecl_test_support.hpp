@@ -67,6 +67,16 @@ inline bool isZeclDriver(ze_driver_handle_t d) {
     return zeDriverGetProperties(d, &p) == ZE_RESULT_SUCCESS && std::memcmp(p.uuid.id, "zecl", 4) == 0;
 }
 
+// zeModuleCreate of a source bundle (ZE_MODULE_FORMAT_NATIVE), no build log.
+inline ze_result_t createModule(ze_context_handle_t ctx, ze_device_handle_t dev, const std::vector<uint8_t>& input,
+                                ze_module_handle_t* module) {
+    ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
+    md.format = ZE_MODULE_FORMAT_NATIVE;
+    md.inputSize = input.size();
+    md.pInputModule = input.data();
+    return zeModuleCreate(ctx, dev, &md, module, nullptr);
+}
+
 // The process-wide zecl driver, its devices and one context; modules built on demand.
 struct Zecl {
     ze_driver_handle_t driver = nullptr;
@@ -101,14 +111,7 @@ struct Zecl {
     }
 
     ze_module_handle_t module(size_t dev = 0) {
-        if (!modules[dev]) {
-            auto b = bundle(kKernels);
-            ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
-            md.format = ZE_MODULE_FORMAT_NATIVE;
-            md.inputSize = b.size();
-            md.pInputModule = b.data();
-            zeModuleCreate(context, devices[dev], &md, &modules[dev], nullptr);
-        }
+        if (!modules[dev]) createModule(context, devices[dev], bundle(kKernels), &modules[dev]);
         return modules[dev];
     }
 };
