@@ -500,6 +500,32 @@ void releaseCommand(Command& c) {
     }
 }
 
+namespace {
+template <class F>
+void forEachEvent(const Command& c, F f) {
+    for (Event* e : {c.signal, c.target})
+        if (e) f(e);
+    for (Event* e : c.waits) f(e);
+    for (Event* e : c.queried) f(e);
+}
+}  // namespace
+
+void holdEvents(const Command& c) {
+    forEachEvent(c, [](Event* e) { ++e->refs; });
+}
+
+void dropEvents(const Command& c) { forEachEvent(c, releaseEvent); }
+
+bool namesDestroyedEvent(const Command& c) {
+    bool destroyed = false;
+    forEachEvent(c, [&](Event* e) { destroyed = destroyed || e->destroyed; });
+    return destroyed;
+}
+
+void releaseEvent(Event* e) {
+    if (e->refs.fetch_sub(1) == 1) delete e;
+}
+
 cl_command_queue createClQueue(Context* ctx, Device* dev, cl_int& err) {
     cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
     cl_command_queue q = clCreateCommandQueueWithProperties(ctx->cl, dev->cl, props, &err);
@@ -592,6 +618,7 @@ ze_result_t submit(List* l, Command&& c, uint32_t numWaits, ze_event_handle_t* p
     c.tickNs = l->device->timerResolutionNs;
     if (!l->immediate) {
         c.waits.assign(waits.begin(), waits.end());
+        holdEvents(c);
         l->commands.push_back(std::move(c));
         return ZE_RESULT_SUCCESS;
     }

@@ -55,7 +55,7 @@ extern "C" {
         if (ze_result_t r = checkTable(version, t)) return r;                        \
         noteTable<table>(version);
 #define ZECL_ENTRY(object, name, since) \
-    if (has(version, since)) t->pfn##name = zecl::api::object##name;
+    if (has(version, since)) t->pfn##name = zecl::api::guarded<&zecl::api::object##name>;
 #define ZECL_UNSUPPORTED_ENTRY(name, since) \
     if (has(version, since)) ZECL_UNSUPPORTED(t->pfn##name);
 #define ZECL_TABLE_END        \

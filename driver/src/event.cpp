@@ -7,6 +7,7 @@ namespace zecl {
 
 void destroyEvent(Event* e) {
     retire(e);
+    e->destroyed = true;
     std::lock_guard lock(e->mutex);
     if (e->gate) {
         // Nobody can signal a destroyed event; release its waiters rather than hang them.
@@ -46,7 +47,7 @@ ze_result_t EventDestroy(ze_event_handle_t hEvent) {
         e->pool->slots[e->index] = nullptr;
     }
     destroyEvent(e);
-    delete e;
+    releaseEvent(e);
     return ZE_RESULT_SUCCESS;
 }
 

@@ -34,7 +34,7 @@ ze_result_t EventPoolDestroy(ze_event_pool_handle_t hPool) {
     for (Event* e : pool->slots)
         if (e) {
             destroyEvent(e);
-            delete e;
+            releaseEvent(e);
         }
     delete pool;
     return ZE_RESULT_SUCCESS;

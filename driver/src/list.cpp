@@ -7,6 +7,21 @@
 #include <cstring>
 #include <vector>
 
+namespace zecl {
+namespace {
+
+// Releases what a regular list's commands hold (snapshot kernels, event references) and empties it.
+void releaseRecorded(List* l) {
+    for (Command& c : l->commands) {
+        releaseCommand(c);
+        dropEvents(c);
+    }
+    l->commands.clear();
+}
+
+}  // namespace
+}  // namespace zecl
+
 namespace zecl::api {
 
 ze_result_t CommandListCreate(ze_context_handle_t hContext, ze_device_handle_t hDevice,
@@ -52,7 +67,7 @@ ze_result_t CommandListDestroy(ze_command_list_handle_t hList) {
     List* l = lookup<List>(hList, err);
     if (!l) return err;
     retire(l);
-    for (Command& c : l->commands) releaseCommand(c);
+    releaseRecorded(l);
     if (l->cl) releaseClQueue(l->context, l->cl);
     delete l;
     return ZE_RESULT_SUCCESS;
@@ -70,8 +85,7 @@ ze_result_t CommandListReset(ze_command_list_handle_t hList) {
     ze_result_t err;
     List* l = lookup<List>(hList, err);
     if (!l) return err;
-    for (Command& c : l->commands) releaseCommand(c);
-    l->commands.clear();
+    releaseRecorded(l);
     l->closed = false;
     if (l->cl) clFinish(l->cl);
     return ZE_RESULT_SUCCESS;
@@ -83,9 +97,10 @@ namespace {
 ze_result_t prepareLaunch(List* l, Kernel* k, Command& c) {
     // Another L0 context's kernel runs where both share one cl_context (contexts over all of
     // the driver's devices do); a cl_kernel cannot run on another cl_context's queue.
-    if (k->device != l->device || k->module->context->cl != l->context->cl) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+    if (k->device != l->device || k->clContext != l->context->cl) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     for (const ArgSlot& a : k->args)
         if (!a.set) return ZE_RESULT_ERROR_INVALID_ARGUMENT;  // OpenCL would refuse it at enqueue
+    if (ze_result_t r = checkLocalMemory(*k)) return r;
     for (size_t d = 0; d < 3; ++d) {
         c.local[d] = k->groupSize[d];
         c.offset[d] = k->globalOffset[d];
@@ -360,6 +375,8 @@ ze_result_t CommandListAppendMemoryFill(ze_command_list_handle_t hList, void* pt
     if (err != ZE_RESULT_SUCCESS) return err;
     if (ptr == nullptr || pattern == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (patternSize == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
+    // A fill past the end of its allocation would write over whatever follows it.
+    if (l->context->overruns(ptr, size)) return ZE_RESULT_ERROR_INVALID_SIZE;
     Command c;
     if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     c.dst = ptr;

@@ -29,6 +29,12 @@ bool Context::hostReachable(const void* ptr, size_t size) {
                        [&](const Device* d) { return onCpu(d) || (d->svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER); });
 }
 
+bool Context::overruns(const void* ptr, size_t size) {
+    std::lock_guard lock(allocMutex);
+    const Allocation* a = findLocked(ptr);
+    return a && size > a->begin + a->size - reinterpret_cast<uintptr_t>(ptr);
+}
+
 const Allocation* Context::findLocked(const void* ptr) const {
     uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     auto it = allocs.upper_bound(p);
@@ -169,6 +175,8 @@ ze_result_t ContextDestroy(ze_context_handle_t hContext) {
     ze_result_t err;
     Context* ctx = lookup<Context>(hContext, err);
     if (!ctx) return err;
+    // Its queues, lists, modules and event pools use it to the end: destroy them first.
+    if (ctx->dependants != 0) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
     retire(ctx);
     {
         std::lock_guard lock(ctx->driver->sharedMutex);

@@ -452,9 +452,43 @@ Module* newModule(Context* ctx, Device* dev, const ze_module_desc_t& desc, cl_pr
     return m;
 }
 
+// What a refused clSetKernelArg answers.
+ze_result_t fromClArg(cl_int e) { return e == CL_INVALID_ARG_VALUE ? ZE_RESULT_ERROR_INVALID_ARGUMENT : fromCl(e); }
+
+// Where by-value argument `index` of `k` takes `argSize` bytes: its size (paramSize) is learnt
+// from OpenCL with zeroed bytes of the size given, never the caller's, so a wrong size is
+// refused (INVALID_KERNEL_ARGUMENT_SIZE) before anything is read from the value. A size
+// below 8 that OpenCL refuses may be a narrower scalar for an 8-byte parameter (see the caller).
+ze_result_t learnParamSize(Kernel& k, uint32_t index, size_t argSize) {
+    ArgSlot& slot = k.args[index];
+    if (slot.paramSize == 0) {
+        if (argSize == 0 || argSize > std::max<size_t>(k.device->maxParameterSize, 8))
+            return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
+        const std::vector<uint8_t> zeros(std::max<size_t>(argSize, 8), 0);
+        for (size_t size : {argSize, size_t(8)}) {
+            const cl_int e = clSetKernelArg(k.cl, index, size, zeros.data());
+            if (e == CL_SUCCESS) {
+                slot.paramSize = size;
+                break;
+            }
+            if (e != CL_INVALID_ARG_SIZE) return fromClArg(e);
+            if (argSize >= 8) break;
+        }
+    }
+    const bool fits = argSize == slot.paramSize || (argSize < slot.paramSize && slot.paramSize == 8);
+    return fits ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
+}
+
 }  // namespace
 
 void noteLoaderApiVersion(ze_api_version_t version) { loaderApiVersion = version; }
+
+ze_result_t checkLocalMemory(const Kernel& k) {
+    cl_ulong total = k.localMemSize;
+    for (const ArgSlot& a : k.args)
+        if (a.kind == ArgKind::Local) total += a.size;
+    return total > k.device->localMemSize ? ZE_RESULT_ERROR_UNSUPPORTED_SIZE : ZE_RESULT_SUCCESS;
+}
 
 ze_result_t cooperativeGroupLimit(const Kernel& k, uint32_t& groups) {
     const Device& d = *k.device;
@@ -486,8 +520,8 @@ const void* loaderShimTable() {
     // The loader's dditable_t starts with ze_dditable_t; only the build-log entries matter.
     static const ze_dditable_t table = [] {
         ze_dditable_t t{};
-        t.ModuleBuildLog.pfnDestroy = api::ModuleBuildLogDestroy;
-        t.ModuleBuildLog.pfnGetString = api::ModuleBuildLogGetString;
+        t.ModuleBuildLog.pfnDestroy = api::guarded<&api::ModuleBuildLogDestroy>;
+        t.ModuleBuildLog.pfnGetString = api::guarded<&api::ModuleBuildLogGetString>;
         return t;
     }();
     return loaderApiVersion.load() == ZE_API_VERSION_CURRENT ? &table : nullptr;
@@ -668,6 +702,8 @@ ze_result_t KernelCreate(ze_module_handle_t hModule, const ze_kernel_desc_t* des
     auto* kernel = new Kernel;
     kernel->module = m;
     kernel->device = m->device;
+    kernel->clContext = m->context->cl;
+    clRetainContext(kernel->clContext);
     kernel->program = m->program;
     clRetainProgram(m->program);
     kernel->name = desc->pKernelName;
@@ -726,6 +762,7 @@ ze_result_t KernelDestroy(ze_kernel_handle_t hKernel) {
     if (k->snapshot) clReleaseKernel(k->snapshot);
     clReleaseKernel(k->cl);
     clReleaseProgram(k->program);
+    clReleaseContext(k->clContext);
     delete k;
     return ZE_RESULT_SUCCESS;
 }
@@ -827,26 +864,30 @@ ze_result_t KernelSetArgumentValue(ze_kernel_handle_t hKernel, uint32_t argIndex
         }
         case ArgKind::Local:
             if (pArgValue != nullptr || argSize == 0) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+            // More than the device has would pass OpenCL here and abort inside the runtime at launch.
+            if (argSize > k->device->localMemSize) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
             e = clSetKernelArg(k->cl, argIndex, argSize, nullptr);
             break;
         case ArgKind::Value: {
             if (pArgValue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+            // Nothing is read from pArgValue before argSize is known to be the parameter's (or a
+            // narrower scalar's): a wrong size would read past the caller's value.
+            if (ze_result_t r = learnParamSize(*k, argIndex, argSize)) return r;
             auto* b = static_cast<const uint8_t*>(pArgValue);
             std::vector<uint8_t> bytes(b, b + argSize);
-            e = clSetKernelArg(k->cl, argIndex, argSize, pArgValue);
-            if (e == CL_INVALID_ARG_SIZE && argSize < 8) {
-                // A value narrower than the parameter (an int for a size_t, as the conformance
-                // suite passes): Intel's driver copies the given bytes into a zeroed slot, so
-                // zecl zero-extends to the 8 bytes of the widest scalar rather than refuse.
-                bytes.resize(8, 0);
-                e = clSetKernelArg(k->cl, argIndex, bytes.size(), bytes.data());
-                if (e == CL_SUCCESS) argSize = bytes.size();
+            // A value narrower than the parameter (an int for a size_t, as the conformance suite
+            // passes): Intel's driver copies the given bytes into a zeroed slot, so zecl
+            // zero-extends to the 8 bytes of the widest scalar rather than refuse.
+            bytes.resize(slot.paramSize, 0);
+            e = clSetKernelArg(k->cl, argIndex, bytes.size(), bytes.data());
+            if (e == CL_SUCCESS) {
+                argSize = bytes.size();
+                slot.value = std::move(bytes);
             }
-            if (e == CL_SUCCESS) slot.value = std::move(bytes);
             break;
         }
     }
-    if (e != CL_SUCCESS) return e == CL_INVALID_ARG_VALUE ? ZE_RESULT_ERROR_INVALID_ARGUMENT : fromCl(e);
+    if (e != CL_SUCCESS) return fromClArg(e);
     slot.size = argSize;
     slot.set = true;
     ++k->generation;

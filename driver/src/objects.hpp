@@ -76,13 +76,17 @@ T* lookupQuery(H handle, const P* out, ze_result_t& err) {
     return object;
 }
 
+// An object made on a context (queue, command list, module, event pool: those with a `context`)
+// counts as its dependant from publish to retire: zeContextDestroy refuses while any lives.
 template <class T>
 void publish(T* object) {
+    if constexpr (requires { object->context->dependants; }) ++object->context->dependants;
     registry().add(object, T::kKind);
 }
 template <class T>
 void retire(T* object) {
     registry().remove(object);
+    if constexpr (requires { object->context->dependants; }) --object->context->dependants;
 }
 
 ze_result_t fromCl(cl_int err);
@@ -193,6 +197,8 @@ struct Context {
     // so memory freed after a failed submission is never still in use by work in flight.
     std::mutex queuesMutex;
     std::vector<cl_command_queue> queues;
+    // Live queues, command lists, modules and event pools made on it (see publish).
+    std::atomic<uint32_t> dependants{0};
 
     bool hasDevice(const Device* d) const;
     // The allocation containing ptr (interior pointers included); allocMutex held by the caller.
@@ -200,6 +206,9 @@ struct Context {
     // Whether the host (and so another cl_context's queue) may read [ptr, ptr + size) directly:
     // not one of this context's allocations, or one that is host memory (see memory.cpp).
     bool hostReachable(const void* ptr, size_t size);
+    // Whether [ptr, ptr + size) runs past the end of the allocation of this context it starts in
+    // (false for memory that is none of this context's allocations: zecl cannot bound it).
+    bool overruns(const void* ptr, size_t size);
 };
 
 struct SpirvGlobalAddress {
@@ -254,15 +263,17 @@ struct ArgSlot {
     ArgKind kind = ArgKind::Value;
     bool set = false;
     size_t size = 0;                // by-value size or __local bytes
+    size_t paramSize = 0;           // by-value: the parameter's size once OpenCL took one (0 = not yet known)
     std::vector<uint8_t> value;     // by-value bytes
     const void* pointer = nullptr;  // pointer args
 };
 
 struct Kernel {
     static constexpr Kind kKind = Kind::Kernel;
-    Module* module = nullptr;
-    Device* device = nullptr;      // kept apart from module: kernels may outlive a destroyed module
-    cl_program program = nullptr;  // retained, for the clCreateKernel fallback of snapshots
+    Module* module = nullptr;  // for its identity only: kernels may outlive a destroyed module
+    Device* device = nullptr;
+    cl_context clContext = nullptr;  // retained: the module's (and its context's) may be gone
+    cl_program program = nullptr;    // retained, for the clCreateKernel fallback of snapshots
     std::string name;
     cl_kernel cl = nullptr;  // holds the current arguments; immediate lists enqueue it directly
     std::vector<ArgSlot> args;
@@ -295,6 +306,11 @@ struct Event {
     cl_event last = nullptr;  // the latest enqueued command that signals this event
     uint64_t tickNs = 1;      // timer resolution of the device that signalled `last`
     cl_event gate = nullptr;  // user event that waiters enqueued before any signaller was known wait on
+    // The handle's reference (until zeEventDestroy or its pool's destroy: then `destroyed`) and
+    // one per command of a regular list that names the event; the last one deletes it, so a list
+    // never points at freed memory, and executing one that names a destroyed event is refused.
+    std::atomic<uint32_t> refs{1};
+    std::atomic<bool> destroyed{false};
 };
 
 struct EventPool {
@@ -378,5 +394,15 @@ ze_result_t enqueueCommand(cl_command_queue q, const Command& c, std::span<Event
 // the device keeps resident at once (Device::Residency); an error where `k` cannot launch.
 ze_result_t cooperativeGroupLimit(const Kernel& k, uint32_t& groups);
 void releaseCommand(Command& c);
+// The references (Event::refs) a regular list's command holds on the events it names.
+void holdEvents(const Command& c);
+void dropEvents(const Command& c);
+// Whether the command names an event destroyed since it was recorded.
+bool namesDestroyedEvent(const Command& c);
+// Drops one reference of `e` (Event::refs), deleting it with the last.
+void releaseEvent(Event* e);
+// Whether `k`'s local memory (its own and its local arguments') fits its device, else
+// UNSUPPORTED_SIZE: an OpenCL runtime may abort at enqueue rather than refuse (PoCL asserts).
+ze_result_t checkLocalMemory(const Kernel& k);
 
 }  // namespace zecl

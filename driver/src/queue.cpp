@@ -54,6 +54,9 @@ ze_result_t CommandQueueExecuteCommandLists(ze_command_queue_handle_t hQueue, ui
         List* l = lookup<List>(phLists[i], err);
         if (!l) return err;
         if (l->immediate || !l->closed || l->device != q->device) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+        // An event destroyed since it was recorded can no longer be signalled or waited on.
+        for (const Command& c : l->commands)
+            if (namesDestroyedEvent(c)) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     }
     if (faultNow(Fault::Enqueue)) return ZE_RESULT_ERROR_DEVICE_LOST;
     for (uint32_t i = 0; i < numLists; ++i) {

@@ -344,6 +344,73 @@ TEST_F(ZeclTest, GivenKernelWithUnsetArgument_WhenAppended_ThenItIsRefused) {
     ZE_OK(zeMemFree(z->context, d));
 }
 
+// Destroying an object while others still use it is never a crash inside zecl (driver/README.md,
+// "Handles and errors"): a kernel keeps running after its module is destroyed, a context is not
+// destroyed while its queues, lists, modules or event pools live (HANDLE_OBJECT_IN_USE), and a
+// regular list naming an event destroyed since it was recorded is refused at execute.
+TEST_F(ZeclTest, GivenDependantsStillLive_WhenTheirParentIsDestroyed_ThenZeclRefusesOrKeepsWorking) {
+    ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+    ze_context_handle_t ctx = nullptr;
+    ZE_OK(zeContextCreate(z->driver, &cd, &ctx));
+    ze_module_handle_t m = nullptr;
+    ZE_OK(createModule(ctx, dev, bundle(kKernels), &m));
+    ze_kernel_desc_t kd{ZE_STRUCTURE_TYPE_KERNEL_DESC};
+    kd.pKernelName = "write_gid";
+    ze_kernel_handle_t k = nullptr;
+    ZE_OK(zeKernelCreate(m, &kd, &k));
+    auto [q, l] = makeQueueAndList(ctx, dev);
+    ze_event_pool_desc_t pd{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC};
+    pd.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
+    pd.count = 2;
+    ze_event_pool_handle_t pool = nullptr;
+    ZE_OK(zeEventPoolCreate(ctx, &pd, 0, nullptr, &pool));
+    ze_event_handle_t e[2] = {};
+    for (uint32_t i = 0; i < 2; ++i) {
+        ze_event_desc_t ed{ZE_STRUCTURE_TYPE_EVENT_DESC};
+        ed.index = i;
+        ZE_OK(zeEventCreate(pool, &ed, &e[i]));
+    }
+
+    // The module goes first; its kernel still launches (it used to read the freed module).
+    ZE_OK(zeModuleDestroy(m));
+    const uint32_t items = 8;
+    void* d = deviceAlloc(items * sizeof(uint32_t));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &d));
+    ZE_OK(zeKernelSetGroupSize(k, items, 1, 1));
+    ze_group_count_t g{1, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, e[0], 0, nullptr));
+    ZE_OK(zeCommandListAppendBarrier(l, e[1], 1, &e[0]));
+    ZE_OK(zeCommandListClose(l));
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    auto out = download<uint32_t>(d, items);
+    for (uint32_t i = 0; i < items; ++i) EXPECT_EQ(out[i], i) << "item " << i;
+
+    // The context is refused while its queue, list and event pool live.
+    EXPECT_EQ(zeContextDestroy(ctx), ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE);
+    EXPECT_EQ(zeContextGetStatus(ctx), ZE_RESULT_SUCCESS) << "a refused destroy leaves the context";
+
+    // An event destroyed, by itself or with its pool, after the list recorded it: the list is
+    // refused at execute and its destroy and reset touch no freed memory.
+    ZE_OK(zeEventDestroy(e[0]));
+    EXPECT_EQ(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ZE_OK(zeEventPoolDestroy(pool));
+    EXPECT_EQ(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+    ZE_OK(zeCommandListReset(l));
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListClose(l));
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+
+    ZE_OK(zeCommandListDestroy(l));
+    EXPECT_EQ(zeContextDestroy(ctx), ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE) << "its queue lives";
+    ZE_OK(zeCommandQueueDestroy(q));
+    ZE_OK(zeContextDestroy(ctx));
+    // The kernel outlives its module and context; it goes last.
+    ZE_OK(zeKernelDestroy(k));
+    ZE_OK(zeMemFree(z->context, d));
+}
+
 void launchLoop(Zecl* z, size_t devIndex, uint32_t iterations, bool* ok) {
     ze_device_handle_t dev = z->devices[devIndex];
     const uint32_t n = 256;

@@ -46,6 +46,32 @@ TEST_F(ZeclTest, GivenFillPatterns_WhenFilled_ThenEveryByteRepeatsThePattern) {
     ZE_OK(zeMemFree(z->context, d));
 }
 
+// A fill that runs past the end of its allocation is refused (INVALID_SIZE) instead of writing
+// over what follows; one whose emulation needs more host memory than there is answers
+// OUT_OF_HOST_MEMORY (std::bad_alloc used to escape into C and abort the process).
+TEST_F(ZeclTest, GivenFillBeyondItsAllocationOrHostMemory_WhenAppended_ThenRefused) {
+    const size_t n = 4096;
+    auto* d = static_cast<uint8_t*>(deviceAlloc(n));
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
+    ze_command_list_handle_t l = nullptr;
+    ZE_OK(zeCommandListCreate(z->context, dev, &ld, &l));
+    const uint8_t pattern[4] = {1, 2, 3, 4};
+    EXPECT_EQ(zeCommandListAppendMemoryFill(l, d, pattern, 1, n + 1, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(zeCommandListAppendMemoryFill(l, d + n - 4, pattern, 4, 8, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(zeCommandListAppendMemoryFill(l, d + 1, pattern, 3, SIZE_MAX, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_SIZE);
+    ZE_OK(zeCommandListAppendMemoryFill(l, d + n - 4, pattern, 4, 4, nullptr, 0, nullptr));
+    // Memory that is none of zecl's allocations cannot be bounded; its emulated pattern (3 bytes)
+    // is expanded on the host.
+    std::vector<uint8_t> host(16);
+    EXPECT_EQ(zeCommandListAppendMemoryFill(l, host.data(), pattern, 3, size_t(1) << 62, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY);
+    ZE_OK(zeCommandListDestroy(l));
+    ZE_OK(zeMemFree(z->context, d));
+}
+
 TEST_F(ZeclTest, GivenInteriorPointer_WhenPropertiesAndRangeQueried_ThenTheAllocationIsFound) {
     void* d = deviceAlloc(4096);
     auto* inner = static_cast<uint8_t*>(d) + 1000;

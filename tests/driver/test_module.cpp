@@ -4,6 +4,9 @@
 
 #include "zecl_test_spirv.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace zecl_test {
 namespace {
 
@@ -24,12 +27,13 @@ TEST_F(ZeclTest, GivenSourceBundle_WhenModuleBuilt_ThenKernelNamesAndNativeBinar
 
     uint32_t n = 0;
     ZE_OK(zeModuleGetKernelNames(m, &n, nullptr));
-    ASSERT_EQ(n, 6u);
+    ASSERT_EQ(n, 8u);
     std::vector<const char*> names(n);
     ZE_OK(zeModuleGetKernelNames(m, &n, names.data()));
     std::vector<std::string> sorted(names.begin(), names.end());
     std::sort(sorted.begin(), sorted.end());
-    EXPECT_EQ(sorted, (std::vector<std::string>{"add_value", "fixed4", "hinted", "increment", "slm_sum", "write_gid"}));
+    EXPECT_EQ(sorted, (std::vector<std::string>{"add_value", "add_wide", "fixed4", "hinted", "increment", "slm_sum",
+                                                "two_slm", "write_gid"}));
 
     size_t size = 0;
     ZE_OK(zeModuleGetNativeBinary(m, &size, nullptr));
@@ -149,6 +153,75 @@ TEST_F(ZeclTest, GivenKernels_WhenPropertiesQueried_ThenArgsGroupSizesAndNameAre
     EXPECT_EQ(x, 4u);
     EXPECT_EQ(zeKernelSetGroupSize(f, 8, 1, 1), ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION);
     ZE_OK(zeKernelDestroy(f));
+}
+
+// A by-value argument's bytes are read only once argSize is known to be the parameter's: the
+// value sits at the end of a page followed by an inaccessible one, so reading past argSize
+// faults. A size that is not the parameter's is refused (a huge one used to be copied first:
+// a fault, or std::bad_alloc out of the C API); a narrower scalar is still zero-extended.
+TEST_F(ZeclTest, GivenByValueArgumentOfTheWrongSize_WhenSet_ThenRefusedWithoutReadingPastTheValue) {
+    const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    void* pages = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(pages, MAP_FAILED);
+    ASSERT_EQ(mprotect(static_cast<char*>(pages) + page, page, PROT_NONE), 0);
+    auto* value = reinterpret_cast<uint32_t*>(static_cast<char*>(pages) + page - sizeof(uint32_t));
+    *value = 5;
+
+    auto k = kernel("add_value");
+    for (size_t size : {size_t(2), size_t(64), size_t(1) << 20, size_t(1) << 62, SIZE_MAX})
+        EXPECT_EQ(zeKernelSetArgumentValue(k, 1, size, value), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE)
+            << "argSize " << size;
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof(uint32_t), value));
+    EXPECT_EQ(zeKernelSetArgumentValue(k, 1, 8, value), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+    ZE_OK(zeKernelDestroy(k));
+
+    // A uint given for a ulong: the 4 bytes given, zero-extended (as Intel's driver does).
+    auto wide = kernel("add_wide");
+    EXPECT_EQ(zeKernelSetArgumentValue(wide, 1, 64, value), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+    ZE_OK(zeKernelSetArgumentValue(wide, 1, sizeof(uint32_t), value));
+    void* d = deviceAlloc(sizeof(uint64_t));
+    upload(d, std::vector<uint64_t>{uint64_t(1) << 40});
+    ZE_OK(zeKernelSetArgumentValue(wide, 0, sizeof(void*), &d));
+    auto l = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+    ze_group_count_t g{1, 1, 1};
+    ZE_OK(zeCommandListAppendLaunchKernel(l, wide, &g, nullptr, 0, nullptr));
+    EXPECT_EQ(download<uint64_t>(d, 1)[0], (uint64_t(1) << 40) + 5);
+    ZE_OK(zeCommandListDestroy(l));
+    ZE_OK(zeKernelDestroy(wide));
+    ZE_OK(zeMemFree(z->context, d));
+    munmap(pages, 2 * page);
+}
+
+// Local memory beyond the device's is refused when set, and a kernel whose local arguments
+// together exceed it is refused at launch (PoCL asserted inside clEnqueueNDRangeKernel).
+TEST_F(ZeclTest, GivenLocalArgumentsBeyondTheDevicesLocalMemory_WhenSetOrLaunched_ThenRefused) {
+    ze_device_compute_properties_t c{ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES};
+    ZE_OK(zeDeviceGetComputeProperties(dev, &c));
+    const size_t local = c.maxSharedLocalMemory;
+    ASSERT_GT(local, 8u);
+    auto k = kernel("two_slm");
+    void* d = deviceAlloc(sizeof(uint32_t));
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &d));
+    EXPECT_EQ(zeKernelSetArgumentValue(k, 1, local + 1, nullptr), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+    EXPECT_EQ(zeKernelSetArgumentValue(k, 1, size_t(1) << 40, nullptr), ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE);
+    ZE_OK(zeKernelSetArgumentValue(k, 1, local / 2 + 4, nullptr));
+    ZE_OK(zeKernelSetArgumentValue(k, 2, local / 2 + 4, nullptr));
+    auto l = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+    ze_group_count_t g{1, 1, 1};
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_SIZE);
+    ze_command_list_desc_t ld{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC};
+    ze_command_list_handle_t regular = nullptr;
+    ZE_OK(zeCommandListCreate(z->context, dev, &ld, &regular));
+    EXPECT_EQ(zeCommandListAppendLaunchKernel(regular, k, &g, nullptr, 0, nullptr), ZE_RESULT_ERROR_UNSUPPORTED_SIZE);
+    ZE_OK(zeCommandListDestroy(regular));
+    // Within the device's local memory together, the kernel runs.
+    ZE_OK(zeKernelSetArgumentValue(k, 1, local / 2, nullptr));
+    ZE_OK(zeKernelSetArgumentValue(k, 2, local / 4, nullptr));
+    ZE_OK(zeCommandListAppendLaunchKernel(l, k, &g, nullptr, 0, nullptr));
+    EXPECT_EQ(download<uint32_t>(d, 1)[0], 3u);
+    ZE_OK(zeCommandListDestroy(l));
+    ZE_OK(zeKernelDestroy(k));
+    ZE_OK(zeMemFree(z->context, d));
 }
 
 TEST_F(ZeclTest, GivenFaultInjectionModule1_WhenBuilding_ThenTheFirstBuildFailsWithALog) {

@@ -29,6 +29,15 @@ kernel void increment(global uint *counter) { counter[0] += 1u; }
 
 kernel void add_value(global uint *data, uint value) { data[get_global_id(0)] += value; }
 
+kernel void add_wide(global ulong *data, ulong value) { data[get_global_id(0)] += value; }
+
+kernel void two_slm(global uint *out, local uint *a, local uint *b) {
+    a[0] = 1u;
+    b[0] = 2u;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = a[0] + b[0];
+}
+
 kernel void slm_sum(global const uint *in, global uint *out, local uint *scratch) {
     size_t l = get_local_id(0);
     scratch[l] = in[get_global_id(0)];
@@ -56,6 +65,16 @@ inline std::vector<uint8_t> bundle(const std::string& source, const std::string&
 inline bool isZeclDriver(ze_driver_handle_t d) {
     ze_driver_properties_t p{ZE_STRUCTURE_TYPE_DRIVER_PROPERTIES};
     return zeDriverGetProperties(d, &p) == ZE_RESULT_SUCCESS && std::memcmp(p.uuid.id, "zecl", 4) == 0;
+}
+
+// zeModuleCreate of a source bundle (ZE_MODULE_FORMAT_NATIVE), no build log.
+inline ze_result_t createModule(ze_context_handle_t ctx, ze_device_handle_t dev, const std::vector<uint8_t>& input,
+                                ze_module_handle_t* module) {
+    ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
+    md.format = ZE_MODULE_FORMAT_NATIVE;
+    md.inputSize = input.size();
+    md.pInputModule = input.data();
+    return zeModuleCreate(ctx, dev, &md, module, nullptr);
 }
 
 // The process-wide zecl driver, its devices and one context; modules built on demand.
@@ -92,14 +111,7 @@ struct Zecl {
     }
 
     ze_module_handle_t module(size_t dev = 0) {
-        if (!modules[dev]) {
-            auto b = bundle(kKernels);
-            ze_module_desc_t md{ZE_STRUCTURE_TYPE_MODULE_DESC};
-            md.format = ZE_MODULE_FORMAT_NATIVE;
-            md.inputSize = b.size();
-            md.pInputModule = b.data();
-            zeModuleCreate(context, devices[dev], &md, &modules[dev], nullptr);
-        }
+        if (!modules[dev]) createModule(context, devices[dev], bundle(kKernels), &modules[dev]);
         return modules[dev];
     }
 };
