@@ -672,10 +672,11 @@ struct Exit {
     std::string output;
 };
 
-// moe-server with these arguments, for options refused before any device is opened.
-Exit runServer(const std::string& args) {
+// moe-server with these arguments, for options refused before any device is opened (`wrapper`,
+// e.g. "timeout 60 ", runs it).
+Exit runServer(const std::string& args, const std::string& wrapper = "") {
     const fs::path log = fs::temp_directory_path() / ("zp-moe-cli-" + std::to_string(getpid()) + ".log");
-    const std::string cmd = std::string(MOE_SERVER_EXE) + " " + args + " >'" + log.string() + "' 2>&1";
+    const std::string cmd = wrapper + std::string(MOE_SERVER_EXE) + " " + args + " >'" + log.string() + "' 2>&1";
     const int status = std::system(cmd.c_str());
     Exit e{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), readFile(log)};
     fs::remove(log);
@@ -1102,4 +1103,26 @@ TEST(MoeServerApi, GivenAClient_ThenRoutesMethodsBodiesIdsLogAndMetricsAreAsDocu
                      [](const std::string& l) { return l.find(" id=slow-1 ") != std::string::npos; }) -
         access.begin())];
     EXPECT_NE(slowLine.find(" method=POST path=/v1/moe status=200 "), std::string::npos) << slowLine;
+}
+
+// A port another moe-server listens on: httplib's SO_REUSEPORT let a second server of another
+// shape bind it too, and the kernel split the connections between them. Now the second exits 2.
+TEST(MoeServerOptions, GivenAPortAnotherServerListensOn_ThenTheSecondExitsTwoNamingIt) {
+    ServerProcess first;
+    const std::string where = "127.0.0.1:" + std::to_string(first.port());
+    // Under `timeout`: a second server that does listen must not hang the test (exit 124).
+    const Exit second =
+        runServer("--device zecl --set hidden=256 --set intermediate=64 --set experts=48 --host 127.0.0.1 --port " +
+                      std::to_string(first.port()),
+                  "timeout 60 ");
+    EXPECT_EQ(second.code, 2) << second.output;
+    EXPECT_NE(second.output.find("cannot bind " + where + ": address in use"), std::string::npos) << second.output;
+    EXPECT_EQ(second.output.find("listening"), std::string::npos) << second.output;
+    // The first still answers every connection, with its own shape.
+    for (int i = 0; i < 8; ++i) {
+        const std::string answer =
+            rawExchange(first.port(), "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        EXPECT_EQ(bodyOf(answer)["shape"].value("hidden", 0), 128) << answer;
+    }
+    EXPECT_EQ(first.terminate(std::chrono::seconds(30)), 0) << first.log();
 }

@@ -548,8 +548,9 @@ int listenUntilStopped(zp::moeserver::GuardedServer& server, const Options& o, s
     }
     if (port != 0) server.widenBacklog(o.connections + o.queue + 64);
     if (port == 0) {
-        std::cerr << "moe-server: error: cannot bind " << o.host << ":" << o.port
-                  << " (in use, or not an address here)\n";
+        const bool v6 = o.host.find(':') != std::string::npos;
+        std::cerr << "moe-server: error: cannot bind " << (v6 ? "[" + o.host + "]" : o.host) << ":" << o.port << ": "
+                  << zp::moeserver::GuardedServer::bindFailure(o.host, o.port) << "\n";
         return kExitBadInput;
     }
 
