@@ -700,14 +700,60 @@ TEST(MoeServerOptions, GivenBadOptionsOrFiles_ThenExitTwoNamingThem) {
         {"--set hidden=1073741792", "hidden = 1073741792: must be at most 65536"},
         {"--set experts=400000000 --set cards=1", "experts = 400000000: must be at most 65536"},
         {"--set 'hidden=!!str 128'", "is tagged !!str, a string"},
+        // NaN passes every range check (it started the server, which then never timed out).
+        {"--request-timeout nan", "--request-timeout 'nan': not a finite decimal number in [0.001, 3600]"},
+        {"--write-timeout NaN", "--write-timeout 'NaN': not a finite"},
+        {"--keep-alive-timeout inf", "--keep-alive-timeout 'inf': not a finite"},
+        {"--keep-alive-timeout -1", "--keep-alive-timeout -1: out of range [0.001, 3600]"},
+        {"--request-timeout 1s", "--request-timeout '1s': not a finite"},
+        // CLI11 reads integers with base 0: "0x10" was 16, "010" 8.
+        {"--port 0x10", "--port '0x10': not a decimal integer in [0, 65535]"},
+        {"--port -1", "--port -1: out of range [0, 65535]"},
+        {"--threads 1e1", "--threads '1e1': not a decimal integer"},
+        {"--connections nan", "--connections 'nan': not a decimal integer"},
+        {"--queue -1", "--queue -1: out of range [0, 1048576]"},
+        {"--keep-alive-max 0", "--keep-alive-max 0: out of range"},
+        // An empty value read as not given (--host '' bound [::1] after warning it was not loopback).
+        {"--host ''", "--host '': an empty value"},
+        {"--port-file ''", "--port-file '': an empty value"},
+        {"--weights ''", "--weights '': an empty value"},
+        {"--config ''", "--config '': an empty value"},
+        {"--variant ''", "--variant '': an empty value"},
+        {"--set ''", "--set '': an empty value"},
     };
     for (const auto& [args, fragment] : rows) {
-        const Exit e = runServer(args);
+        const Exit e = runServer(args, "timeout 60 ");  // one taken would serve: exit 124, not a hang
         EXPECT_EQ(e.code, 2) << args << "\n" << e.output;
         EXPECT_NE(e.output.find(fragment), std::string::npos) << args << ": expected '" << fragment << "' in\n"
                                                               << e.output;
         EXPECT_EQ(e.output.find("terminate called"), std::string::npos) << e.output;
     }
+}
+
+// The port file is written over: never over a file the server reads, however it is spelled.
+TEST(MoeServerOptions, GivenPortFileThatIsAnInputFile_ThenExitTwoNamingBothAndTheFileKept) {
+    const fs::path dir = fs::temp_directory_path() / ("zp-moe-same-" + std::to_string(getpid()));
+    fs::create_directories(dir / "sub");
+    const fs::path weights = dir / "w.safetensors", config = dir / "c.yaml";
+    std::ofstream(weights) << "not really weights";
+    std::ofstream(config) << "hidden: 128\n";
+    fs::create_symlink(weights, dir / "link.safetensors");
+    const std::vector<std::pair<std::string, std::string>> rows = {
+        {"--weights " + weights.string() + " --port-file " + weights.string(), "--weights " + weights.string()},
+        {"--weights " + weights.string() + " --port-file " + (dir / "sub" / ".." / "w.safetensors").string(),
+         "--weights"},
+        {"--weights " + weights.string() + " --port-file " + (dir / "link.safetensors").string(), "--weights"},
+        {"--config " + config.string() + " --port-file " + config.string(), "--config " + config.string()},
+    };
+    for (const auto& [args, input] : rows) {
+        const Exit e = runServer(args + " --port 0");
+        EXPECT_EQ(e.code, 2) << args << "\n" << e.output;
+        EXPECT_NE(e.output.find("is the same file as " + input), std::string::npos) << args << "\n" << e.output;
+        EXPECT_NE(e.output.find("--port-file "), std::string::npos) << e.output;
+    }
+    EXPECT_EQ(readFile(weights), "not really weights");
+    EXPECT_EQ(readFile(config), "hidden: 128\n");
+    fs::remove_all(dir);
 }
 
 namespace {

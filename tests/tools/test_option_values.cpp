@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "zp/cli/option_values.hpp"
@@ -17,4 +18,22 @@ TEST(OptionValues, GivenMalformedOrOutOfRangeNumbers_ThenOptionErrorNotSaturated
     EXPECT_EQ(parseUnsignedList("0,1,3", "--cards", 0, 1023), (std::vector<std::uint64_t>{0, 1, 3}));
     for (const char* bad : {"0,,1", "0,", ",0", "", "0,1024", "0;1"})
         EXPECT_THROW(parseUnsignedList(bad, "--cards", 0, 1023), OptionError) << bad;
+}
+
+TEST(OptionValues, GivenNonFiniteOrMalformedSeconds_ThenOptionErrorNamingOptionAndValue) {
+    EXPECT_EQ(parseNumberOption("0.5", "--request-timeout", 0.001, 3600), 0.5);
+    EXPECT_EQ(parseNumberOption("2", "--request-timeout", 0.001, 3600), 2.0);
+    EXPECT_EQ(parseNumberOption("1e-3", "--request-timeout", 0.001, 3600), 0.001);
+    EXPECT_EQ(parseNumberOption("3600", "--request-timeout", 0.001, 3600), 3600.0);
+    for (const char* bad : {"nan", "NaN", "-nan", "inf", "-inf", "infinity", "", " 1", "1 ", "0x10", "+1", "1s", "1,5",
+                            "-1", "0", "3600.5", "1e999", "0.0001"})
+        try {
+            parseNumberOption(bad, "--request-timeout", 0.001, 3600);
+            ADD_FAILURE() << "'" << bad << "' was taken";
+        } catch (const OptionError& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(what.rfind("--request-timeout ", 0), 0u) << what;
+            EXPECT_NE(what.find(bad), std::string::npos) << what;
+            EXPECT_NE(what.find("[0.001, 3600]"), std::string::npos) << what;
+        }
 }

@@ -204,16 +204,56 @@ struct Options {
     std::string variant = "baseline";
     std::string kernelTuning;
     std::string host = "127.0.0.1";
-    int port = 8080;
     std::string portFile;
+    // The numbers as given, read strictly by strictNumbers() below (CLI11 would read "010" as 8,
+    // "0x10" as 16 and take "nan" through every range check).
+    std::string portText = "8080", threadsText = "4", connectionsText = "32", queueText = "64",
+                keepAliveMaxText = "100", windowText = "1024", maxBodyText = std::to_string(64u << 20);
+    std::string requestTimeoutText = "5", writeTimeoutText = "5", keepAliveTimeoutText = "2";
+    int port = 8080;
     int threads = 4;
-    std::string windowText = "1024", maxBodyText = std::to_string(64u << 20);
     std::size_t window = 1024;
     std::size_t maxBody = 64u << 20;
     int connections = 32, queue = 64, keepAliveMax = 100;
     double requestTimeout = 5, writeTimeout = 5, keepAliveTimeout = 2;
     bool enableShutdown = false;
 };
+
+// The numeric options of `o`, from their text: decimal integers and finite decimal numbers in
+// their ranges, else zp::cli::OptionError naming the option and value.
+void strictNumbers(Options& o) {
+    using zp::cli::parseNumberOption;
+    const auto count = [](const std::string& text, const char* option, int least, int most) {
+        return int(zp::cli::parseUnsignedOption(text, option, std::uint64_t(least), std::uint64_t(most)));
+    };
+    if (o.seedText) o.seed = zp::cli::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+    o.port = count(o.portText, "--port", 0, 65535);
+    o.threads = count(o.threadsText, "--threads", 1, 256);
+    o.connections = count(o.connectionsText, "--connections", 1, 4096);
+    o.queue = count(o.queueText, "--queue", 0, 1 << 20);
+    o.keepAliveMax = count(o.keepAliveMaxText, "--keep-alive-max", 1, 1 << 20);
+    o.window = std::size_t(zp::cli::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
+    o.maxBody = std::size_t(zp::cli::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
+    o.requestTimeout = parseNumberOption(o.requestTimeoutText, "--request-timeout", 0.001, 3600);
+    o.writeTimeout = parseNumberOption(o.writeTimeoutText, "--write-timeout", 0.001, 3600);
+    o.keepAliveTimeout = parseNumberOption(o.keepAliveTimeoutText, "--keep-alive-timeout", 0.001, 3600);
+}
+
+// Whether `a` and `b` name the same file: by identity (device and inode) when both exist, else
+// by their normalized absolute paths.
+bool sameFile(const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec)) {
+        const bool same = std::filesystem::equivalent(a, b, ec);
+        if (!ec) return same;
+    }
+    const auto normal = [](const std::string& p) {
+        std::error_code e;
+        const std::filesystem::path w = std::filesystem::weakly_canonical(std::filesystem::absolute(p, e), e);
+        return e ? std::filesystem::absolute(p, e).lexically_normal() : w;
+    };
+    return normal(a) == normal(b);
+}
 
 // README "Exit codes": 2 for what the user gave (options, config, weights file), 3 for the
 // device or driver, 1 for anything else (a bug: internal).
@@ -252,32 +292,27 @@ int parseCommandLine(Options& o, int argc, char** argv) {
     app.add_option("--kernel-tuning", o.kernelTuning, "kernel build knobs (zecl devices), e.g. cols_per_wg=16");
     app.add_option("--host", o.host, "address to bind (a non-loopback address exposes the server: no auth, no TLS)")
         ->capture_default_str();
-    app.add_option("--port", o.port, "TCP port; 0 = any free port (see --port-file)")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 65535));
+    app.add_option("--port", o.portText, "TCP port, 0 to 65535; 0 = any free port (see --port-file)")
+        ->capture_default_str();
     app.add_option("--port-file", o.portFile, "write the bound port to this file once listening");
-    app.add_option("--threads", o.threads, "chains (requests on the device at once)")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 256));
-    app.add_option("--connections", o.connections, "connection threads (slow clients hold these, not chains)")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 4096));
-    app.add_option("--queue", o.queue, "accepted connections waiting for a thread; 503 beyond")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 1 << 20));
-    app.add_option("--request-timeout", o.requestTimeout,
-                   "seconds for a whole request (line, headers, body) to arrive after its first byte")
-        ->capture_default_str()
-        ->check(CLI::Range(0.001, 3600.0));
-    app.add_option("--write-timeout", o.writeTimeout, "seconds an answer may wait for a client that does not read")
-        ->capture_default_str()
-        ->check(CLI::Range(0.001, 3600.0));
-    app.add_option("--keep-alive-timeout", o.keepAliveTimeout, "seconds an idle keep-alive connection is kept")
-        ->capture_default_str()
-        ->check(CLI::Range(0.001, 3600.0));
-    app.add_option("--keep-alive-max", o.keepAliveMax, "requests per connection")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--threads", o.threadsText, "chains (requests on the device at once), 1 to 256")
+        ->capture_default_str();
+    app.add_option("--connections", o.connectionsText,
+                   "connection threads (slow clients hold these, not chains), 1 to 4096")
+        ->capture_default_str();
+    app.add_option("--queue", o.queueText, "accepted connections waiting for a thread, 0 to 1048576; 503 beyond")
+        ->capture_default_str();
+    app.add_option("--request-timeout", o.requestTimeoutText,
+                   "seconds for a whole request (line, headers, body) to arrive after its first byte, 0.001 to 3600")
+        ->capture_default_str();
+    app.add_option("--write-timeout", o.writeTimeoutText,
+                   "seconds an answer may wait for a client that does not read, 0.001 to 3600")
+        ->capture_default_str();
+    app.add_option("--keep-alive-timeout", o.keepAliveTimeoutText,
+                   "seconds an idle keep-alive connection is kept, 0.001 to 3600")
+        ->capture_default_str();
+    app.add_option("--keep-alive-max", o.keepAliveMaxText, "requests per connection, 1 to 1048576")
+        ->capture_default_str();
     app.add_option("--latency-window", o.windowText, "requests in the latency quantile window, 1 to 16777216")
         ->capture_default_str();
     app.add_option("--max-body", o.maxBodyText,
@@ -286,13 +321,19 @@ int parseCommandLine(Options& o, int argc, char** argv) {
     app.add_flag("--enable-shutdown", o.enableShutdown, "serve POST /shutdown (for tests)");
     if (const int rc = zp::cli::parse(app, "moe-server", argc, argv); rc >= 0) return rc;
     try {
-        if (o.seedText) o.seed = zp::cli::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
-        o.window = std::size_t(zp::cli::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
-        o.maxBody = std::size_t(zp::cli::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
+        // --device "" (the first device) and --prefix "" (names without a prefix) mean something.
+        zp::cli::refuseEmptyValues(
+            app, {"--config", "--set", "--seed", "--weights", "--variant", "--kernel-tuning", "--host", "--port-file"});
+        strictNumbers(o);
         if (o.seed && !o.weights.empty()) throw UsageError("give --seed or --weights, not both");
         if (o.prefix && o.weights.empty())
             throw UsageError("--prefix names tensors in --weights: not without --weights");
         if (!o.portFile.empty()) {
+            // The port file is written over: never over a file the server reads.
+            for (const auto& [input, option] : {std::pair{&o.weights, "--weights"}, std::pair{&o.config, "--config"}})
+                if (!input->empty() && sameFile(o.portFile, *input))
+                    throw UsageError("--port-file " + o.portFile + " is the same file as " + option + " " + *input +
+                                     ": the port would be written over it");
             zeprobe::checkOutputFile(o.portFile, "--port-file");
             // Unlike ze-probe's --out, a port file's directory is not created: a typo fails here.
             const std::filesystem::path dir = std::filesystem::path(o.portFile).parent_path();

@@ -34,6 +34,28 @@ inline std::uint64_t parseUnsignedOption(std::string_view text, std::string_view
     return v;
 }
 
+// A finite decimal number in [least, most] ("2", "0.5", "1e-3"): NaN, infinities, hex, a sign
+// '+', spaces or trailing characters are an OptionError (a NaN passes every range check).
+inline double parseNumberOption(std::string_view text, std::string_view option, double least, double most) {
+    const auto shown = [](double v) {
+        std::string s = std::to_string(v);  // "3600.000000" -> "3600", "0.001000" -> "0.001"
+        s.erase(s.find_last_not_of('0') + 1);
+        if (!s.empty() && s.back() == '.') s.pop_back();
+        return s;
+    };
+    const std::string range = "[" + shown(least) + ", " + shown(most) + "]";
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, std::chars_format::general);
+    const bool decimal = !text.empty() && text.find_first_not_of("0123456789.eE-+") == std::string_view::npos &&
+                         text.front() != '+' && ec == std::errc() && end == text.data() + text.size();
+    if (!decimal)
+        throw OptionError(std::string(option) + " '" + std::string(text) + "': not a finite decimal number in " +
+                          range);
+    if (!(v >= least && v <= most))
+        throw OptionError(std::string(option) + " " + std::string(text) + ": out of range " + range);
+    return v;
+}
+
 // "0,1,3": each element a decimal integer in [least, most]; an empty element ("0,,1", "0,",
 // "") is an error, not skipped.
 inline std::vector<std::uint64_t> parseUnsignedList(std::string_view text, std::string_view option, std::uint64_t least,
