@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -122,6 +123,29 @@ void accessLog(const std::string& id, const std::string& remote, const std::stri
 // without either, a request's body is empty).
 bool hasBody(const httplib::Request& req) {
     return req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
+}
+
+// What is wrong with a request's Content-Length, before any of its body is read: {400, why} for
+// one that is not a decimal number ("12abc", "0x10", "-5") or two that differ, {413, why} for one
+// above `maxBody` (httplib would read and drop that many bytes first, holding a thread for the
+// whole request timeout); {0, ""} when it is fine or there is none.
+std::pair<int, std::string> badContentLength(const httplib::Request& req, std::size_t maxBody) {
+    const std::size_t n = req.get_header_value_count("Content-Length");
+    if (n == 0) return {0, ""};
+    const std::string first = req.get_header_value("Content-Length");
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::string value = req.get_header_value("Content-Length", i);
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos)
+            return {400, "Content-Length '" + printable(value) + "' is not a decimal number of bytes"};
+        if (value != first)
+            return {400, "Content-Length given twice with different values (" + printable(first) + " and " +
+                             printable(value) + ")"};
+    }
+    std::uint64_t length = 0;
+    const auto [end, ec] = std::from_chars(first.data(), first.data() + first.size(), length);
+    if (ec == std::errc::result_out_of_range || length > maxBody)
+        return {413, fmt::format("Content-Length {} is larger than --max-body = {} bytes", first, maxBody)};
+    return {0, ""};
 }
 
 // A Transfer-Encoding other than exactly "chunked" (any case): httplib reads only that one, and
@@ -367,6 +391,22 @@ zp::moeserver::HttpLimits httpLimits(const Options& o) {
     return limits;
 }
 
+// What an error answer made by httplib itself (a request it could not parse) says: the class of
+// problem, as far as the half-parsed request shows it.
+std::string httplibErrorMessage(const httplib::Request& req, int status) {
+    static const std::set<std::string> methods = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
+                                                  "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+    if (status == 414) return "request line longer than 8192 bytes (URI too long)";
+    if (status == 413) return "request body larger than --max-body";
+    if (status != 400) return fmt::format("HTTP status {}", status);
+    if (!req.method.empty() && !methods.count(req.method))
+        return "unknown method '" + printable(req.method) + "' in the request line (expected 'METHOD /path HTTP/1.1')";
+    if (!req.version.empty() && req.version != "HTTP/1.1" && req.version != "HTTP/1.0")
+        return "HTTP version '" + printable(req.version) + "' is not supported (HTTP/1.0 and HTTP/1.1 only)";
+    return "request line or headers malformed or too large (expected 'METHOD /path HTTP/1.1', header lines of at "
+           "most 8192 bytes)";
+}
+
 // The handlers of what is not a route: a refused connection's 503 counted and logged, the request
 // id and an access-log line for every answer, a JSON body for every error (httplib's own
 // 400/413/414 too), the /v1/moe counts. `metrics` must outlive the server.
@@ -393,7 +433,7 @@ void setCommonHandlers(zp::moeserver::GuardedServer& server, zp::moeserver::Metr
                                  : res.status == 503 ? "unavailable"
                                  : res.status < 500  ? "invalid_argument"
                                                      : "internal";
-        res.set_content(zp::moeserver::jsonError(fmt::format("HTTP status {}", res.status), code), "application/json");
+        res.set_content(zp::moeserver::jsonError(httplibErrorMessage(req, res.status), code), "application/json");
     });
     server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown exception";
@@ -455,6 +495,10 @@ void serveMoe(const MoeRoute& route, const httplib::Request& req, httplib::Respo
         return;
     }
     std::string body;
+    // The announced length at once (at most --max-body, checked before routing): no copies
+    // while a large body grows.
+    if (req.has_header("Content-Length") && !req.has_header("Transfer-Encoding"))
+        body.reserve(std::min<std::uint64_t>(req.get_header_value<std::uint64_t>("Content-Length"), maxBody));
     bool tooLarge = false;
     const bool read = !hasBody(req) || reader([&](const char* data, std::size_t n) {
         if (body.size() + n > maxBody) {
@@ -546,8 +590,8 @@ void addInfoRoutes(zp::moeserver::GuardedServer& server, Routes& routes, const n
 // Every request first: its id, then 404 for a path no route has and 405 (with Allow) for a
 // method a path does not take, before httplib would read a body for them. `routes` must outlive
 // the server.
-void refuseUnroutedRequests(zp::moeserver::GuardedServer& server, const Routes& routes) {
-    server.set_pre_routing_handler([&table = routes](const httplib::Request& req, httplib::Response& res) {
+void refuseUnroutedRequests(zp::moeserver::GuardedServer& server, const Routes& routes, std::size_t maxBody) {
+    server.set_pre_routing_handler([&table = routes, maxBody](const httplib::Request& req, httplib::Response& res) {
         res.set_header(kRequestIdHeader, requestIdOf(req));
         const std::vector<std::string> methods = table.methodsOf(req.path);
         const bool allowed =
@@ -555,7 +599,15 @@ void refuseUnroutedRequests(zp::moeserver::GuardedServer& server, const Routes& 
             (req.method == "HEAD" && std::find(methods.begin(), methods.end(), "GET") != methods.end());
         // A GET with a body: httplib never reads it, so it must not be taken for the next request.
         if (allowed && req.method != "POST" && hasBody(req)) zp::moeserver::GuardedServer::closeAfterResponse();
-        if (allowed) return httplib::Server::HandlerResponse::Unhandled;
+        if (allowed) {
+            const auto [status, why] = badContentLength(req, maxBody);
+            if (status == 0) return httplib::Server::HandlerResponse::Unhandled;
+            zp::moeserver::GuardedServer::closeAfterResponse();  // the body is never read
+            res.status = status;
+            res.set_content(zp::moeserver::jsonError(why, status == 413 ? "payload_too_large" : "invalid_argument"),
+                            "application/json");
+            return httplib::Server::HandlerResponse::Handled;
+        }
         if (hasBody(req)) zp::moeserver::GuardedServer::closeAfterResponse();  // its body is never read
         if (methods.empty()) {
             res.status = 404;
@@ -717,7 +769,7 @@ int main(int argc, char** argv) {
         std::cerr << "moe-server: error: internal error: the routes and docs/openapi.json differ: " << mismatch << "\n";
         return kExitInternal;
     }
-    refuseUnroutedRequests(server, routes);
+    refuseUnroutedRequests(server, routes, o.maxBody);
 
     const auto banner = [&](int port) {
         return fmt::format(
