@@ -30,6 +30,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <httplib.h>
@@ -132,6 +133,7 @@ public:
     }
 
     int port() const { return port_; }
+    pid_t pid() const { return pid_; }
     std::string log() const { return readFile(log_); }
 
     // SIGTERM, then the exit status (-1: still running after the timeout, then killed).
@@ -672,10 +674,11 @@ struct Exit {
     std::string output;
 };
 
-// moe-server with these arguments, for options refused before any device is opened.
-Exit runServer(const std::string& args) {
+// moe-server with these arguments, for options refused before any device is opened (`wrapper`,
+// e.g. "timeout 60 ", runs it).
+Exit runServer(const std::string& args, const std::string& wrapper = "") {
     const fs::path log = fs::temp_directory_path() / ("zp-moe-cli-" + std::to_string(getpid()) + ".log");
-    const std::string cmd = std::string(MOE_SERVER_EXE) + " " + args + " >'" + log.string() + "' 2>&1";
+    const std::string cmd = wrapper + std::string(MOE_SERVER_EXE) + " " + args + " >'" + log.string() + "' 2>&1";
     const int status = std::system(cmd.c_str());
     Exit e{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), readFile(log)};
     fs::remove(log);
@@ -699,14 +702,60 @@ TEST(MoeServerOptions, GivenBadOptionsOrFiles_ThenExitTwoNamingThem) {
         {"--set hidden=1073741792", "hidden = 1073741792: must be at most 65536"},
         {"--set experts=400000000 --set cards=1", "experts = 400000000: must be at most 65536"},
         {"--set 'hidden=!!str 128'", "is tagged !!str, a string"},
+        // NaN passes every range check (it started the server, which then never timed out).
+        {"--request-timeout nan", "--request-timeout 'nan': not a decimal number in [0.001, 3600]"},
+        {"--write-timeout NaN", "--write-timeout 'NaN': not a finite"},
+        {"--keep-alive-timeout inf", "--keep-alive-timeout 'inf': not a finite"},
+        {"--keep-alive-timeout -1", "--keep-alive-timeout '-1': not a decimal number in [0.001, 3600]"},
+        {"--request-timeout 1s", "--request-timeout '1s': not a finite"},
+        // CLI11 reads integers with base 0: "0x10" was 16, "010" 8.
+        {"--port 0x10", "--port '0x10': not a decimal integer in [0, 65535]"},
+        {"--port -1", "--port -1: out of range [0, 65535]"},
+        {"--threads 1e1", "--threads '1e1': not a decimal integer"},
+        {"--connections nan", "--connections 'nan': not a decimal integer"},
+        {"--queue -1", "--queue -1: out of range [0, 1048576]"},
+        {"--keep-alive-max 0", "--keep-alive-max 0: out of range"},
+        // An empty value read as not given (--host '' bound [::1] after warning it was not loopback).
+        {"--host ''", "--host '': an empty value"},
+        {"--port-file ''", "--port-file '': an empty value"},
+        {"--weights ''", "--weights '': an empty value"},
+        {"--config ''", "--config '': an empty value"},
+        {"--variant ''", "--variant '': an empty value"},
+        {"--set ''", "--set '': an empty value"},
     };
     for (const auto& [args, fragment] : rows) {
-        const Exit e = runServer(args);
+        const Exit e = runServer(args, "timeout 60 ");  // one taken would serve: exit 124, not a hang
         EXPECT_EQ(e.code, 2) << args << "\n" << e.output;
         EXPECT_NE(e.output.find(fragment), std::string::npos) << args << ": expected '" << fragment << "' in\n"
                                                               << e.output;
         EXPECT_EQ(e.output.find("terminate called"), std::string::npos) << e.output;
     }
+}
+
+// The port file is written over: never over a file the server reads, however it is spelled.
+TEST(MoeServerOptions, GivenPortFileThatIsAnInputFile_ThenExitTwoNamingBothAndTheFileKept) {
+    const fs::path dir = fs::temp_directory_path() / ("zp-moe-same-" + std::to_string(getpid()));
+    fs::create_directories(dir / "sub");
+    const fs::path weights = dir / "w.safetensors", config = dir / "c.yaml";
+    std::ofstream(weights) << "not really weights";
+    std::ofstream(config) << "hidden: 128\n";
+    fs::create_symlink(weights, dir / "link.safetensors");
+    const std::vector<std::pair<std::string, std::string>> rows = {
+        {"--weights " + weights.string() + " --port-file " + weights.string(), "--weights " + weights.string()},
+        {"--weights " + weights.string() + " --port-file " + (dir / "sub" / ".." / "w.safetensors").string(),
+         "--weights"},
+        {"--weights " + weights.string() + " --port-file " + (dir / "link.safetensors").string(), "--weights"},
+        {"--config " + config.string() + " --port-file " + config.string(), "--config " + config.string()},
+    };
+    for (const auto& [args, input] : rows) {
+        const Exit e = runServer(args + " --port 0");
+        EXPECT_EQ(e.code, 2) << args << "\n" << e.output;
+        EXPECT_NE(e.output.find("is the same file as " + input), std::string::npos) << args << "\n" << e.output;
+        EXPECT_NE(e.output.find("--port-file "), std::string::npos) << e.output;
+    }
+    EXPECT_EQ(readFile(weights), "not really weights");
+    EXPECT_EQ(readFile(config), "hidden: 128\n");
+    fs::remove_all(dir);
 }
 
 namespace {
@@ -891,6 +940,73 @@ TEST(MoeServerApi, GivenAClient_ThenRoutesMethodsBodiesIdsLogAndMetricsAreAsDocu
         EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.5);
     }
 
+    // A Content-Length the server will not read: answered at once (the 413 came after the whole
+    // --request-timeout, holding a thread), 400 naming a malformed one; the connection closed.
+    for (const auto& [length, answerStart, fragment] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"100000000", "HTTP/1.1 413", "Content-Length 100000000 is larger than --max-body = 67108864 bytes"},
+             {"18446744073709551616", "HTTP/1.1 413", "Content-Length 18446744073709551616 is larger than --max-body"},
+             {"-5", "HTTP/1.1 400", "Content-Length '-5' is not a decimal number of bytes"},
+             {"12abc", "HTTP/1.1 400", "Content-Length '12abc' is not a decimal number"},
+             {"0x10", "HTTP/1.1 400", "Content-Length '0x10' is not a decimal number"},
+             {"10\r\nContent-Length: 12", "HTTP/1.1 400",
+              "Content-Length given twice with different values (10 and 12)"},
+         }) {
+        RawConnection c(port);
+        const auto t0 = Clock::now();
+        c.send("POST /v1/moe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + length +
+               "\r\n\r\n{\"hidden\": ");
+        const std::string answer = c.receive(std::chrono::seconds(4));
+        EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.0) << length;
+        EXPECT_EQ(answer.rfind(answerStart, 0), 0u) << length << ": " << answer;
+        EXPECT_NE(bodyOf(answer).value("error", "").find(fragment), std::string::npos) << answer;
+        EXPECT_EQ(bodyOf(answer).value("code", ""),
+                  answerStart.ends_with("413") ? "payload_too_large" : "invalid_argument");
+        EXPECT_TRUE(c.closedByServer()) << length;
+    }
+    // What httplib refuses itself: the JSON body names the class of problem (it said "HTTP status 400").
+    for (const auto& [request, answerStart, fragment] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"FOO /v1/moe HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400", "unknown method 'FOO'"},
+             {"GET /health HTTP/2.0\r\nHost: x\r\n\r\n", "HTTP/1.1 400", "HTTP version 'HTTP/2.0' is not supported"},
+             {"GET /health HTTP/1.1\r\nX-Big: " + std::string(200000, 'a') + "\r\n\r\n", "HTTP/1.1 400",
+              "request line or headers malformed or too large"},
+             {"GET /" + std::string(10000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 414",
+              "request line longer than 8192 bytes"},
+         }) {
+        const std::string answer = rawExchange(port, request);
+        EXPECT_EQ(answer.rfind(answerStart, 0), 0u) << request.substr(0, 40) << ": " << answer.substr(0, 300);
+        EXPECT_NE(bodyOf(answer).value("error", "").find(fragment), std::string::npos) << answer.substr(0, 300);
+    }
+
+    // A body far longer than any request of the shape (a row of 20M zeros): refused while it is
+    // parsed, in memory about the body's size (the whole body was parsed first: 20M values, ~1 GB).
+    {
+        const std::string rows = "[[" + [] {
+            std::string zeros;
+            zeros.reserve(40'000'000);
+            for (int i = 0; i < 20'000'000; ++i) zeros += i ? ",0" : "0";
+            return zeros;
+        }() + "]]";
+        const std::string big = R"({"hidden": )" + rows + R"(, "topk_ids": [[0, 1, 2, 3, 4, 5]], )" +
+                                R"("topk_weights": [[1, 1, 1, 1, 1, 1]]})";
+        const std::string procDir = "/proc/" + std::to_string(server.pid());
+        const auto statusKiB = [&](const std::string& field) {
+            std::ifstream f(procDir + "/status");
+            for (std::string line; std::getline(f, line);)
+                if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
+            return -1L;
+        };
+        std::ofstream(procDir + "/clear_refs") << "5";  // VmHWM := VmRSS now
+        const long before = statusKiB("VmRSS");
+        auto r = cli.Post("/v1/moe", big, "application/json");
+        const long peak = statusKiB("VmHWM");
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 400);
+        EXPECT_NE(r->body.find("hidden[0] has 20000000 values, expected hidden = 128"), std::string::npos) << r->body;
+        EXPECT_GT(before, 0);
+        EXPECT_LT(peak - before, long(2 * big.size() / 1024)) << "the server's peak RSS grew by " << (peak - before)
+                                                              << " KiB for a body of " << big.size() / 1024 << " KiB";
+    }
+
     // Values outside their type's finite range: 400 naming the element (row, column) and value.
     std::mt19937_64 rng(5);
     const Inputs ok = randomInputs(rng, 2, shape, true);
@@ -937,6 +1053,33 @@ TEST(MoeServerApi, GivenAClient_ThenRoutesMethodsBodiesIdsLogAndMetricsAreAsDocu
         {body([](json& j) { j["out_format"] = "xml"; }).dump(),
          "'out_format' must be \"numbers\" or \"bf16_base64\", got \"xml\""},
         {body([](json& j) { j["out_format"] = 1; }).dump(), "'out_format' must be"},
+        // A key twice, in any place: named (the last one won, silently).
+        {body([](json&) {}).dump().insert(1, R"("topk_ids": [[0, 1, 2, 3, 4, 5]], )"), "duplicate key 'topk_ids'"},
+        {body([](json& j) { j["out_format"] = "numbers"; }).dump().insert(1, R"("out_format": "bf16_base64", )"),
+         "duplicate key 'out_format'"},
+        // What no request of the shape holds: refused while parsed, naming the key and the limit.
+        {body([](json& j) {
+             j["hidden"] = json::array({json::array(), json::array(), json::array()});
+         }).dump(),
+         "'hidden' has 3 rows, expected 1 to at most rows = 2"},
+        {body([](json& j) { j["topk_weights"][1].push_back(0.5); }).dump(),
+         "topk_weights[1] has 7 values, expected top_k = 6"},
+        {body([](json& j) { j["hidden"][0][4] = json::array({1}); }).dump(),
+         "hidden[0][4] must be a number, got an array"},
+        {body([](json& j) {
+             j["hidden"][1] = json::object({{"a", 1}});
+         }).dump(),
+         "hidden[1] has no array of values, expected hidden = 128"},
+        {body([](json& j) {
+             j["hidden"] = json::object({{"a", 1}});
+         }).dump(),
+         "'hidden' must be an array of rows"},
+        {body([](json& j) {
+             j["timings"] = json::array({0, 0, 0});
+         }).dump(),
+         "'timings' must be true or false"},
+        {body([](json& j) { j["out_format"] = json::object(); }).dump(), "'out_format' must be"},
+        {"[[[0, 0, 0]]]", "the request body must be a JSON object"},
     };
     for (const auto& [b, fragment] : outside) {
         auto r = cli.Post("/v1/moe", b, "application/json");
@@ -1102,4 +1245,26 @@ TEST(MoeServerApi, GivenAClient_ThenRoutesMethodsBodiesIdsLogAndMetricsAreAsDocu
                      [](const std::string& l) { return l.find(" id=slow-1 ") != std::string::npos; }) -
         access.begin())];
     EXPECT_NE(slowLine.find(" method=POST path=/v1/moe status=200 "), std::string::npos) << slowLine;
+}
+
+// A port another moe-server listens on: httplib's SO_REUSEPORT let a second server of another
+// shape bind it too, and the kernel split the connections between them. Now the second exits 2.
+TEST(MoeServerOptions, GivenAPortAnotherServerListensOn_ThenTheSecondExitsTwoNamingIt) {
+    ServerProcess first;
+    const std::string where = "127.0.0.1:" + std::to_string(first.port());
+    // Under `timeout`: a second server that does listen must not hang the test (exit 124).
+    const Exit second =
+        runServer("--device zecl --set hidden=256 --set intermediate=64 --set experts=48 --host 127.0.0.1 --port " +
+                      std::to_string(first.port()),
+                  "timeout 60 ");
+    EXPECT_EQ(second.code, 2) << second.output;
+    EXPECT_NE(second.output.find("cannot bind " + where + ": address in use"), std::string::npos) << second.output;
+    EXPECT_EQ(second.output.find("listening"), std::string::npos) << second.output;
+    // The first still answers every connection, with its own shape.
+    for (int i = 0; i < 8; ++i) {
+        const std::string answer =
+            rawExchange(first.port(), "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        EXPECT_EQ(bodyOf(answer)["shape"].value("hidden", 0), 128) << answer;
+    }
+    EXPECT_EQ(first.terminate(std::chrono::seconds(30)), 0) << first.log();
 }

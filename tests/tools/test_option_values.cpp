@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "zp/cli/option_values.hpp"
@@ -35,4 +36,22 @@ TEST(OptionValues, GivenDecimalNumbers_ThenOnlyPlainFiniteDecimalsInRangeAreTake
                 << e.what();
         }
     }
+}
+
+TEST(OptionValues, GivenNonFiniteOrMalformedSeconds_ThenOptionErrorNamingOptionAndValue) {
+    EXPECT_EQ(parseDecimalOption("0.5", "--request-timeout", 0.001, 3600), 0.5);
+    EXPECT_EQ(parseDecimalOption("2", "--request-timeout", 0.001, 3600), 2.0);
+    EXPECT_EQ(parseDecimalOption("1e-3", "--request-timeout", 0.001, 3600), 0.001);
+    EXPECT_EQ(parseDecimalOption("3600", "--request-timeout", 0.001, 3600), 3600.0);
+    for (const char* bad : {"nan", "NaN", "-nan", "inf", "-inf", "infinity", "", " 1", "1 ", "0x10", "+1", "1s", "1,5",
+                            "-1", "0", "3600.5", "1e999", "0.0001"})
+        try {
+            parseDecimalOption(bad, "--request-timeout", 0.001, 3600);
+            ADD_FAILURE() << "'" << bad << "' was taken";
+        } catch (const OptionError& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(what.rfind("--request-timeout ", 0), 0u) << what;
+            EXPECT_NE(what.find(bad), std::string::npos) << what;
+            EXPECT_NE(what.find("[0.001, 3600]"), std::string::npos) << what;
+        }
 }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "zp/cli/git_describe.hpp"
+#include "zp/cli/option_values.hpp"
 
 namespace zp::cli {
 namespace {
@@ -108,6 +109,13 @@ int parse(CLI::App& app, const std::string& tool, int argc, char** argv) {
         return 2;
     }
     return -1;
+}
+
+void refuseEmptyValues(const CLI::App& app, std::initializer_list<const char*> names) {
+    for (const char* name : names)
+        for (const auto& value : app.get_option(name)->results())
+            if (value.empty())
+                throw OptionError(std::string(name) + " '': an empty value; give one or leave the option out");
 }
 
 }  // namespace zp::cli

@@ -1,12 +1,14 @@
 #include "http_guard.hpp"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -177,12 +179,51 @@ void refuse(int fd, const std::string& requestId) {
     (void)::send(fd, all.data(), all.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+// The listening socket's options: SO_REUSEADDR (a restart binds at once past connections in
+// TIME_WAIT) and not httplib's SO_REUSEPORT (a port another process listens on is refused).
+void reuseAddressOnly(int fd) {
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+}
+
 }  // namespace
 
 GuardedServer::GuardedServer(const HttpLimits& limits) : limits_(limits) {
     const int threads = limits_.connections;
     const std::size_t queue = limits_.queue;
     new_task_queue = [threads, queue] { return new BoundedPool(threads, queue); };
+    set_socket_options(reuseAddressOnly);
+}
+
+std::string GuardedServer::bindFailure(const std::string& host, int port) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* list = nullptr;
+    if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &list); rc != 0)
+        return std::string("not an address (") + ::gai_strerror(rc) + ")";
+    std::string why = "no address";
+    for (const addrinfo* a = list; a != nullptr; a = a->ai_next) {
+        const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd < 0) {
+            why = std::strerror(errno);
+            continue;
+        }
+        reuseAddressOnly(fd);
+        const int rc = ::bind(fd, a->ai_addr, a->ai_addrlen), err = errno;
+        ::close(fd);
+        if (rc == 0) {
+            why = "it can be bound now (it could not a moment ago)";
+            continue;
+        }
+        why = err == EADDRINUSE      ? "address in use"
+              : err == EADDRNOTAVAIL ? "not an address of this host"
+              : err == EACCES        ? "permission denied (ports below 1024 need privileges)"
+                                     : std::strerror(err);
+        break;
+    }
+    ::freeaddrinfo(list);
+    return why;
 }
 
 void GuardedServer::widenBacklog(int backlog) {

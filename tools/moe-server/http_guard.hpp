@@ -11,7 +11,10 @@
 //   - an idle keep-alive connection is closed after `keepAliveTimeout`, and after
 //     `keepAliveMax` requests;
 //   - `connections` threads, and at most `queue` accepted connections waiting for one: beyond
-//     that a connection gets 503 (JSON body, Retry-After) at once instead of waiting.
+//     that a connection gets 503 (JSON body, Retry-After) at once instead of waiting;
+//   - the listening socket has SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, with
+//     which a second server binds a port the first listens on and the kernel splits the
+//     connections between them (answers of another shape, silently).
 #pragma once
 
 #include <atomic>
@@ -46,6 +49,10 @@ public:
     static Clock::time_point requestStart();
     // Ends the connection once the current response is written (a body left unread, e.g. 413).
     static void closeAfterResponse();
+
+    // Why `host`:`port` cannot be bound, as bind(2) says with this server's socket options, e.g.
+    // "address in use" (another process listens there) or "not an address of this host".
+    static std::string bindFailure(const std::string& host, int port);
 
     // httplib listens with a backlog of 5 (compiled in): past it a connecting client's SYN is
     // dropped and retried a second later. Call after bind_to_port / bind_to_any_port.

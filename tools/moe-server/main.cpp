@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -124,6 +125,29 @@ bool hasBody(const httplib::Request& req) {
     return req.has_header("Content-Length") || req.has_header("Transfer-Encoding");
 }
 
+// What is wrong with a request's Content-Length, before any of its body is read: {400, why} for
+// one that is not a decimal number ("12abc", "0x10", "-5") or two that differ, {413, why} for one
+// above `maxBody` (httplib would read and drop that many bytes first, holding a thread for the
+// whole request timeout); {0, ""} when it is fine or there is none.
+std::pair<int, std::string> badContentLength(const httplib::Request& req, std::size_t maxBody) {
+    const std::size_t n = req.get_header_value_count("Content-Length");
+    if (n == 0) return {0, ""};
+    const std::string first = req.get_header_value("Content-Length");
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::string value = req.get_header_value("Content-Length", i);
+        if (value.empty() || value.find_first_not_of("0123456789") != std::string::npos)
+            return {400, "Content-Length '" + printable(value) + "' is not a decimal number of bytes"};
+        if (value != first)
+            return {400, "Content-Length given twice with different values (" + printable(first) + " and " +
+                             printable(value) + ")"};
+    }
+    std::uint64_t length = 0;
+    const auto [end, ec] = std::from_chars(first.data(), first.data() + first.size(), length);
+    if (ec == std::errc::result_out_of_range || length > maxBody)
+        return {413, fmt::format("Content-Length {} is larger than --max-body = {} bytes", first, maxBody)};
+    return {0, ""};
+}
+
 // A Transfer-Encoding other than exactly "chunked" (any case): httplib reads only that one, and
 // would read any other body until the client closes. "" when there is none or it is chunked.
 std::string unreadableTransferEncoding(const httplib::Request& req) {
@@ -204,16 +228,40 @@ struct Options {
     std::string variant = "baseline";
     std::string kernelTuning;
     std::string host = "127.0.0.1";
-    int port = 8080;
     std::string portFile;
+    // The numbers as given, read strictly by strictNumbers() below (CLI11 would read "010" as 8,
+    // "0x10" as 16 and take "nan" through every range check).
+    std::string portText = "8080", threadsText = "4", connectionsText = "32", queueText = "64",
+                keepAliveMaxText = "100", windowText = "1024", maxBodyText = std::to_string(64u << 20);
+    std::string requestTimeoutText = "5", writeTimeoutText = "5", keepAliveTimeoutText = "2";
+    int port = 8080;
     int threads = 4;
-    std::string windowText = "1024", maxBodyText = std::to_string(64u << 20);
     std::size_t window = 1024;
     std::size_t maxBody = 64u << 20;
     int connections = 32, queue = 64, keepAliveMax = 100;
     double requestTimeout = 5, writeTimeout = 5, keepAliveTimeout = 2;
     bool enableShutdown = false;
 };
+
+// The numeric options of `o`, from their text: decimal integers and finite decimal numbers in
+// their ranges, else zp::cli::OptionError naming the option and value.
+void strictNumbers(Options& o) {
+    using zp::cli::parseDecimalOption;
+    const auto count = [](const std::string& text, const char* option, int least, int most) {
+        return int(zp::cli::parseUnsignedOption(text, option, std::uint64_t(least), std::uint64_t(most)));
+    };
+    if (o.seedText) o.seed = zp::cli::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
+    o.port = count(o.portText, "--port", 0, 65535);
+    o.threads = count(o.threadsText, "--threads", 1, 256);
+    o.connections = count(o.connectionsText, "--connections", 1, 4096);
+    o.queue = count(o.queueText, "--queue", 0, 1 << 20);
+    o.keepAliveMax = count(o.keepAliveMaxText, "--keep-alive-max", 1, 1 << 20);
+    o.window = std::size_t(zp::cli::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
+    o.maxBody = std::size_t(zp::cli::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
+    o.requestTimeout = parseDecimalOption(o.requestTimeoutText, "--request-timeout", 0.001, 3600);
+    o.writeTimeout = parseDecimalOption(o.writeTimeoutText, "--write-timeout", 0.001, 3600);
+    o.keepAliveTimeout = parseDecimalOption(o.keepAliveTimeoutText, "--keep-alive-timeout", 0.001, 3600);
+}
 
 // README "Exit codes": 2 for what the user gave (options, config, weights file), 3 for the
 // device or driver, 1 for anything else (a bug: internal).
@@ -252,32 +300,27 @@ int parseCommandLine(Options& o, int argc, char** argv) {
     app.add_option("--kernel-tuning", o.kernelTuning, "kernel build knobs (zecl devices), e.g. cols_per_wg=16");
     app.add_option("--host", o.host, "address to bind (a non-loopback address exposes the server: no auth, no TLS)")
         ->capture_default_str();
-    app.add_option("--port", o.port, "TCP port; 0 = any free port (see --port-file)")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 65535));
+    app.add_option("--port", o.portText, "TCP port, 0 to 65535; 0 = any free port (see --port-file)")
+        ->capture_default_str();
     app.add_option("--port-file", o.portFile, "write the bound port to this file once listening");
-    app.add_option("--threads", o.threads, "chains (requests on the device at once)")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 256));
-    app.add_option("--connections", o.connections, "connection threads (slow clients hold these, not chains)")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 4096));
-    app.add_option("--queue", o.queue, "accepted connections waiting for a thread; 503 beyond")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 1 << 20));
-    app.add_option("--request-timeout", o.requestTimeout,
-                   "seconds for a whole request (line, headers, body) to arrive after its first byte")
-        ->capture_default_str()
-        ->check(CLI::Range(0.001, 3600.0));
-    app.add_option("--write-timeout", o.writeTimeout, "seconds an answer may wait for a client that does not read")
-        ->capture_default_str()
-        ->check(CLI::Range(0.001, 3600.0));
-    app.add_option("--keep-alive-timeout", o.keepAliveTimeout, "seconds an idle keep-alive connection is kept")
-        ->capture_default_str()
-        ->check(CLI::Range(0.001, 3600.0));
-    app.add_option("--keep-alive-max", o.keepAliveMax, "requests per connection")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--threads", o.threadsText, "chains (requests on the device at once), 1 to 256")
+        ->capture_default_str();
+    app.add_option("--connections", o.connectionsText,
+                   "connection threads (slow clients hold these, not chains), 1 to 4096")
+        ->capture_default_str();
+    app.add_option("--queue", o.queueText, "accepted connections waiting for a thread, 0 to 1048576; 503 beyond")
+        ->capture_default_str();
+    app.add_option("--request-timeout", o.requestTimeoutText,
+                   "seconds for a whole request (line, headers, body) to arrive after its first byte, 0.001 to 3600")
+        ->capture_default_str();
+    app.add_option("--write-timeout", o.writeTimeoutText,
+                   "seconds an answer may wait for a client that does not read, 0.001 to 3600")
+        ->capture_default_str();
+    app.add_option("--keep-alive-timeout", o.keepAliveTimeoutText,
+                   "seconds an idle keep-alive connection is kept, 0.001 to 3600")
+        ->capture_default_str();
+    app.add_option("--keep-alive-max", o.keepAliveMaxText, "requests per connection, 1 to 1048576")
+        ->capture_default_str();
     app.add_option("--latency-window", o.windowText, "requests in the latency quantile window, 1 to 16777216")
         ->capture_default_str();
     app.add_option("--max-body", o.maxBodyText,
@@ -286,13 +329,19 @@ int parseCommandLine(Options& o, int argc, char** argv) {
     app.add_flag("--enable-shutdown", o.enableShutdown, "serve POST /shutdown (for tests)");
     if (const int rc = zp::cli::parse(app, "moe-server", argc, argv); rc >= 0) return rc;
     try {
-        if (o.seedText) o.seed = zp::cli::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
-        o.window = std::size_t(zp::cli::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
-        o.maxBody = std::size_t(zp::cli::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
+        // --device "" (the first device) and --prefix "" (names without a prefix) mean something.
+        zp::cli::refuseEmptyValues(
+            app, {"--config", "--set", "--seed", "--weights", "--variant", "--kernel-tuning", "--host", "--port-file"});
+        strictNumbers(o);
         if (o.seed && !o.weights.empty()) throw UsageError("give --seed or --weights, not both");
         if (o.prefix && o.weights.empty())
             throw UsageError("--prefix names tensors in --weights: not without --weights");
         if (!o.portFile.empty()) {
+            // The port file is written over: never over a file the server reads.
+            for (const auto& [input, option] : {std::pair{&o.weights, "--weights"}, std::pair{&o.config, "--config"}})
+                if (!input->empty() && zeprobe::sameFile(o.portFile, *input))
+                    throw UsageError("--port-file " + o.portFile + " is the same file as " + option + " " + *input +
+                                     ": the port would be written over it");
             zeprobe::checkOutputFile(o.portFile, "--port-file");
             // Unlike ze-probe's --out, a port file's directory is not created: a typo fails here.
             const std::filesystem::path dir = std::filesystem::path(o.portFile).parent_path();
@@ -326,6 +375,22 @@ zp::moeserver::HttpLimits httpLimits(const Options& o) {
     return limits;
 }
 
+// What an error answer made by httplib itself (a request it could not parse) says: the class of
+// problem, as far as the half-parsed request shows it.
+std::string httplibErrorMessage(const httplib::Request& req, int status) {
+    static const std::set<std::string> methods = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
+                                                  "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+    if (status == 414) return "request line longer than 8192 bytes (URI too long)";
+    if (status == 413) return "request body larger than --max-body";
+    if (status != 400) return fmt::format("HTTP status {}", status);
+    if (!req.method.empty() && !methods.count(req.method))
+        return "unknown method '" + printable(req.method) + "' in the request line (expected 'METHOD /path HTTP/1.1')";
+    if (!req.version.empty() && req.version != "HTTP/1.1" && req.version != "HTTP/1.0")
+        return "HTTP version '" + printable(req.version) + "' is not supported (HTTP/1.0 and HTTP/1.1 only)";
+    return "request line or headers malformed or too large (expected 'METHOD /path HTTP/1.1', header lines of at "
+           "most 8192 bytes)";
+}
+
 // The handlers of what is not a route: a refused connection's 503 counted and logged, the request
 // id and an access-log line for every answer, a JSON body for every error (httplib's own
 // 400/413/414 too), the /v1/moe counts. `metrics` must outlive the server.
@@ -352,7 +417,7 @@ void setCommonHandlers(zp::moeserver::GuardedServer& server, zp::moeserver::Metr
                                  : res.status == 503 ? "unavailable"
                                  : res.status < 500  ? "invalid_argument"
                                                      : "internal";
-        res.set_content(zp::moeserver::jsonError(fmt::format("HTTP status {}", res.status), code), "application/json");
+        res.set_content(zp::moeserver::jsonError(httplibErrorMessage(req, res.status), code), "application/json");
     });
     server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown exception";
@@ -414,6 +479,10 @@ void serveMoe(const MoeRoute& route, const httplib::Request& req, httplib::Respo
         return;
     }
     std::string body;
+    // The announced length at once (at most --max-body, checked before routing): no copies
+    // while a large body grows.
+    if (req.has_header("Content-Length") && !req.has_header("Transfer-Encoding"))
+        body.reserve(std::min<std::uint64_t>(req.get_header_value<std::uint64_t>("Content-Length"), maxBody));
     bool tooLarge = false;
     const bool read = !hasBody(req) || reader([&](const char* data, std::size_t n) {
         if (body.size() + n > maxBody) {
@@ -505,8 +574,8 @@ void addInfoRoutes(zp::moeserver::GuardedServer& server, Routes& routes, const n
 // Every request first: its id, then 404 for a path no route has and 405 (with Allow) for a
 // method a path does not take, before httplib would read a body for them. `routes` must outlive
 // the server.
-void refuseUnroutedRequests(zp::moeserver::GuardedServer& server, const Routes& routes) {
-    server.set_pre_routing_handler([&table = routes](const httplib::Request& req, httplib::Response& res) {
+void refuseUnroutedRequests(zp::moeserver::GuardedServer& server, const Routes& routes, std::size_t maxBody) {
+    server.set_pre_routing_handler([&table = routes, maxBody](const httplib::Request& req, httplib::Response& res) {
         res.set_header(kRequestIdHeader, requestIdOf(req));
         const std::vector<std::string> methods = table.methodsOf(req.path);
         const bool allowed =
@@ -514,7 +583,15 @@ void refuseUnroutedRequests(zp::moeserver::GuardedServer& server, const Routes& 
             (req.method == "HEAD" && std::find(methods.begin(), methods.end(), "GET") != methods.end());
         // A GET with a body: httplib never reads it, so it must not be taken for the next request.
         if (allowed && req.method != "POST" && hasBody(req)) zp::moeserver::GuardedServer::closeAfterResponse();
-        if (allowed) return httplib::Server::HandlerResponse::Unhandled;
+        if (allowed) {
+            const auto [status, why] = badContentLength(req, maxBody);
+            if (status == 0) return httplib::Server::HandlerResponse::Unhandled;
+            zp::moeserver::GuardedServer::closeAfterResponse();  // the body is never read
+            res.status = status;
+            res.set_content(zp::moeserver::jsonError(why, status == 413 ? "payload_too_large" : "invalid_argument"),
+                            "application/json");
+            return httplib::Server::HandlerResponse::Handled;
+        }
         if (hasBody(req)) zp::moeserver::GuardedServer::closeAfterResponse();  // its body is never read
         if (methods.empty()) {
             res.status = 404;
@@ -548,8 +625,9 @@ int listenUntilStopped(zp::moeserver::GuardedServer& server, const Options& o, s
     }
     if (port != 0) server.widenBacklog(o.connections + o.queue + 64);
     if (port == 0) {
-        std::cerr << "moe-server: error: cannot bind " << o.host << ":" << o.port
-                  << " (in use, or not an address here)\n";
+        const bool v6 = o.host.find(':') != std::string::npos;
+        std::cerr << "moe-server: error: cannot bind " << (v6 ? "[" + o.host + "]" : o.host) << ":" << o.port << ": "
+                  << zp::moeserver::GuardedServer::bindFailure(o.host, o.port) << "\n";
         return kExitBadInput;
     }
 
@@ -675,7 +753,7 @@ int main(int argc, char** argv) {
         std::cerr << "moe-server: error: internal error: the routes and docs/openapi.json differ: " << mismatch << "\n";
         return kExitInternal;
     }
-    refuseUnroutedRequests(server, routes);
+    refuseUnroutedRequests(server, routes, o.maxBody);
 
     const auto banner = [&](int port) {
         return fmt::format(

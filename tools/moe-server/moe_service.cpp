@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -157,23 +158,110 @@ std::string whereJsonFails(std::string_view body, const json::exception& e) {
     return fmt::format("malformed JSON{}: {}", at.path().empty() ? "" : " at " + at.path(), e.what());
 }
 
+constexpr const char* kKnownKeys[] = {"hidden_bf16", "hidden", "topk_ids", "topk_weights", "timings", "out_format"};
+
+// The JSON body checked against the server's shape while it is parsed (nlohmann's parser
+// callback), so that no more of it is built than a valid request holds: the root an object of
+// known keys, each once; under a row key [m][n], at most shape.rows rows of at most n values,
+// nothing nested deeper; `timings` and `out_format` no arrays or objects. Values past a row's
+// length and rows past shape.rows are counted but not kept (the 400 names their number, as for a
+// short row); what cannot be valid at all is a BadRequest at once.
+class ShapeWhileParsing {
+public:
+    explicit ShapeWhileParsing(const zeprobe::Shape& shape) : shape_(shape) {}
+
+    bool operator()(int depth, json::parse_event_t event, json& parsed) {
+        using E = json::parse_event_t;
+        const bool opens = event == E::object_start || event == E::array_start;
+        if (depth == 0) {
+            if (event == E::array_start) throw BadRequest("the request body must be a JSON object");
+            return true;
+        }
+        if (depth == 1) {
+            if (event == E::key) return knownKeyOnce(parsed.get_ref<const std::string&>());
+            if (event == E::array_end) {  // a row array's end: its rows counted
+                if (rows_ > std::size_t(shape_.rows))
+                    throw BadRequest(
+                        fmt::format("'{}' has {} rows, expected 1 to at most rows = {} (the server's shape)", key_,
+                                    rows_, shape_.rows));
+                return true;
+            }
+            if (!opens) return true;
+            if (columns() == 0) {
+                if (key_ == "timings") throw BadRequest("'timings' must be true or false");
+                throw BadRequest(fmt::format("'out_format' must be \"numbers\" or \"bf16_base64\", got {}",
+                                             event == E::array_start ? "an array" : "an object"));
+            }
+            if (event == E::object_start)
+                throw BadRequest(fmt::format("'{}' must be an array of rows (arrays of {} = {} values)", key_,
+                                             columnsName(), columns()));
+            rows_ = 0;
+            return true;
+        }
+        if (depth == 2) {                 // a row: counted; past shape.rows not kept
+            if (event == E::array_end) {  // a kept row's end: its values counted
+                if (values_ > columns())
+                    throw BadRequest(fmt::format("{}[{}] has {} values, expected {} = {}", key_, rows_ - 1, values_,
+                                                 columnsName(), columns()));
+                return true;
+            }
+            if (event != E::value && !opens) return true;  // a key inside a discarded row
+            values_ = 0;
+            keptRow_ = ++rows_ <= std::size_t(shape_.rows);
+            if (keptRow_ && event == E::object_start)
+                throw BadRequest(fmt::format("{}[{}] has no array of values, expected {} = {}", key_, rows_ - 1,
+                                             columnsName(), columns()));
+            return keptRow_;
+        }
+        // depth >= 3: the values of a row (events inside a discarded row are discarded too).
+        if (!keptRow_) return false;
+        if (depth == 3 && opens)
+            throw BadRequest(fmt::format("{}[{}][{}] must be {}, got {}", key_, rows_ - 1, values_,
+                                         key_ == "topk_ids" ? "an integer" : "a number",
+                                         event == E::array_start ? "an array" : "an object"));
+        if (depth == 3 && event == E::value) return ++values_ <= columns();
+        return true;
+    }
+
+private:
+    bool knownKeyOnce(const std::string& key) {
+        if (std::find_if(std::begin(kKnownKeys), std::end(kKnownKeys), [&](const char* k) { return key == k; }) ==
+            std::end(kKnownKeys))
+            throw BadRequest(fmt::format(
+                "unknown key '{}' (known: hidden_bf16, hidden, topk_ids, topk_weights, timings, out_format)", key));
+        if (!seen_.insert(key).second)
+            throw BadRequest(fmt::format("duplicate key '{}': each key once (JSON's last-wins would be silent)", key));
+        key_ = key;
+        return true;
+    }
+    // The row length of the current key (0: not a row key) and its name in messages.
+    std::size_t columns() const {
+        return key_ == "hidden" || key_ == "hidden_bf16"      ? std::size_t(shape_.hidden)
+               : key_ == "topk_ids" || key_ == "topk_weights" ? std::size_t(shape_.topK)
+                                                              : 0;
+    }
+    const char* columnsName() const { return key_.rfind("topk_", 0) == 0 ? "top_k" : "hidden"; }
+
+    const zeprobe::Shape& shape_;
+    std::set<std::string> seen_;
+    std::string key_;
+    std::size_t rows_ = 0, values_ = 0;
+    bool keptRow_ = true;
+};
+
 }  // namespace
 
 MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) {
     json root;
     try {
-        root = json::parse(body.begin(), body.end());
+        ShapeWhileParsing limits(shape);
+        root = json::parse(body.begin(), body.end(), [&limits](int depth, json::parse_event_t event, json& parsed) {
+            return limits(depth, event, parsed);
+        });
     } catch (const json::exception& e) {  // parse_error, and out_of_range for a number beyond double (1e400)
         throw BadRequest(whereJsonFails(body, e));
     }
     if (!root.is_object()) throw BadRequest("the request body must be a JSON object");
-    static const char* const known[] = {"hidden_bf16", "hidden", "topk_ids", "topk_weights", "timings", "out_format"};
-    for (const auto& item : root.items())
-        if (const std::string& key = item.key(); std::find_if(std::begin(known), std::end(known), [&](const char* k) {
-                                                     return key == k;
-                                                 }) == std::end(known))
-            throw BadRequest(fmt::format(
-                "unknown key '{}' (known: hidden_bf16, hidden, topk_ids, topk_weights, timings, out_format)", key));
 
     MoeRequest r;
     // Ids are int64 as torch.topk gives them: the facade's int64 forward() checks them before

@@ -1397,13 +1397,9 @@ int main(int argc, char** argv) {
     if (gateRepeatMergeCommand->parsed()) return runGateRepeatMerge(gateRepeatMerge);
     return guarded([&] {
         // An option given an empty value (--shard "", --report "") would read as not given at all.
-        for (const char* name : {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--device",
-                                 "--kernel-tuning", "--route-pattern", "--out", "--seed", "--cards", "--trace",
-                                 "--report", "--sweep", "--shard", "--block-isolation", "--gate-budget"})
-            for (const auto& value : app.get_option(name)->results())
-                if (value.empty())
-                    throw probe::InputError(std::string(name) +
-                                            " '': an empty value; give one or leave the option out");
+        cli::refuseEmptyValues(app, {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--device",
+                                     "--kernel-tuning", "--route-pattern", "--out", "--seed", "--cards", "--trace",
+                                     "--report", "--sweep", "--shard", "--block-isolation", "--gate-budget"});
         return run(o);
     });
 }

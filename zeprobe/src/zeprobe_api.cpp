@@ -647,6 +647,8 @@ void checkOutputFile(const std::string& path, const std::string& what) {
     }
 }
 
+bool sameFile(const std::string& a, const std::string& b) { return zp::probe::sameFile(a, b); }
+
 void writeFileAtomically(const std::string& path, std::string_view bytes, const std::string& what) {
     try {
         zp::probe::writeFileAtomically(path, bytes, what);

@@ -317,5 +317,9 @@ ZEPROBE_API float floatFromBf16(std::uint16_t bits) noexcept;
 // naming `what` (the option, e.g. "--port-file") and the path.
 ZEPROBE_API void checkOutputFile(const std::string& path, const std::string& what);
 ZEPROBE_API void writeFileAtomically(const std::string& path, std::string_view bytes, const std::string& what);
+// Whether two names are one file: the same file once both exist (hard and symbolic links
+// included), else the same absolute path with its existing part's links resolved. For refusing an
+// output that would overwrite an input (moe-server's --port-file over --weights).
+ZEPROBE_API bool sameFile(const std::string& a, const std::string& b);
 
 }  // namespace zeprobe

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,9 @@ void configureApp(CLI::App& app, const std::string& tool, int contract, const st
 // Parses; on --help / --version prints them and returns 0, on a parse error prints
 // "<tool>: error: ..." and a hint to --help and returns 2; otherwise returns -1 (go on).
 int parse(CLI::App& app, const std::string& tool, int argc, char** argv);
+
+// An option of `names` given an empty value (--host "", --port-file "") would read as not given
+// at all, or as a value nobody meant: an OptionError (exit 2) naming the option. After parse().
+void refuseEmptyValues(const CLI::App& app, std::initializer_list<const char*> names);
 
 }  // namespace zp::cli
