@@ -704,10 +704,10 @@ TEST(MoeServerOptions, GivenBadOptionsOrFiles_ThenExitTwoNamingThem) {
         {"--set 'hidden=!!str 128'", "is tagged !!str, a string"},
         // NaN passes every range check (it started the server, which then never timed out).
         {"--request-timeout nan", "--request-timeout 'nan': not a decimal number in [0.001, 3600]"},
-        {"--write-timeout NaN", "--write-timeout 'NaN': not a finite"},
-        {"--keep-alive-timeout inf", "--keep-alive-timeout 'inf': not a finite"},
+        {"--write-timeout NaN", "--write-timeout 'NaN': not a decimal number"},
+        {"--keep-alive-timeout inf", "--keep-alive-timeout 'inf': not a decimal number"},
         {"--keep-alive-timeout -1", "--keep-alive-timeout '-1': not a decimal number in [0.001, 3600]"},
-        {"--request-timeout 1s", "--request-timeout '1s': not a finite"},
+        {"--request-timeout 1s", "--request-timeout '1s': not a decimal number"},
         // CLI11 reads integers with base 0: "0x10" was 16, "010" 8.
         {"--port 0x10", "--port '0x10': not a decimal integer in [0, 65535]"},
         {"--port -1", "--port -1: out of range [0, 65535]"},
