@@ -120,9 +120,7 @@ int main(int argc, char** argv) {
     if (const int rc = zp::cli::parse(app, "zp-cl-build-report", argc, argv); rc >= 0) return rc;
     try {
         // given but empty: not the default they would otherwise silently fall back to
-        for (const char* option : {"--device", "--binaries"})
-            if (app.count(option) && app[option]->as<std::string>().empty())
-                throw std::invalid_argument(std::string(option) + " '': empty (leave it out for the default)");
+        zp::cli::refuseEmptyValues(app, {"--device", "--binaries"});
         // ablation tunings build (they are wrong only when run): their code is what --ablation times
         const auto tuning =
             zp::scheduler::KernelTuning::parse(tuningText, zp::scheduler::KernelTuning::Ablation::allowed);
