@@ -54,7 +54,8 @@ refused() {  # NEEDLE ENV... -- SCRIPT ARGS...
 gate=$root/tools/bench/gate_repeat.sh stream=$root/tools/bench/h200_stream.sh
 refused "N '' is not" ZE_PROBE="$tmp/ze-probe" bash "$gate" ""
 refused "N '0x3' is not" ZE_PROBE="$tmp/ze-probe" bash "$gate" 0x3
-refused "N '0' is not" ZE_PROBE="$tmp/ze-probe" bash "$gate" 0
+refused "N '1' is not" ZE_PROBE="$tmp/ze-probe" bash "$gate" 1
+refused "N '101' is not" ZE_PROBE="$tmp/ze-probe" bash "$gate" 101
 refused "ZE_PROBE '$tmp' is not" ZE_PROBE="$tmp" bash "$gate" 2
 refused "GATE_REPEAT_OUT '$tmp/file' is not" ZE_PROBE="$tmp/ze-probe" GATE_REPEAT_OUT="$tmp/file" bash "$gate" 2
 # options without N: N is 5 and the options go through whole (the first was taken as N)

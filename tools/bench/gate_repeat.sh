@@ -15,7 +15,7 @@ set -euo pipefail
 die() { echo "gate_repeat.sh: $*" >&2; exit 2; }
 n=5
 if [[ $# -gt 0 && $1 != -* ]]; then  # N, else ze-probe options from the first
-  [[ $1 =~ ^[1-9][0-9]{0,3}$ ]] || die "N '$1' is not a number of runs (1..9999)"
+  [[ $1 =~ ^[1-9][0-9]{0,2}$ && $1 -ge 2 && $1 -le 100 ]] || die "N '$1' is not a number of runs in 2..100 (ze-probe --gate-repeat)"
   n=$1
   shift
 fi
