@@ -32,7 +32,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Only a regular file is opened: a directory reads as empty (a silently empty bundle) and a FIFO
+// without a writer blocks the open.
 std::string readFile(const fs::path& p) {
+    std::error_code ec;
+    const auto st = fs::status(p, ec);
+    if (!fs::exists(st)) throw std::runtime_error("cannot open " + p.string() + ": no such file");
+    if (!fs::is_regular_file(st))
+        throw std::runtime_error("cannot read " + p.string() + ": " +
+                                 (fs::is_directory(st) ? "a directory" : "not a regular file"));
     std::ifstream f(p, std::ios::binary);
     if (!f) throw std::runtime_error("cannot open " + p.string());
     std::ostringstream s;
@@ -41,6 +49,10 @@ std::string readFile(const fs::path& p) {
 }
 
 void writeFile(const fs::path& p, const std::string& bytes) {
+    std::error_code ec;
+    if (const auto st = fs::status(p, ec); fs::exists(st) && !fs::is_regular_file(st))
+        throw std::runtime_error("cannot write " + p.string() + ": " +
+                                 (fs::is_directory(st) ? "a directory" : "not a regular file"));
     std::ofstream f(p, std::ios::binary | std::ios::trunc);
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!f) throw std::runtime_error("cannot write " + p.string());
@@ -144,17 +156,26 @@ int embed(const std::map<std::string, std::string>& args) {
              << "        " << cString(".globl " + sym + "\n.hidden " + sym + "\n.balign 16\n" + sym + ":\n") << "\n"
              << "        " << cString(".incbin " + cString(file.string()) + "\n") << "\n";
         symbols << "extern \"C\" __attribute__((visibility(\"hidden\"))) const unsigned char " << sym << "[];\n";
+        // Checked here: a bad number would otherwise surface as a compile error of the generated C++.
+        auto numbers = [&](const std::string& list, int base, const char* what) {
+            std::vector<std::uint32_t> out;
+            if (list == "-") return out;
+            std::istringstream items(list + ",");
+            for (std::string item; std::getline(items, item, ',');) {
+                const std::string digits = base == 16 && item.rfind("0x", 0) == 0 ? item.substr(2) : item;
+                const char* valid = base == 16 ? "0123456789abcdefABCDEF" : "0123456789";
+                if (digits.empty() || digits.size() > 10 || digits.find_first_not_of(valid) != std::string::npos ||
+                    std::stoull(digits, nullptr, base) > 0xffffffffull)
+                    throw std::runtime_error(manifest.string() + ": " + what + " '" + item + "' in line: " + line);
+                out.push_back(static_cast<std::uint32_t>(std::stoull(digits, nullptr, base)));
+            }
+            return out;
+        };
         ids << "const std::uint32_t ip" << n << "[] = {";
-        if (f[3] != "-") {
-            std::istringstream ips(f[3]);
-            for (std::string ip; std::getline(ips, ip, ',');) ids << ip << "u,";
-        }
+        for (std::uint32_t ip : numbers(f[3], 10, "ip version")) ids << ip << "u,";
         ids << "0u};\n";
         ids << "const std::uint32_t id" << n << "[] = {";
-        if (f[4] != "-") {
-            std::istringstream idList(f[4]);
-            for (std::string id; std::getline(idList, id, ',');) ids << std::stoul(id, nullptr, 16) << "u,";
-        }
+        for (std::uint32_t id : numbers(f[4], 16, "PCI device id")) ids << id << "u,";
         ids << "0u};\n";
         auto count = [](const std::string& list) {
             return list == "-" ? 0 : static_cast<std::size_t>(std::count(list.begin(), list.end(), ',') + 1);
@@ -208,6 +229,14 @@ int main(int argc, char** argv) {
         std::map<std::string, std::string> args;
         for (int i = 2; i + 1 < argc; i += 2) args[argv[i]] = argv[i + 1];
         if ((argc - 2) % 2) throw std::runtime_error(std::string("missing value after ") + argv[argc - 1]);
+        const std::map<std::string, std::vector<std::string>> known = {
+            {"bundle", {"--source", "--include-dir", "--options", "--out"}},
+            {"embed", {"--manifest", "--out"}},
+            {"inspect", {"--binary", "--file", "--target", "--out"}}};
+        if (const auto k = known.find(cmd); k != known.end())
+            for (const auto& [key, value] : args)
+                if (std::find(k->second.begin(), k->second.end(), key) == k->second.end())
+                    throw std::runtime_error("unknown option '" + key + "' for " + cmd);
         if (cmd == "bundle") return bundle(args);
         if (cmd == "embed") return embed(args);
         if (cmd == "inspect") return inspect(args);
@@ -218,7 +247,7 @@ int main(int argc, char** argv) {
                      "inspect: --binary --file --target --out)\n");
         return 2;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "zp-kernel-pack: %s\n", e.what());
-        return 1;
+        std::fprintf(stderr, "zp-kernel-pack: %s\n", e.what());  // every failure is its input's
+        return 2;
     }
 }

@@ -3,6 +3,7 @@
 #include <spirv-tools/libspirv.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -11,6 +12,8 @@ namespace zp::kernels {
 namespace {
 
 constexpr spv_target_env kEnv = SPV_ENV_OPENCL_2_2;
+// The largest module read: the package's are well under 1 MB.
+constexpr std::streamsize kMaxSpirvBytes = std::streamsize(256) << 20;
 
 // SPIR-V opcodes (unified1 spirv.h; the headers package is not a dependency).
 enum : std::uint16_t {
@@ -201,16 +204,31 @@ std::vector<std::uint32_t> orderSpirvBlocks(std::span<const std::uint32_t> words
 }
 
 std::vector<std::uint32_t> readSpirvWords(const std::string& path) {
+    // Checked before opening: opening a FIFO without a writer blocks, and a directory or a
+    // device (/dev/zero) has no size to read.
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(st))
+        throw std::runtime_error(path + ": cannot open: " + (ec ? ec.message() : std::string("no such file")));
+    if (!std::filesystem::is_regular_file(st))
+        throw std::runtime_error(path + ": " +
+                                 (std::filesystem::is_directory(st) ? "a directory"
+                                  : std::filesystem::is_fifo(st)    ? "a FIFO"
+                                                                    : "not a regular file") +
+                                 ", not a SPIR-V module");
     std::ifstream f(path, std::ios::binary | std::ios::ate);
-    if (!f) throw std::runtime_error("cannot open " + path);
+    if (!f) throw std::runtime_error(path + ": cannot open");
     const std::streamsize bytes = f.tellg();
     if (bytes <= 0 || bytes % 4)
         throw std::runtime_error(path + ": " + std::to_string(bytes) +
                                  " bytes is not a SPIR-V module (whole 32-bit words)");
+    if (bytes > kMaxSpirvBytes)
+        throw std::runtime_error(path + ": " + std::to_string(bytes) + " bytes is more than a kernel module's " +
+                                 std::to_string(kMaxSpirvBytes) + " at most");
     std::vector<std::uint32_t> words(static_cast<std::size_t>(bytes) / 4);
     f.seekg(0);
     f.read(reinterpret_cast<char*>(words.data()), bytes);
-    if (!f) throw std::runtime_error("cannot read " + path);
+    if (!f) throw std::runtime_error(path + ": cannot read");
     return words;
 }
 

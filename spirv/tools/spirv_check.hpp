@@ -28,7 +28,8 @@ std::optional<std::string> validateSpirv(std::span<const std::uint32_t> words);
 // instructions are untouched. Throws std::runtime_error on a module SPIRV-Tools cannot parse.
 std::vector<std::uint32_t> orderSpirvBlocks(std::span<const std::uint32_t> words);
 
-// Reads a whole SPIR-V file as words; throws std::runtime_error naming the file on failure.
+// Reads a whole SPIR-V file as words; throws std::runtime_error naming the file on failure,
+// without opening anything but a regular file (a FIFO would block) of whole words, <= 256 MiB.
 std::vector<std::uint32_t> readSpirvWords(const std::string& path);
 
 }  // namespace zp::kernels

@@ -29,6 +29,13 @@ refused "$chain" "--device 99" --device 99
 refused "$launch" "--pointers" --pointers 0
 refused "$launch" "--pointers" --pointers 65
 refused "$launch" "--device nowhere" --device nowhere
+# hex (CLI11 read "0x10" as 16) and a --zecl that was not used (ignored under ZE_ENABLE_ALT_DRIVERS,
+# which this test sets; exit 3 as a device error without it)
+refused "$launch" "--launches '0x10'" -n 0x10
+refused "$launch" "--cl-device '0x0'" --cl-device 0x0
+refused "$launch" "--zecl $tmp/none.so: ZE_ENABLE_ALT_DRIVERS" --zecl "$tmp/none.so"
+refused env "--zecl $tmp/none.so: not a file" -u ZE_ENABLE_ALT_DRIVERS "$launch" --zecl "$tmp/none.so"
+refused env "--zecl $tmp: not a file" -u ZE_ENABLE_ALT_DRIVERS "$launch" --zecl "$tmp"
 
 # a tuning the device cannot run at all (work-groups of 32768 items): its chains SKIPPED, then
 # exit 2, not "CHECK 0 of 0" and exit 0

@@ -38,4 +38,31 @@ done
 # the check itself: a removed value and an unknown key are refused
 ! "$report" --kernels-dir "$root/kernels_cl" --options-only --tuning gemm_tile=2,e2m1_decode=5 >/dev/null 2>&1 || fail "e2m1_decode=5 was accepted"
 ! "$report" --kernels-dir "$root/kernels_cl" --options-only --tuning gemm_tile=2,stream_bf16_act=1 >/dev/null 2>&1 || fail "stream_bf16_act was accepted"
+# argument checks of the device scripts that run nothing here: each exits 2 naming the value
+# before it runs anything (h200_stream.sh before setup.sh touches the machine)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/zp-bench-scripts.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+printf '#!/bin/sh\necho ze-probe "$@"\n' >"$tmp/ze-probe"
+chmod +x "$tmp/ze-probe"
+touch "$tmp/file"
+refused() {  # NEEDLE ENV... -- SCRIPT ARGS...
+    local needle=$1 rc=0 msg
+    shift
+    msg=$(cd "$tmp" && timeout 20 env "$@" 2>&1) || rc=$?
+    [[ $rc -eq 2 && $msg == *"$needle"* ]] || fail "$*: exit $rc, want 2 naming '$needle': $msg"
+}
+gate=$root/tools/bench/gate_repeat.sh stream=$root/tools/bench/h200_stream.sh
+refused "N '' is not" ZE_PROBE="$tmp/ze-probe" bash "$gate" ""
+refused "N '0x3' is not" ZE_PROBE="$tmp/ze-probe" bash "$gate" 0x3
+refused "N '1' is not" ZE_PROBE="$tmp/ze-probe" bash "$gate" 1
+refused "N '101' is not" ZE_PROBE="$tmp/ze-probe" bash "$gate" 101
+refused "ZE_PROBE '$tmp' is not" ZE_PROBE="$tmp" bash "$gate" 2
+refused "GATE_REPEAT_OUT '$tmp/file' is not" ZE_PROBE="$tmp/ze-probe" GATE_REPEAT_OUT="$tmp/file" bash "$gate" 2
+# options without N: N is 5 and the options go through whole (the first was taken as N)
+msg=$(cd "$tmp" && ZE_PROBE="$tmp/ze-probe" bash "$gate" --device zecl) || fail "gate_repeat.sh --device zecl: $msg"
+[[ $msg == "ze-probe --gate-repeat 5 --out gate-repeat --report gate-repeat/report.html --device zecl" ]] ||
+    fail "gate_repeat.sh --device zecl ran: $msg"
+refused "unknown step 'reprot'" OUT="$tmp" bash "$stream" report reprot
+refused "OUT '' is not" -u OUT bash "$stream" report
+refused "OUT '$tmp/file' is not" OUT="$tmp/file" bash "$stream"
 echo "bench_scripts: $scripts scripts parse; $checked tunings in them parse"

@@ -47,4 +47,19 @@ grep -q "^gemm1_mxfp4_m2 .*-DZP_GEMM_COLS_PER_WG=32 .*-DZP_GEMM_TILE=2 -DZP_STRE
 rc=0
 "$tool" --kernels-dir "$kernels" --options-only --device nowhere >"$tmp/out.txt" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "--options-only with --device: exit $rc, want 2"
+# bad input names itself with exit 2: a folder without kernel files (was an empty report, exit
+# 0), a device that is not there (was exit 3, a device error), and empty values
+mkdir "$tmp/no-kernels"
+refused() {  # NEEDLE ARGS...
+    local rc=0 needle=$1
+    shift
+    timeout 60 "$tool" "$@" >"$tmp/out.txt" 2>&1 || rc=$?
+    [[ $rc -eq 2 ]] || fail "$*: exit $rc, want 2: $(cat "$tmp/out.txt")"
+    grep -qF -- "$needle" "$tmp/out.txt" || fail "$*: the error does not name '$needle': $(cat "$tmp/out.txt")"
+}
+refused "no kernel files" --options-only --kernels-dir "$tmp/no-kernels"
+refused "no kernel files" --kernels-dir "$tmp/no-kernels"
+refused "zp-no-such-device" --kernels-dir "$kernels" --device zp-no-such-device
+refused "--device ''" --kernels-dir "$kernels" --device ""
+refused "--binaries ''" --kernels-dir "$kernels" --binaries ""
 echo "ok: $files kernel files built, $bins binaries written, bad folder and tuning refused, options listed"

@@ -48,4 +48,14 @@ cat "$tmp/i64.txt" "$tmp/i64.txt" >"$tmp/two.txt"
 rc=0
 msg=$(bash "$fit" gemm1_mxfp4_m2 "$tmp/two.txt" "$tmp/i256.txt" 2>&1) || rc=$?
 [[ $rc -eq 2 && $msg == *"want one tuning"* ]] || fail "two tunings in one file: exit $rc, $msg"
+# not a regular file (a FIFO and /dev/zero hung awk) and an empty kernel name: exit 2 in time
+mkfifo "$tmp/fifo"
+for bad in "$tmp/fifo" /dev/zero "$tmp"; do
+    rc=0
+    msg=$(timeout 20 bash "$fit" gemm1_mxfp4_m2 "$bad" "$tmp/i256.txt" 2>&1) || rc=$?
+    [[ $rc -eq 2 && $msg == *"cannot read '$bad'"* ]] || fail "$bad as input: exit $rc, $msg"
+done
+rc=0
+msg=$(bash "$fit" "" "$tmp/i64.txt" "$tmp/i256.txt" 2>&1) || rc=$?
+[[ $rc -eq 2 && $msg == *"empty KERNEL"* ]] || fail "an empty kernel name: exit $rc, $msg"
 echo "gemm_fit: H200 data and this device's bench output fitted; bad input refused"

@@ -11,7 +11,7 @@ script=$root/tools/bench/sass_loops.sh
 fail() { echo "FAIL: $*" >&2; exit 1; }
 refused() {  # refused ARGS... -- NEEDLE
   local needle=${*: -1} rc=0 msg
-  msg=$(bash "$script" --build "$build" "${@:1:$#-1}" 2>&1) || rc=$?
+  msg=$(timeout 20 bash "$script" --build "$build" "${@:1:$#-1}" 2>&1) || rc=$?
   [[ $rc -eq 2 && $msg == *"$needle"* ]] || fail "sass_loops.sh ${*:1:$#-1}: exit $rc, want 2 naming '$needle': $msg"
 }
 refused --bogus "$root/kernels_cl/gemm1_mxfp4_m2.cl" "unknown option '--bogus'"
@@ -21,6 +21,16 @@ refused --tuning cols_per_wg=6,cols_per_item=4 "$root/kernels_cl/gemm1_mxfp4_m2.
 refused "$root/kernels_cl/gemm1_mxfp4_m2.cl" "$root/kernels_cl/gemm2_mxfp4_m2.cl" "one kernel file"
 refused --maxreg 0 "$root/kernels_cl/gemm1_mxfp4_m2.cl" "--maxreg '0' is not a positive integer"
 refused --maxreg "--maxreg needs a value"
+# a FIFO or a directory named *.cl (a FIFO hung clang, a directory reached the compilers) and a
+# --keep that is a file: refused before any tool is looked for
+fake=$(mktemp -d "${TMPDIR:-/tmp}/zp-sass-args.XXXXXX")
+trap 'rm -rf "$fake"' EXIT
+mkfifo "$fake/fifo.cl"
+mkdir "$fake/dir.cl"
+touch "$fake/file"
+refused "$fake/fifo.cl" "'$fake/fifo.cl' is not a readable .cl file"
+refused "$fake/dir.cl" "'$fake/dir.cl' is not a readable .cl file"
+refused --keep "$fake/file" "$root/kernels_cl/gemm1_mxfp4_m2.cl" "--keep '$fake/file' is not a directory"
 [[ $mode == sass ]] || { echo "sass_loops: bad arguments refused"; exit 0; }
 
 t=gemm_tile=2,cols_per_wg=64,cols_per_item=4,rows_per_pass=2,stream_split=16,stream_chunk=128,max_registers=128

@@ -60,4 +60,10 @@ rc=0
 bash "$script" --build "$build" --colour blue >"$tmp/out.txt" 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "--colour: exit $rc, want 2"
 grep -q -- "--colour" "$tmp/out.txt" || fail "the error does not name --colour: $(cat "$tmp/out.txt")"
+for opt in --target --build; do  # an empty value (--target "" was a bash "bad array subscript")
+    rc=0
+    bash "$script" --build "$build" "$opt" "" >"$tmp/out.txt" 2>&1 || rc=$?
+    [[ $rc -eq 2 ]] || fail "$opt '': exit $rc, want 2"
+    grep -qx "xe2_report: $opt '': an empty value" "$tmp/out.txt" || fail "$opt '': $(cat "$tmp/out.txt")"
+done
 echo "ok: $rows kernels spill-free at two columns per work-item; the stream tile free of private memory at four; one_launch spills at four with two in flight; bad input refused"

@@ -85,11 +85,15 @@ void writeBinary(cl_program prog, const std::filesystem::path& path) {
     zp::probe::writeFileAtomically(path, bytes, "--binaries");
 }
 
-// The kernel files (*.cl) of the kernels folder, sorted.
+// The kernel files (*.cl) of the kernels folder, sorted; none is bad input (a report of no
+// kernels, exit 0, would look like a run).
 std::vector<std::filesystem::path> clFiles(const std::string& dir) {
     std::vector<std::filesystem::path> files;
-    for (const auto& e : std::filesystem::directory_iterator(dir))
-        if (e.path().extension() == ".cl") files.push_back(e.path());
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".cl") files.push_back(it->path());
+    if (ec) throw std::invalid_argument("--kernels-dir " + dir + ": " + ec.message());
+    if (files.empty()) throw std::invalid_argument("--kernels-dir " + dir + ": no kernel files (*.cl) in it");
     std::sort(files.begin(), files.end());
     return files;
 }
@@ -115,6 +119,8 @@ int main(int argc, char** argv) {
         ->excludes("--device", "--log", "--binaries");
     if (const int rc = zp::cli::parse(app, "zp-cl-build-report", argc, argv); rc >= 0) return rc;
     try {
+        // given but empty: not the default they would otherwise silently fall back to
+        zp::cli::refuseEmptyValues(app, {"--device", "--binaries"});
         // ablation tunings build (they are wrong only when run): their code is what --ablation times
         const auto tuning =
             zp::scheduler::KernelTuning::parse(tuningText, zp::scheduler::KernelTuning::Ablation::allowed);
@@ -124,7 +130,21 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (!binariesDir.empty()) zp::probe::checkOutputDir(binariesDir, "--binaries");
-        const cl_device_id dev = deviceName.empty() ? firstGpuOrAny() : zp::bench::clDeviceNamed(deviceName);
+        cl_device_id dev = nullptr;
+        if (deviceName.empty()) {
+            dev = firstGpuOrAny();
+        } else {
+            std::string names;
+            for (cl_device_id d : zp::bench::clAllDevices()) {
+                const std::string n = zp::bench::clDeviceName(d);
+                if (n == deviceName) dev = d;
+                names += (names.empty() ? "'" : ", '") + n + "'";
+            }
+            if (!dev)  // bad input, exit 2, as ze-probe's --device
+                throw std::invalid_argument(
+                    "--device '" + deviceName +
+                    "': no OpenCL device of that name (there are: " + (names.empty() ? "none" : names) + ")");
+        }
         const std::string name = zp::bench::clDeviceName(dev);
         constexpr cl_uint kNvidiaVendorId = 0x10de;
         cl_uint vendor = 0;
@@ -187,7 +207,7 @@ int main(int argc, char** argv) {
     } catch (const zp::probe::InputError& e) {  // an unreadable kernel source
         fmt::print(stderr, "zp-cl-build-report: error: {}\n", e.what());
         return 2;
-    } catch (const std::invalid_argument& e) {  // a bad --tuning
+    } catch (const std::invalid_argument& e) {  // a bad --tuning, --device, --kernels-dir
         fmt::print(stderr, "zp-cl-build-report: error: {}\n", e.what());
         return 2;
     } catch (const std::exception& e) {  // the OpenCL device or driver (exit codes as ze-probe's)

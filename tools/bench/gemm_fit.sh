@@ -8,8 +8,9 @@
 set -euo pipefail
 (($# == 3)) || { echo "usage: gemm_fit.sh KERNEL SMALL_ABLATION.txt LARGE_ABLATION.txt" >&2; exit 2; }
 kernel=$1 small=$2 large=$3
-for f in "$small" "$large"; do
-  [[ -r "$f" ]] || { echo "gemm_fit.sh: cannot read '$f'" >&2; exit 2; }
+[[ -n $kernel ]] || { echo "gemm_fit.sh: an empty KERNEL name" >&2; exit 2; }
+for f in "$small" "$large"; do  # a FIFO or /dev/zero would hang awk, a directory is no output
+  [[ -f "$f" && -r "$f" ]] || { echo "gemm_fit.sh: cannot read '$f' (not a readable regular file)" >&2; exit 2; }
 done
 awk -v k="$kernel" '
   /^copy bandwidth:/ { copy = $(NF - 2) }

@@ -10,6 +10,12 @@
 # Writes $OUT/{gpu,regs,ablation,shapes*,sweep,probe,dctest,replay,gate}.txt. ZP_STREAM_TUNINGS replaces the tilings;
 # ZP_SWEEP_ARGS (e.g. "--variant baseline --pattern six_local --batch 16") narrows or extends the sweep.
 cd "$(dirname "$0")/../.."  # the repository root
+# The arguments first, before setup.sh touches the machine: an unknown step would run nothing.
+for step in "$@"; do
+  [[ " report ablation shapes sweep check replay gate " == *" $step "* ]] ||
+    { echo "h200_stream.sh: unknown step '$step' (report ablation shapes sweep check replay gate)" >&2; exit 2; }
+done
+[[ -n ${OUT:-} && -d $OUT && -w $OUT ]] || { echo "h200_stream.sh: OUT '${OUT:-}' is not a writable directory (the device call's \$OUT)" >&2; exit 2; }
 . scripts/h200/setup.sh >/dev/null 2>&1
 export ZECL_PLATFORM=NVIDIA
 B=.dev/bin

@@ -32,7 +32,8 @@ while (($#)); do
   esac
 done
 [[ -n $file ]] || die "usage: sass_loops.sh [--build DIR] [--tuning T] [--maxreg N] [--loops N] [--keep DIR] FILE.cl"
-[[ -r $file && $file == *.cl ]] || die "'$file' is not a readable .cl file"
+[[ -f $file && -r $file && $file == *.cl ]] || die "'$file' is not a readable .cl file"  # a FIFO hangs clang
+[[ -z $keep || -d $keep || ! -e $keep ]] || die "--keep '$keep' is not a directory"
 [[ $nloops =~ ^[1-9][0-9]*$ ]] || die "--loops '$nloops' is not a positive integer"
 [[ -z $maxreg || $maxreg =~ ^[1-9][0-9]*$ ]] || die "--maxreg '$maxreg' is not a positive integer"
 report=$build/tools/bench/zp-cl-build-report

@@ -19,6 +19,7 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --tuning | --target | --build)
       [[ $# -ge 2 ]] || { echo "xe2_report: $1 needs a value" >&2; exit 2; }
+      [[ -n $2 || $1 == --tuning ]] || { echo "xe2_report: $1 '': an empty value" >&2; exit 2; }  # --tuning "": packaged
       case "$1" in --tuning) tuning=$2 ;; --target) target=$2 ;; --build) build=$2 ;; esac
       shift 2
       ;;
@@ -28,7 +29,7 @@ done
 env_file=$build/spirv/kernel-build.env
 report=$build/tools/bench/zp-cl-build-report
 for f in "$env_file" "$report"; do
-  [[ -e "$f" ]] || { echo "xe2_report: $f not found: build the project first (bash scripts/build.sh)" >&2; exit 2; }
+  [[ -f "$f" ]] || { echo "xe2_report: $f not found: build the project first (bash scripts/build.sh)" >&2; exit 2; }
 done
 # shellcheck source=/dev/null
 . "$env_file"

@@ -13,6 +13,7 @@
 #include "raw_opencl.hpp"
 
 #include "zp/cli/cli.hpp"
+#include "zp/cli/option_values.hpp"
 #include "zp/runtime/ze.hpp"
 #include "zp/scheduler/device_errors.hpp"
 #include "zp/scheduler/device_setup.hpp"
@@ -23,7 +24,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -63,23 +66,36 @@ std::vector<double> timeRepeats(int repeats, uint32_t launches, F&& once) {
 
 int main(int argc, char** argv) {
     CLI::App app{"Per-launch cost of an empty kernel: zecl regular command list vs raw OpenCL"};
-    uint32_t launches = 10000;
-    int repeats = 5;
+    // Read as text, then as strict decimals (zp/cli/option_values.hpp): CLI11 reads "0x10" as 16.
+    std::string launchesText = "10000", repeatsText = "5", pointersText = "1";
     std::string deviceSpec = "zecl";
-    std::optional<int> clDevice;
+    std::optional<std::string> clDeviceText;
     std::optional<std::string> zeclPath;
-    app.add_option("-n,--launches", launches, "launches per timed run")->check(CLI::Range(1u, 10'000'000u));
-    app.add_option("-r,--repeats", repeats, "timed runs (after one warm-up)")->check(CLI::Range(1, 1000));
-    int pointers = 1;
-    app.add_option("-p,--pointers", pointers, "pointer arguments of the empty kernel")->check(CLI::Range(1, 64));
+    app.add_option("-n,--launches", launchesText, "launches per timed run, 1..10000000")->capture_default_str();
+    app.add_option("-r,--repeats", repeatsText, "timed runs (after one warm-up), 1..1000")->capture_default_str();
+    app.add_option("-p,--pointers", pointersText, "pointer arguments of the empty kernel, 1..64")
+        ->capture_default_str();
     app.add_option("-d,--device", deviceSpec, "Level Zero device: \"\", intel, zecl or an index (see --list)");
-    app.add_option("--cl-device", clDevice, "OpenCL device index (flat over platforms); default: same name");
+    app.add_option("--cl-device", clDeviceText, "OpenCL device index (flat over platforms); default: same name");
     app.add_option("--zecl", zeclPath, "path of libze_zecl.so (default: $ZP_ZECL_PATH, next to this tool, ...)");
     bool list = false;
     app.add_flag("--list", list, "list Level Zero and OpenCL devices and exit");
     if (const int rc = zp::cli::parse(app, "zecl-launch-bench", argc, argv); rc >= 0) return rc;
 
     try {
+        const auto launches = std::uint32_t(zp::cli::parseUnsignedOption(launchesText, "--launches", 1, 10'000'000));
+        const int repeats = int(zp::cli::parseUnsignedOption(repeatsText, "--repeats", 1, 1000));
+        const int pointers = int(zp::cli::parseUnsignedOption(pointersText, "--pointers", 1, 64));
+        zp::cli::refuseEmptyValues(app, {"--cl-device", "--zecl"});
+        if (zeclPath) {
+            // Only read when ZE_ENABLE_ALT_DRIVERS is unset: else it would be ignored without a word.
+            if (const char* alt = std::getenv("ZE_ENABLE_ALT_DRIVERS"); alt && *alt)
+                throw std::invalid_argument("--zecl " + *zeclPath + ": ZE_ENABLE_ALT_DRIVERS (" + alt +
+                                            ") is set and decides the drivers; unset it or leave --zecl out");
+            std::error_code ec;
+            if (!std::filesystem::is_regular_file(*zeclPath, ec))
+                throw std::invalid_argument("--zecl " + *zeclPath + ": not a file (the path of libze_zecl.so)");
+        }
         zp::runtime::InitOptions init;
         init.setAltDriversIfUnset = true;
         init.zeclPath = zeclPath;
@@ -100,11 +116,9 @@ int main(int argc, char** argv) {
             }
         }();
         cl_device_id cl = nullptr;
-        if (clDevice) {
-            if (*clDevice < 0 || size_t(*clDevice) >= clDevices.size())
-                throw std::invalid_argument(fmt::format("--cl-device {}: valid range 0..{} (see --list)", *clDevice,
-                                                        int(clDevices.size()) - 1));
-            cl = clDevices[*clDevice];
+        if (clDeviceText) {
+            if (clDevices.empty()) throw std::invalid_argument("--cl-device " + *clDeviceText + ": no OpenCL device");
+            cl = clDevices[zp::cli::parseUnsignedOption(*clDeviceText, "--cl-device", 0, clDevices.size() - 1)];
         } else {
             for (cl_device_id d : clDevices)
                 if (clDeviceName(d) == dev.name()) {
