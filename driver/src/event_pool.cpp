@@ -31,12 +31,14 @@ ze_result_t EventPoolDestroy(ze_event_pool_handle_t hPool) {
     EventPool* pool = lookup<EventPool>(hPool, err);
     if (!pool) return err;
     retire(pool);
+    Context* ctx = pool->context;
     for (Event* e : pool->slots)
         if (e) {
             destroyEvent(e);
             releaseEvent(e);
         }
     delete pool;
+    leaveContext(ctx);
     return ZE_RESULT_SUCCESS;
 }
 

@@ -67,9 +67,11 @@ ze_result_t CommandListDestroy(ze_command_list_handle_t hList) {
     List* l = lookup<List>(hList, err);
     if (!l) return err;
     retire(l);
+    Context* ctx = l->context;
     releaseRecorded(l);
-    if (l->cl) releaseClQueue(l->context, l->cl);
+    if (l->cl) releaseClQueue(ctx, l->cl);
     delete l;
+    leaveContext(ctx);
     return ZE_RESULT_SUCCESS;
 }
 

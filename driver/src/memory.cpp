@@ -138,6 +138,18 @@ ze_result_t allocate(Context* ctx, Device* dev, ze_memory_type_t type, size_t si
 
 }  // namespace
 
+namespace {
+void releaseRetiredContext(Context* ctx) {
+    if (ctx->released.exchange(true)) return;  // the destroy and the last dependant may both get here
+    clReleaseContext(ctx->cl);
+    delete ctx;
+}
+}  // namespace
+
+void leaveContext(Context* ctx) {
+    if (--ctx->dependants == 0 && ctx->destroyed) releaseRetiredContext(ctx);
+}
+
 }  // namespace zecl
 
 namespace zecl::api {
@@ -175,8 +187,9 @@ ze_result_t ContextDestroy(ze_context_handle_t hContext) {
     ze_result_t err;
     Context* ctx = lookup<Context>(hContext, err);
     if (!ctx) return err;
-    // Its queues, lists, modules and event pools use it to the end: destroy them first.
-    if (ctx->dependants != 0) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;
+    // The handle goes now (any later use of it is INVALID_ARGUMENT) and so do its allocations;
+    // the context's own memory and OpenCL context stay while queues, lists, modules or event
+    // pools made on it live (they use them to their own destroy), freed by the last of them.
     retire(ctx);
     {
         std::lock_guard lock(ctx->driver->sharedMutex);
@@ -187,8 +200,8 @@ ze_result_t ContextDestroy(ze_context_handle_t hContext) {
         for (auto& [begin, a] : ctx->allocs) clSVMFree(ctx->cl, a.clBase);
         ctx->allocs.clear();
     }
-    clReleaseContext(ctx->cl);
-    delete ctx;
+    ctx->destroyed = true;
+    if (ctx->dependants == 0) zecl::releaseRetiredContext(ctx);
     return ZE_RESULT_SUCCESS;
 }
 

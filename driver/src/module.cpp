@@ -576,9 +576,11 @@ ze_result_t ModuleDestroy(ze_module_handle_t hModule) {
     Module* m = lookup<Module>(hModule, err);
     if (!m) return err;
     retire(m);
+    Context* ctx = m->context;
     // Kernels and recorded commands hold their own references to the program.
     clReleaseProgram(m->program);
     delete m;
+    leaveContext(ctx);
     return ZE_RESULT_SUCCESS;
 }
 

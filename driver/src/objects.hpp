@@ -77,7 +77,8 @@ T* lookupQuery(H handle, const P* out, ze_result_t& err) {
 }
 
 // An object made on a context (queue, command list, module, event pool: those with a `context`)
-// counts as its dependant from publish to retire: zeContextDestroy refuses while any lives.
+// counts as its dependant from publish to the end of its destroy (leaveContext): a context
+// destroyed while any lives keeps its memory and OpenCL context for them until the last one goes.
 template <class T>
 void publish(T* object) {
     if constexpr (requires { object->context->dependants; }) ++object->context->dependants;
@@ -86,8 +87,11 @@ void publish(T* object) {
 template <class T>
 void retire(T* object) {
     registry().remove(object);
-    if constexpr (requires { object->context->dependants; }) --object->context->dependants;
 }
+struct Context;
+// The last step of a dependant's destroy, after its last use of `ctx` (memory.cpp): one
+// dependant fewer, and the context freed with the last one where zeContextDestroy retired it.
+void leaveContext(Context* ctx);
 
 ze_result_t fromCl(cl_int err);
 
@@ -197,8 +201,12 @@ struct Context {
     // so memory freed after a failed submission is never still in use by work in flight.
     std::mutex queuesMutex;
     std::vector<cl_command_queue> queues;
-    // Live queues, command lists, modules and event pools made on it (see publish).
+    // Live queues, command lists, modules and event pools made on it (see publish), and whether
+    // zeContextDestroy has retired its handle: then the last dependant's destroy frees it
+    // (leaveContext), at most once (`released`).
     std::atomic<uint32_t> dependants{0};
+    std::atomic<bool> destroyed{false};
+    std::atomic<bool> released{false};
 
     bool hasDevice(const Device* d) const;
     // The allocation containing ptr (interior pointers included); allocMutex held by the caller.

@@ -32,8 +32,10 @@ ze_result_t CommandQueueDestroy(ze_command_queue_handle_t hQueue) {
     Queue* q = lookup<Queue>(hQueue, err);
     if (!q) return err;
     retire(q);
-    releaseClQueue(q->context, q->cl);
+    Context* ctx = q->context;
+    releaseClQueue(ctx, q->cl);
     delete q;
+    leaveContext(ctx);
     return ZE_RESULT_SUCCESS;
 }
 
