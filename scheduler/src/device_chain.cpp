@@ -16,6 +16,13 @@ namespace zp::scheduler {
 
 namespace {
 
+// What the device cannot run of a tuning: the packaged kernels' is the device's limit
+// (UnsupportedDevice), an asked-for tuning the user's to change (TuningNotBuildable: exit 2).
+[[noreturn]] void refuseTuning(const KernelTuning& tuning, const std::string& why) {
+    if (tuning.isPackaged()) throw UnsupportedDevice(why);
+    throw TuningNotBuildable(why);
+}
+
 // A launch whose work-group needs more local memory (the kernel's own plus its local arguments)
 // than the device has per work-group would fail only when executed, and as the driver's
 // out-of-resources: refuse it here, naming the kernel, the bytes and the tuning.
@@ -32,8 +39,7 @@ void checkLocalMemory(const runtime::Kernel& kernel, const PlannedLaunch& launch
                             " bytes of local memory per work-group (" + std::to_string(own) + " its own, " +
                             std::to_string(fromArgs) + " in its arguments) with the kernel tuning '" +
                             tuning.describe() + "'; device " + device.name() + " has " + std::to_string(limit);
-    if (tuning.isPackaged()) throw UnsupportedDevice(why);
-    throw TuningNotBuildable(why);
+    refuseTuning(tuning, why);
 }
 
 // The launch's work-group size, refused by the driver where the kernel cannot run groups that
@@ -51,8 +57,7 @@ void setGroupSize(runtime::Kernel& kernel, const PlannedLaunch& launch, const ru
                                 std::to_string(g.z) + ") with the kernel tuning '" + tuning.describe() +
                                 "' on device " + device.name() + " (" + err.codeName() +
                                 "): give fewer columns per work-group (cols_per_wg) or more per work-item";
-        if (tuning.isPackaged()) throw UnsupportedDevice(why);
-        throw TuningNotBuildable(why);
+        refuseTuning(tuning, why);
     }
 }
 
