@@ -10,7 +10,6 @@
 #include <climits>
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <system_error>
 #include <vector>
 
@@ -203,14 +202,14 @@ nlohmann::json readJsonFile(const fs::path& path, std::string_view what, std::si
 }
 
 void refuseRepeatedPaths(const std::vector<fs::path>& paths, std::string_view what) {
-    std::map<std::pair<dev_t, ino_t>, std::size_t> seen;
+    std::error_code ec;
     for (std::size_t i = 0; i < paths.size(); ++i) {
-        struct stat st {};
-        if (::stat(paths[i].c_str(), &st) != 0) continue;
-        const auto [it, fresh] = seen.emplace(std::pair{st.st_dev, st.st_ino}, i);
-        if (!fresh)
-            throw InputError(std::string(what) + ": " + paths[it->second].string() + " and " + paths[i].string() +
-                             " are the same " + (S_ISDIR(st.st_mode) ? "directory" : "file") + ": give each once");
+        if (!fs::exists(paths[i], ec)) continue;
+        for (std::size_t j = 0; j < i; ++j)
+            if (fs::exists(paths[j], ec) && sameFile(paths[j], paths[i]))
+                throw InputError(std::string(what) + ": " + paths[j].string() + " and " + paths[i].string() +
+                                 " are the same " + (fs::is_directory(paths[i], ec) ? "directory" : "file") +
+                                 ": give each once");
     }
 }
 

@@ -35,9 +35,9 @@ inline constexpr std::size_t kMaxSweepRowsBytes = std::size_t(1) << 30;
 nlohmann::json readJsonFile(const std::filesystem::path& path, std::string_view what,
                             std::size_t maxBytes = kMaxJsonFileBytes);
 
-// Refuses a file or directory named twice among `paths` (the same inode, however spelt: "d",
-// "d/", "./d", a symlink to it): "<what>: <a> and <b> are the same <kind>: give each once".
-// Paths that do not exist are left to the caller's own checks.
+// Refuses a file or directory named twice among `paths` (sameFile, below: "d", "d/", "./d", a
+// link to it): "<what>: <a> and <b> are the same <kind>: give each once". Paths that do not
+// exist are left to the caller's own checks.
 void refuseRepeatedPaths(const std::vector<std::filesystem::path>& paths, std::string_view what);
 
 // "a FIFO", "a directory", "a character device", ...: what a non-regular file is, for messages.
@@ -65,10 +65,9 @@ void checkOutputsApart(const std::vector<NamedFile>& inputs, const std::vector<N
 // An output directory (--out DIR): must be a writable directory, or creatable in one.
 void checkOutputDir(const std::filesystem::path& path, std::string_view option);
 
-// Writes `bytes` to `path` through a temporary file in the same directory (a hidden name of at
-// most kTempNameBytes more than the file's own, cut to fit NAME_MAX) that is renamed into
-// place; on any failure the temporary file is removed and an InputError names the path and the
-// option. Creates missing parent directories.
+// Writes `bytes` to `path` through a temporary file in the same directory (".<name>.tmp.<pid>.<n>",
+// <name> cut so that it fits NAME_MAX) that is renamed into place; on any failure the temporary file is removed and an
+// InputError names the path and the option. Creates missing parent directories.
 void writeFileAtomically(const std::filesystem::path& path, std::string_view bytes, std::string_view option);
 
 // An exclusive lock (flock) on `lockFile`, held while the object lives, so two processes never
