@@ -80,6 +80,7 @@ struct Options {
     std::string timingBlockBatches;  // "pattern=B,...": the patterns to time, each with its B
     std::size_t timingBlockRotation = 0;
     std::vector<std::string> args;  // argv[1..], for --gate-repeat's children
+    const CLI::App* app = nullptr;  // the parsed command line: which options it gives (given())
     bool noTiming = false;
     std::vector<std::string> cardLists;  // "0,1", read strictly by strictValues()
     std::vector<int> cards;
@@ -150,13 +151,8 @@ void strictValues(Options& o) {
         for (std::uint64_t card : cli::parseUnsignedList(list, "--cards", 0, 1023)) o.cards.push_back(int(card));
 }
 
-// Whether the command line gives `option` (as "--x v" or "--x=v"), whatever its value.
-bool given(const Options& o, std::string_view option) {
-    return std::any_of(o.args.begin(), o.args.end(), [&](const std::string& a) {
-        return a == option ||
-               (a.size() > option.size() && a.compare(0, option.size(), option) == 0 && a[option.size()] == '=');
-    });
-}
+// Whether the command line gives `option`, whatever its value.
+bool given(const Options& o, std::string_view option) { return o.app->count(std::string(option)) > 0; }
 
 // The files a run reads, and the files its options name for writing.
 std::vector<probe::NamedFile> inputFiles(const Options& o) {
@@ -1400,6 +1396,7 @@ int main(int argc, char** argv) {
         cli::refuseEmptyValues(app, {"--config", "--set", "--weights", "--inputs", "--dump", "--variant", "--device",
                                      "--kernel-tuning", "--route-pattern", "--out", "--seed", "--cards", "--trace",
                                      "--report", "--sweep", "--shard", "--block-isolation", "--gate-budget"});
+        o.app = &app;
         return run(o);
     });
 }
