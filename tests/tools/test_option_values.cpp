@@ -20,6 +20,19 @@ TEST(OptionValues, GivenMalformedOrOutOfRangeNumbers_ThenOptionErrorNotSaturated
         EXPECT_THROW(parseUnsignedList(bad, "--cards", 0, 1023), OptionError) << bad;
 }
 
+TEST(OptionValues, GivenCounts_ThenTheIntInRangeOrOptionErrorNamingTheOption) {
+    EXPECT_EQ(parseCountOption("65535", "--port", 0, 65535), 65535);
+    EXPECT_EQ(parseCountOption("0", "--port", 0, 65535), 0);
+    for (const char* bad : {"65536", "-1", "4294967296", "0x10", ""}) {
+        try {
+            parseCountOption(bad, "--port", 0, 65535);
+            ADD_FAILURE() << bad << " was taken";
+        } catch (const OptionError& e) {
+            EXPECT_NE(std::string(e.what()).find("--port"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(OptionValues, GivenDecimalNumbers_ThenOnlyPlainFiniteDecimalsInRangeAreTaken) {
     EXPECT_EQ(parseDecimalOption("0", "--gate-budget", 0, 86400), 0.0);
     EXPECT_EQ(parseDecimalOption("2.5", "--gate-budget", 0, 86400), 2.5);

@@ -84,8 +84,8 @@ int main(int argc, char** argv) {
 
     try {
         const auto launches = std::uint32_t(zp::cli::parseUnsignedOption(launchesText, "--launches", 1, 10'000'000));
-        const int repeats = int(zp::cli::parseUnsignedOption(repeatsText, "--repeats", 1, 1000));
-        const int pointers = int(zp::cli::parseUnsignedOption(pointersText, "--pointers", 1, 64));
+        const int repeats = zp::cli::parseCountOption(repeatsText, "--repeats", 1, 1000);
+        const int pointers = zp::cli::parseCountOption(pointersText, "--pointers", 1, 64);
         zp::cli::refuseEmptyValues(app, {"--cl-device", "--zecl"});
         if (zeclPath) {
             // Only read when ZE_ENABLE_ALT_DRIVERS is unset: else it would be ignored without a word.

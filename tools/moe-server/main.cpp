@@ -246,16 +246,14 @@ struct Options {
 // The numeric options of `o`, from their text: decimal integers and finite decimal numbers in
 // their ranges, else zp::cli::OptionError naming the option and value.
 void strictNumbers(Options& o) {
+    using zp::cli::parseCountOption;
     using zp::cli::parseDecimalOption;
-    const auto count = [](const std::string& text, const char* option, int least, int most) {
-        return int(zp::cli::parseUnsignedOption(text, option, std::uint64_t(least), std::uint64_t(most)));
-    };
     if (o.seedText) o.seed = zp::cli::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
-    o.port = count(o.portText, "--port", 0, 65535);
-    o.threads = count(o.threadsText, "--threads", 1, 256);
-    o.connections = count(o.connectionsText, "--connections", 1, 4096);
-    o.queue = count(o.queueText, "--queue", 0, 1 << 20);
-    o.keepAliveMax = count(o.keepAliveMaxText, "--keep-alive-max", 1, 1 << 20);
+    o.port = parseCountOption(o.portText, "--port", 0, 65535);
+    o.threads = parseCountOption(o.threadsText, "--threads", 1, 256);
+    o.connections = parseCountOption(o.connectionsText, "--connections", 1, 4096);
+    o.queue = parseCountOption(o.queueText, "--queue", 0, 1 << 20);
+    o.keepAliveMax = parseCountOption(o.keepAliveMaxText, "--keep-alive-max", 1, 1 << 20);
     o.window = std::size_t(zp::cli::parseUnsignedOption(o.windowText, "--latency-window", 1, 1u << 24));
     o.maxBody = std::size_t(zp::cli::parseUnsignedOption(o.maxBodyText, "--max-body", 1, std::uint64_t(1) << 32));
     o.requestTimeout = parseDecimalOption(o.requestTimeoutText, "--request-timeout", 0.001, 3600);

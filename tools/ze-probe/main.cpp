@@ -138,9 +138,7 @@ std::vector<probe::RoutePattern> choosePatterns(const std::string& name) {
 void strictValues(Options& o) {
     if (o.seedText) o.seed = cli::parseUnsignedOption(*o.seedText, "--seed", 0, UINT64_MAX);
     auto count = [](const std::optional<std::string>& text, const char* option, int least, int most) {
-        return text ? std::optional<int>(
-                          int(cli::parseUnsignedOption(*text, option, std::uint64_t(least), std::uint64_t(most))))
-                    : std::nullopt;
+        return text ? std::optional<int>(cli::parseCountOption(*text, option, least, most)) : std::nullopt;
     };
     o.repeats = count(o.repeatsText, "--repeats", 1, 100000);
     o.warmup = count(o.warmupText, "--warmup", 0, 100000);
@@ -365,7 +363,7 @@ std::vector<std::pair<probe::RoutePattern, int>> parseBlockBatches(const std::st
         if (eq == std::string::npos)
             throw probe::InputError("--timing-block-batches: " + item + ": expected pattern=B");
         out.emplace_back(probe::parsePattern(item.substr(0, eq)),
-                         int(cli::parseUnsignedOption(item.substr(eq + 1), "--timing-block-batches", 1, 1 << 20)));
+                         cli::parseCountOption(item.substr(eq + 1), "--timing-block-batches", 1, 1 << 20));
         begin = end + 1;
     }
     if (out.empty()) throw probe::InputError("--timing-block-batches: no pattern");

@@ -35,6 +35,11 @@ inline std::uint64_t parseUnsignedOption(std::string_view text, std::string_view
     return v;
 }
 
+// A count: a decimal integer in [least, most], as an int (the ranges of counts fit one).
+inline int parseCountOption(std::string_view text, std::string_view option, int least, int most) {
+    return int(parseUnsignedOption(text, option, std::uint64_t(least), std::uint64_t(most)));
+}
+
 // A decimal number in [least, most]: digits with an optional fraction and exponent ("2", "0.5",
 // "1e3"); no sign other than an exponent's, no hex, no "nan" or "inf" (a NaN would pass every
 // range check, and strtod reads "0x10" as 16).
