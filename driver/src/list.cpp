@@ -95,6 +95,20 @@ ze_result_t CommandListReset(ze_command_list_handle_t hList) {
 
 namespace {
 
+// The bytes one side of a region copy spans: `offset` from the pointer to the region's origin,
+// `bytes` from there to the last byte of its last row. False where either exceeds size_t
+// (32-bit origins times 64-bit slice pitches can).
+bool regionSpan(const ze_copy_region_t& region, const CopyRect& r, size_t pitch, size_t slicePitch, size_t& offset,
+                size_t& bytes) {
+    using Wide = unsigned __int128;
+    const Wide o = Wide(region.originZ) * slicePitch + Wide(region.originY) * pitch + region.originX;
+    const Wide b = Wide(r.depth - 1) * slicePitch + Wide(r.height - 1) * pitch + r.width;
+    if (o > SIZE_MAX || b > SIZE_MAX) return false;
+    offset = size_t(o);
+    bytes = size_t(b);
+    return true;
+}
+
 // Validates a launch of `k` on `l` and fills the command's group size and global offset.
 ze_result_t prepareLaunch(List* l, Kernel* k, Command& c) {
     // Another L0 context's kernel runs where both share one cl_context (contexts over all of
@@ -195,6 +209,8 @@ ze_result_t CommandListAppendLaunchKernelIndirect(ze_command_list_handle_t hList
     ze_result_t err =
         beginLaunch(hList, hKernel, pLaunchArgumentsBuffer, hSignalEvent, numWaitEvents, phWaitEvents, l, k, c);
     if (err != ZE_RESULT_SUCCESS) return err;
+    if ((err = checkRange(l->context, pLaunchArgumentsBuffer, sizeof(ze_group_count_t))) != ZE_RESULT_SUCCESS)
+        return err;
     c.op = Op::LaunchIndirect;
     c.groupCounts = pLaunchArgumentsBuffer;
     if ((err = attachKernel(l, k, c)) != ZE_RESULT_SUCCESS) return err;
@@ -214,6 +230,10 @@ ze_result_t CommandListAppendLaunchMultipleKernelsIndirect(ze_command_list_handl
     if (err != ZE_RESULT_SUCCESS) return err;
     if (phKernels == nullptr || pCountBuffer == nullptr || pLaunchArgumentsBuffer == nullptr)
         return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if ((err = checkRange(l->context, pCountBuffer, sizeof(uint32_t))) != ZE_RESULT_SUCCESS ||
+        (err = checkRange(l->context, pLaunchArgumentsBuffer, size_t(numKernels) * sizeof(ze_group_count_t))) !=
+            ZE_RESULT_SUCCESS)
+        return err;
     Event* signal = nullptr;
     if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, signal)) != ZE_RESULT_SUCCESS) return err;
     // Validate everything before recording anything, so a refused append leaves the list as it was.
@@ -269,7 +289,12 @@ ze_result_t CommandListAppendMemoryRangesBarrier(ze_command_list_handle_t hList,
                                                  const size_t* pRangeSizes, const void** pRanges,
                                                  ze_event_handle_t hSignalEvent, uint32_t numWaitEvents,
                                                  ze_event_handle_t* phWaitEvents) {
+    List* l;
+    ze_result_t err = openList(hList, l);
+    if (err != ZE_RESULT_SUCCESS) return err;
     if (numRanges > 0 && (pRangeSizes == nullptr || pRanges == nullptr)) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    for (uint32_t i = 0; i < numRanges; ++i)
+        if ((err = checkRange(l->context, pRanges[i], pRangeSizes[i])) != ZE_RESULT_SUCCESS) return err;
     // OpenCL has no ranged barrier; a full barrier is a correct superset.
     return CommandListAppendBarrier(hList, hSignalEvent, numWaitEvents, phWaitEvents);
 }
@@ -281,6 +306,9 @@ ze_result_t CommandListAppendMemoryCopy(ze_command_list_handle_t hList, void* ds
     ze_result_t err = openList(hList, l);
     if (err != ZE_RESULT_SUCCESS) return err;
     if (dstptr == nullptr || srcptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if ((err = checkRange(l->context, dstptr, size)) != ZE_RESULT_SUCCESS ||
+        (err = checkRange(l->context, srcptr, size)) != ZE_RESULT_SUCCESS)
+        return err;
     Command c;
     if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     c.op = size == 0 ? Op::Barrier : Op::Copy;
@@ -320,11 +348,20 @@ ze_result_t CommandListAppendMemoryCopyRegion(ze_command_list_handle_t hList, vo
     if ((r.height > 1 && (r.dstPitch < r.width || r.srcPitch < r.width)) ||
         (r.depth > 1 && (r.dstSlicePitch < r.dstPitch * r.height || r.srcSlicePitch < r.srcPitch * r.height)))
         return ZE_RESULT_ERROR_INVALID_SIZE;  // rows (slices) would overlap
-    c.dst = static_cast<uint8_t*>(dstptr) + dstRegion->originZ * r.dstSlicePitch + dstRegion->originY * r.dstPitch +
-            dstRegion->originX;
-    c.src = static_cast<const uint8_t*>(srcptr) + srcRegion->originZ * r.srcSlicePitch +
-            srcRegion->originY * r.srcPitch + srcRegion->originX;
-    c.op = r.width == 0 ? Op::Barrier : Op::CopyRegion;
+    if (r.width == 0) {
+        c.op = Op::Barrier;  // nothing to copy
+        return submit(l, std::move(c), numWaitEvents, phWaitEvents);
+    }
+    size_t dstOffset = 0, dstBytes = 0, srcOffset = 0, srcBytes = 0;
+    if (!regionSpan(*dstRegion, r, r.dstPitch, r.dstSlicePitch, dstOffset, dstBytes) ||
+        !regionSpan(*srcRegion, r, r.srcPitch, r.srcSlicePitch, srcOffset, srcBytes))
+        return ZE_RESULT_ERROR_INVALID_SIZE;
+    if ((err = checkRange(l->context, dstptr, dstOffset, dstBytes)) != ZE_RESULT_SUCCESS ||
+        (err = checkRange(l->context, srcptr, srcOffset, srcBytes)) != ZE_RESULT_SUCCESS)
+        return err;
+    c.dst = static_cast<uint8_t*>(dstptr) + dstOffset;
+    c.src = static_cast<const uint8_t*>(srcptr) + srcOffset;
+    c.op = Op::CopyRegion;
     return submit(l, std::move(c), numWaitEvents, phWaitEvents);
 }
 
@@ -339,11 +376,13 @@ ze_result_t CommandListAppendMemoryCopyFromContext(ze_command_list_handle_t hLis
     if (!src) return err;
     if (src->driver != l->context->driver) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
     if (srcptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    // The source is bounded by its own context's allocations (the copy below bounds the destination).
+    if ((err = checkRange(src, srcptr, size)) != ZE_RESULT_SUCCESS) return err;
     // Contexts sharing a cl_context share SVM. Otherwise an SVM pointer of another cl_context
     // means nothing to this one's queues; OpenCL reads
     // it as host memory. That is right only where the source allocation is host memory:
     // every allocation on a CPU device, and fine-grained host allocations.
-    if (src->cl != l->context->cl && !src->hostReachable(srcptr, size)) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    if (src->cl != l->context->cl && !src->hostReachable(srcptr)) return ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
     return CommandListAppendMemoryCopy(hList, dstptr, srcptr, size, hSignalEvent, numWaitEvents, phWaitEvents);
 }
 
@@ -355,6 +394,11 @@ ze_result_t CommandListAppendQueryKernelTimestamps(ze_command_list_handle_t hLis
     ze_result_t err = openList(hList, l);
     if (err != ZE_RESULT_SUCCESS) return err;
     if (dstptr == nullptr || (numEvents > 0 && phEvents == nullptr)) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    // The results: packed, or one at each offset.
+    const size_t one = sizeof(ze_kernel_timestamp_result_t);
+    if (pOffsets == nullptr && (err = checkRange(l->context, dstptr, numEvents * one)) != ZE_RESULT_SUCCESS) return err;
+    for (uint32_t i = 0; pOffsets != nullptr && i < numEvents; ++i)
+        if ((err = checkRange(l->context, dstptr, pOffsets[i], one)) != ZE_RESULT_SUCCESS) return err;
     Command c;
     if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     for (uint32_t i = 0; i < numEvents; ++i) {
@@ -377,8 +421,7 @@ ze_result_t CommandListAppendMemoryFill(ze_command_list_handle_t hList, void* pt
     if (err != ZE_RESULT_SUCCESS) return err;
     if (ptr == nullptr || pattern == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
     if (patternSize == 0) return ZE_RESULT_ERROR_INVALID_SIZE;
-    // A fill past the end of its allocation would write over whatever follows it.
-    if (l->context->overruns(ptr, size)) return ZE_RESULT_ERROR_INVALID_SIZE;
+    if ((err = checkRange(l->context, ptr, size)) != ZE_RESULT_SUCCESS) return err;
     Command c;
     if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     c.dst = ptr;
@@ -401,20 +444,23 @@ ze_result_t CommandListAppendMemoryFill(ze_command_list_handle_t hList, void* pt
     return submit(l, std::move(c), numWaitEvents, phWaitEvents);
 }
 
-ze_result_t CommandListAppendMemoryPrefetch(ze_command_list_handle_t hList, const void* ptr, size_t) {
+// Prefetch and advice are hints with nothing to do over SVM; their range is checked all the same.
+ze_result_t CommandListAppendMemoryPrefetch(ze_command_list_handle_t hList, const void* ptr, size_t size) {
     List* l;
     ze_result_t err = openList(hList, l);
     if (err != ZE_RESULT_SUCCESS) return err;
-    return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;  // a hint
+    if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    return checkRange(l->context, ptr, size);
 }
 
 ze_result_t CommandListAppendMemAdvise(ze_command_list_handle_t hList, ze_device_handle_t hDevice, const void* ptr,
-                                       size_t, ze_memory_advice_t) {
+                                       size_t size, ze_memory_advice_t) {
     List* l;
     ze_result_t err = openList(hList, l);
     if (err != ZE_RESULT_SUCCESS) return err;
     if (!lookup<Device>(hDevice, err)) return err;
-    return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;  // a hint
+    if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    return checkRange(l->context, ptr, size);
 }
 
 ze_result_t CommandListAppendSignalEvent(ze_command_list_handle_t hList, ze_event_handle_t hEvent) {
@@ -457,6 +503,7 @@ ze_result_t CommandListAppendWriteGlobalTimestamp(ze_command_list_handle_t hList
     ze_result_t err = openList(hList, l);
     if (err != ZE_RESULT_SUCCESS) return err;
     if (dstptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    if ((err = checkRange(l->context, dstptr, sizeof(uint64_t))) != ZE_RESULT_SUCCESS) return err;
     Command c;
     if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     c.op = Op::Timestamp;

@@ -9,30 +9,25 @@
 #include "objects.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <bit>
+#include <cstring>
+#include <iterator>
+#include <optional>
 
 namespace zecl {
 
 bool Context::hasDevice(const Device* d) const { return std::find(devices.begin(), devices.end(), d) != devices.end(); }
 
-bool Context::hostReachable(const void* ptr, size_t size) {
+bool Context::hostReachable(const void* ptr) {
     std::lock_guard lock(allocMutex);
     const Allocation* a = findLocked(ptr);
-    if (!a) return true;  // host memory of the application's own
-    if (reinterpret_cast<uintptr_t>(ptr) + size > a->begin + a->size) return false;
+    if (!a) return true;                                // host memory of the application's own
     if (a->type == ZE_MEMORY_TYPE_SHARED) return true;  // fine-grained SVM
     auto onCpu = [](const Device* d) { return d->type == ZE_DEVICE_TYPE_CPU; };
     if (a->device) return onCpu(a->device);  // a CPU device's memory is host memory
     // Host allocations are fine-grained where every device has fine-grained buffer SVM.
     return std::all_of(devices.begin(), devices.end(),
                        [&](const Device* d) { return onCpu(d) || (d->svm & CL_DEVICE_SVM_FINE_GRAIN_BUFFER); });
-}
-
-bool Context::overruns(const void* ptr, size_t size) {
-    std::lock_guard lock(allocMutex);
-    const Allocation* a = findLocked(ptr);
-    return a && size > a->begin + a->size - reinterpret_cast<uintptr_t>(ptr);
 }
 
 const Allocation* Context::findLocked(const void* ptr) const {
@@ -42,6 +37,52 @@ const Allocation* Context::findLocked(const void* ptr) const {
     --it;
     const Allocation& a = it->second;
     return p < a.begin + a.size ? &a : nullptr;
+}
+
+namespace {
+
+// The allocation of `c` whose OpenCL block (alignment prefix, the allocation, its page padding)
+// holds address p, or null; c.allocMutex held. Blocks do not overlap, and the map is ordered by
+// `begin`: p lies in the block of the last allocation beginning at or before it, or in the
+// alignment prefix of the next one.
+const Allocation* blockHoldingLocked(const Context& c, uintptr_t p) {
+    auto blockOf = [p](const Allocation& a) {
+        const auto base = reinterpret_cast<uintptr_t>(a.clBase);
+        return p >= base && p - base < a.reserved ? &a : nullptr;
+    };
+    auto next = c.allocs.upper_bound(p);
+    if (next != c.allocs.end())
+        if (const Allocation* a = blockOf(next->second)) return a;
+    return next == c.allocs.begin() ? nullptr : blockOf(std::prev(next)->second);
+}
+
+}  // namespace
+
+ze_result_t checkRange(Context* ctx, const void* ptr, size_t offset, size_t size) {
+    if (size == 0) return ZE_RESULT_SUCCESS;
+    const auto p = reinterpret_cast<uintptr_t>(ptr);
+    if (offset > UINTPTR_MAX - p || size > UINTPTR_MAX - (p + offset)) return ZE_RESULT_ERROR_INVALID_SIZE;
+    const uintptr_t first = p + offset, end = first + size;
+    // Whether the range lies within the allocation of `c` whose block holds its first byte;
+    // nullopt where none does.
+    auto within = [&](Context* c) -> std::optional<bool> {
+        std::lock_guard lock(c->allocMutex);
+        const Allocation* a = blockHoldingLocked(*c, first);
+        if (a == nullptr) return std::nullopt;
+        return first >= a->begin && end - a->begin <= a->size;
+    };
+    std::optional<bool> fits = within(ctx);
+    // Allocations of the contexts sharing this one's cl_context are valid here too (one SVM space).
+    if (!fits) {
+        std::lock_guard lock(ctx->driver->sharedMutex);
+        if (ctx->cl == ctx->driver->shared)
+            for (Context* c : ctx->driver->sharing) {
+                if (c == ctx) continue;
+                fits = within(c);
+                if (fits) break;
+            }
+    }
+    return fits.value_or(true) ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_SIZE;
 }
 
 namespace {
@@ -126,8 +167,13 @@ ze_result_t allocate(Context* ctx, Device* dev, ze_memory_type_t type, size_t si
         if (tail < end) std::memset(tail, 0, size_t(end - tail));
     }
 
-    const Allocation a{
-        .clBase = base, .begin = begin, .size = size, .type = type, .device = dev, .id = nextAllocationId.fetch_add(1)};
+    const Allocation a{.clBase = base,
+                       .reserved = padded + extra,
+                       .begin = begin,
+                       .size = size,
+                       .type = type,
+                       .device = dev,
+                       .id = nextAllocationId.fetch_add(1)};
     {
         std::lock_guard lock(ctx->allocMutex);
         ctx->allocs[begin] = a;
@@ -226,17 +272,24 @@ ze_result_t ContextGetStatus(ze_context_handle_t hContext) {
     return lookup<Context>(hContext, err) ? ZE_RESULT_SUCCESS : err;
 }
 
-// Everything SVM is resident already; residency calls succeed without work.
-ze_result_t ContextMakeMemoryResident(ze_context_handle_t hContext, ze_device_handle_t hDevice, void* ptr, size_t) {
+namespace {
+// Everything SVM is resident already; residency calls check their range and succeed without work.
+ze_result_t residency(ze_context_handle_t hContext, ze_device_handle_t hDevice, const void* ptr, size_t size) {
     ze_result_t err;
-    if (!lookup<Context>(hContext, err) || !lookup<Device>(hDevice, err)) return err;
-    return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    Context* ctx = lookup<Context>(hContext, err);
+    if (!ctx || !lookup<Device>(hDevice, err)) return err;
+    if (ptr == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+    return checkRange(ctx, ptr, size);
+}
+}  // namespace
+
+ze_result_t ContextMakeMemoryResident(ze_context_handle_t hContext, ze_device_handle_t hDevice, void* ptr,
+                                      size_t size) {
+    return residency(hContext, hDevice, ptr, size);
 }
 
-ze_result_t ContextEvictMemory(ze_context_handle_t hContext, ze_device_handle_t hDevice, void* ptr, size_t) {
-    ze_result_t err;
-    if (!lookup<Context>(hContext, err) || !lookup<Device>(hDevice, err)) return err;
-    return ptr ? ZE_RESULT_SUCCESS : ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+ze_result_t ContextEvictMemory(ze_context_handle_t hContext, ze_device_handle_t hDevice, void* ptr, size_t size) {
+    return residency(hContext, hDevice, ptr, size);
 }
 
 ze_result_t MemAllocDevice(ze_context_handle_t hContext, const ze_device_mem_alloc_desc_t* desc, size_t size,

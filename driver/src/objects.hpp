@@ -183,6 +183,7 @@ struct Driver {
 
 struct Allocation {
     void* clBase = nullptr;  // what clSVMAlloc returned (differs from the user pointer when over-aligned)
+    size_t reserved = 0;     // what clSVMAlloc gave from clBase: alignment prefix, size and page padding
     uintptr_t begin = 0;
     size_t size = 0;
     ze_memory_type_t type = ZE_MEMORY_TYPE_UNKNOWN;
@@ -211,13 +212,20 @@ struct Context {
     bool hasDevice(const Device* d) const;
     // The allocation containing ptr (interior pointers included); allocMutex held by the caller.
     const Allocation* findLocked(const void* ptr) const;
-    // Whether the host (and so another cl_context's queue) may read [ptr, ptr + size) directly:
-    // not one of this context's allocations, or one that is host memory (see memory.cpp).
-    bool hostReachable(const void* ptr, size_t size);
-    // Whether [ptr, ptr + size) runs past the end of the allocation of this context it starts in
-    // (false for memory that is none of this context's allocations: zecl cannot bound it).
-    bool overruns(const void* ptr, size_t size);
+    // Whether the host (and so another cl_context's queue) may read the memory at ptr directly:
+    // none of this context's allocations, or one that is host memory (see memory.cpp).
+    bool hostReachable(const void* ptr);
 };
+
+// The one bound check of every entry point that names memory by pointer and size (copies,
+// fills, prefetch and advice, ranged barriers, residency, the results a command writes, the
+// counts an indirect launch reads): the bytes [ptr + offset, ptr + offset + size) are refused
+// with INVALID_SIZE where they wrap around the address space, or start in memory zecl allocated
+// (an allocation of `ctx` or of a context sharing its cl_context, its alignment prefix and page
+// padding included) without ending within that allocation. Memory zecl did not allocate is the
+// application's host memory, which zecl cannot bound. Zero bytes are always accepted.
+ze_result_t checkRange(Context* ctx, const void* ptr, size_t offset, size_t size);
+inline ze_result_t checkRange(Context* ctx, const void* ptr, size_t size) { return checkRange(ctx, ptr, 0, size); }
 
 struct SpirvGlobalAddress {
     std::string name;

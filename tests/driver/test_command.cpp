@@ -536,6 +536,149 @@ TEST_F(ZeclTest, GivenRegions_WhenCopiedWithPitchesAndOrigins_ThenExactlyTheRegi
     ZE_OK(zeMemFree(z->context, d));
 }
 
+// A copy is bounded by the allocation its source or destination starts in: running past its end
+// (from its start, from inside it, by wrapping around the address space, or starting in its page
+// padding) is INVALID_SIZE at append and copies nothing, while a copy ending exactly at the end,
+// zero bytes anywhere, and the application's own host memory (which zecl cannot bound) go through.
+TEST_F(ZeclTest, GivenCopyRunningPastItsAllocation_WhenAppended_ThenInvalidSizeAndNothingIsCopied) {
+    const size_t n = 100;  // not a whole page: zecl's block has padding past the end
+    auto* d = static_cast<uint8_t*>(deviceAlloc(n));
+    upload(d, std::vector<uint8_t>(n, 0xEE));
+    std::vector<uint8_t> src(256), host(256, 0);
+    std::iota(src.begin(), src.end(), uint8_t(0));
+    auto [q, l] = makeQueueAndList(z->context, dev);
+    const ze_result_t bad = ZE_RESULT_ERROR_INVALID_SIZE;
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(l, d, src.data(), n + 1, nullptr, 0, nullptr), bad) << "from the start";
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(l, d + 50, src.data(), 51, nullptr, 0, nullptr), bad) << "from inside";
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(l, host.data(), d + 50, 51, nullptr, 0, nullptr), bad) << "source side";
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(l, d + 1, src.data(), SIZE_MAX, nullptr, 0, nullptr), bad) << "wraps";
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(l, d + n, src.data(), 1, nullptr, 0, nullptr), bad) << "in the padding";
+    // Host memory is not bounded, but a range that wraps around the address space is no memory at all.
+    auto* top = reinterpret_cast<const void*>(UINTPTR_MAX - 15);
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(l, host.data(), top, 32, nullptr, 0, nullptr), bad) << "host, wraps";
+    ZE_OK(zeCommandListAppendMemoryCopy(l, d + n, src.data(), 0, nullptr, 0, nullptr));     // zero bytes at the end
+    ZE_OK(zeCommandListAppendMemoryCopy(l, d + 60, src.data(), 40, nullptr, 0, nullptr));   // exactly to the end
+    ZE_OK(zeCommandListAppendMemoryCopy(l, host.data(), d + 40, 60, nullptr, 0, nullptr));  // from inside to the end
+    ZE_OK(zeCommandListClose(l));
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    const auto out = download<uint8_t>(d, n);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], i < 60 ? 0xEE : uint8_t(i - 60)) << "byte " << i;
+    for (size_t i = 0; i < 60; ++i)
+        ASSERT_EQ(host[i], i < 20 ? 0xEE : uint8_t(i - 20)) << "host byte " << i << " (copied from d + 40)";
+    for (size_t i = 60; i < host.size(); ++i) ASSERT_EQ(host[i], 0u) << "host byte " << i;
+    // An immediate list refuses the same way, before enqueuing anything.
+    auto il = immediate(ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS);
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(il, d + 99, src.data(), 2, nullptr, 0, nullptr), bad);
+    std::vector<uint8_t> other(256, 7);
+    ZE_OK(zeCommandListAppendMemoryCopy(il, other.data(), src.data(), other.size(), nullptr, 0, nullptr));
+    EXPECT_EQ(other, src) << "host to host";
+    ZE_OK(zeCommandListDestroy(il));
+    EXPECT_EQ(download<uint8_t>(d, n), out) << "the refused immediate copy wrote nothing";
+    ZE_OK(zeCommandListDestroy(l));
+    ZE_OK(zeCommandQueueDestroy(q));
+    ZE_OK(zeMemFree(z->context, d));
+}
+
+// A region copy is bounded from the first byte of its origin to the last byte of its last row, on
+// both sides; origins times pitches too large for the address space are INVALID_SIZE as well.
+TEST_F(ZeclTest, GivenRegionRunningPastItsAllocation_WhenAppended_ThenInvalidSizeAndAnExactFitCopies) {
+    const uint32_t pitch = 16, rows = 4, n = pitch * rows;  // a 16 x 4 byte image, 64 bytes
+    auto* d = static_cast<uint8_t*>(deviceAlloc(n));
+    upload(d, std::vector<uint8_t>(n, 0xEE));
+    std::vector<uint8_t> src(4 * n);
+    std::iota(src.begin(), src.end(), uint8_t(1));
+    auto [q, l] = makeQueueAndList(z->context, dev);
+    const ze_result_t bad = ZE_RESULT_ERROR_INVALID_SIZE;
+    auto copy = [&](void* dst, const ze_copy_region_t& dr, uint32_t dp, uint32_t dsp, const void* s,
+                    const ze_copy_region_t& sr, uint32_t sp, uint32_t ssp) {
+        return zeCommandListAppendMemoryCopyRegion(l, dst, &dr, dp, dsp, s, &sr, sp, ssp, nullptr, 0, nullptr);
+    };
+    const ze_copy_region_t whole{0, 0, 0, pitch, rows, 1};
+    // The last row one row down: bytes 16..79 of 64.
+    EXPECT_EQ(copy(d, {0, 1, 0, pitch, rows, 1}, pitch, 0, src.data(), whole, pitch, 0), bad);
+    // One byte to the right in the last row: its last byte is byte 64.
+    EXPECT_EQ(copy(d, {1, 0, 0, pitch, rows, 1}, pitch, 0, src.data(), whole, pitch, 0), bad);
+    // A pitch too wide for the rows given: the last row starts at 3 * 20 = 60.
+    EXPECT_EQ(copy(d, {0, 0, 0, 8, rows, 1}, 20, 0, src.data(), {0, 0, 0, 8, rows, 1}, pitch, 0), bad);
+    // Two slices of two rows 48 bytes apart: the second slice ends at 48 + 32 = 80.
+    EXPECT_EQ(copy(d, {0, 0, 0, pitch, 2, 2}, pitch, 48, src.data(), {0, 0, 0, pitch, 2, 2}, pitch, 64), bad);
+    // The source side: the second slice of a 64-byte source is past its end.
+    EXPECT_EQ(copy(src.data(), {0, 0, 0, pitch, rows, 1}, pitch, 0, d, {0, 0, 1, pitch, rows, 1}, pitch, n), bad);
+    // Origins times pitches beyond the address space, on host memory.
+    const ze_copy_region_t far{UINT32_MAX, UINT32_MAX, UINT32_MAX, 1, 1, 1};
+    EXPECT_EQ(copy(src.data(), far, UINT32_MAX, UINT32_MAX, src.data() + n, {0, 0, 0, 1, 1, 1}, 1, 1), bad);
+    // A 6 x 4 box whose last byte is the allocation's last: lands at x 10..15 of every row.
+    ZE_OK(copy(d, {10, 0, 0, 6, rows, 1}, pitch, 0, src.data(), {0, 0, 0, 6, rows, 1}, 8, 0));
+    ZE_OK(zeCommandListClose(l));
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    const auto out = download<uint8_t>(d, n);
+    for (uint32_t y = 0; y < rows; ++y)
+        for (uint32_t x = 0; x < pitch; ++x)
+            ASSERT_EQ(out[y * pitch + x], x >= 10 ? src[y * 8 + x - 10] : 0xEE) << "x " << x << " y " << y;
+    ZE_OK(zeCommandListDestroy(l));
+    ZE_OK(zeCommandQueueDestroy(q));
+    ZE_OK(zeMemFree(z->context, d));
+}
+
+// Every other command that names memory by pointer and size is bounded the same way: prefetch and
+// advice ranges, ranged barriers, the results timestamps write, the counts indirect launches read.
+TEST_F(ZeclTest, GivenRangeCommandsPastTheirAllocation_WhenAppended_ThenInvalidSize) {
+    const size_t n = 100;
+    auto* d = static_cast<uint8_t*>(deviceAlloc(n));
+    auto [q, l] = makeQueueAndList(z->context, dev);
+    const ze_result_t bad = ZE_RESULT_ERROR_INVALID_SIZE;
+    EXPECT_EQ(zeCommandListAppendMemoryPrefetch(l, d + 1, n), bad);
+    ZE_OK(zeCommandListAppendMemoryPrefetch(l, d + 1, n - 1));
+    EXPECT_EQ(zeCommandListAppendMemAdvise(l, dev, d, n + 1, ZE_MEMORY_ADVICE_SET_READ_MOSTLY), bad);
+    ZE_OK(zeCommandListAppendMemAdvise(l, dev, d, n, ZE_MEMORY_ADVICE_SET_READ_MOSTLY));
+    const void* ranges[2] = {d, d + 90};
+    size_t sizes[2] = {10, 11};
+    EXPECT_EQ(zeCommandListAppendMemoryRangesBarrier(l, 2, sizes, ranges, nullptr, 0, nullptr), bad);
+    sizes[1] = 10;
+    ZE_OK(zeCommandListAppendMemoryRangesBarrier(l, 2, sizes, ranges, nullptr, 0, nullptr));
+    auto* t = reinterpret_cast<uint64_t*>(d + n - 4);
+    EXPECT_EQ(zeCommandListAppendWriteGlobalTimestamp(l, t, nullptr, 0, nullptr), bad);
+    auto [pool, events] = makeEvents(2, ZE_EVENT_POOL_FLAG_KERNEL_TIMESTAMP | ZE_EVENT_POOL_FLAG_HOST_VISIBLE, true);
+    const size_t one = sizeof(ze_kernel_timestamp_result_t);  // packed, two end one byte past the end
+    EXPECT_EQ(zeCommandListAppendQueryKernelTimestamps(l, 2, events.data(), d + n - 2 * one + 1, nullptr, nullptr, 0,
+                                                       nullptr),
+              bad);
+    const size_t offsets[2] = {0, n - one + 1};
+    EXPECT_EQ(zeCommandListAppendQueryKernelTimestamps(l, 2, events.data(), d, offsets, nullptr, 0, nullptr), bad);
+    auto k = kernel("add_value");
+    uint32_t v = 1;
+    ZE_OK(zeKernelSetArgumentValue(k, 0, sizeof(void*), &d));
+    ZE_OK(zeKernelSetArgumentValue(k, 1, sizeof(v), &v));
+    auto* counts = reinterpret_cast<ze_group_count_t*>(d + n - sizeof(ze_group_count_t) + 4);
+    EXPECT_EQ(zeCommandListAppendLaunchKernelIndirect(l, k, counts, nullptr, 0, nullptr), bad);
+    ze_kernel_handle_t kernels[2] = {k, k};
+    auto* many = reinterpret_cast<ze_group_count_t*>(d + n - sizeof(ze_group_count_t));  // room for one of two
+    auto* count = reinterpret_cast<uint32_t*>(d);
+    EXPECT_EQ(zeCommandListAppendLaunchMultipleKernelsIndirect(l, 2, kernels, count, many, nullptr, 0, nullptr), bad);
+    EXPECT_EQ(zeCommandListAppendLaunchMultipleKernelsIndirect(l, 1, kernels, reinterpret_cast<uint32_t*>(d + n - 2),
+                                                               many, nullptr, 0, nullptr),
+              bad);
+    // Exactly at the end: accepted. Only the hints and the full barrier were recorded before, so the
+    // list runs the timestamp alone.
+    t = reinterpret_cast<uint64_t*>(d + n - sizeof(uint64_t));
+    ZE_OK(zeCommandListAppendWriteGlobalTimestamp(l, t, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListClose(l));
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    uint64_t stamp = 0;
+    const auto out = download<uint8_t>(d + n - sizeof(uint64_t), sizeof(uint64_t));
+    std::memcpy(&stamp, out.data(), sizeof(stamp));
+    EXPECT_GT(stamp, 0u) << "the timestamp ending at the allocation's end was written";
+    ZE_OK(zeCommandListDestroy(l));
+    ZE_OK(zeCommandQueueDestroy(q));
+    ZE_OK(zeKernelDestroy(k));
+    for (auto e : events) ZE_OK(zeEventDestroy(e));
+    ZE_OK(zeEventPoolDestroy(pool));
+    ZE_OK(zeMemFree(z->context, d));
+}
+
 TEST_F(ZeclTest, GivenAllocationOfAnotherContext_WhenCopiedFromThatContext_ThenTheBytesArrive) {
     ze_context_desc_t cd{ZE_STRUCTURE_TYPE_CONTEXT_DESC};
     ze_context_handle_t other = nullptr;
@@ -569,6 +712,13 @@ TEST_F(ZeclTest, GivenAllocationOfAnotherContext_WhenCopiedFromThatContext_ThenT
             EXPECT_EQ(download<uint32_t>(d, 64), want);
         }
     }
+    // The source is bounded by its own context's allocation, and an allocation of a context sharing
+    // this one's cl_context (both are over all devices) bounds this context's copies too.
+    EXPECT_EQ(zeCommandListAppendMemoryCopyFromContext(l, d, other, host, 257, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(l, host, d, 257, nullptr, 0, nullptr), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(l, static_cast<uint8_t*>(host) + 200, d, 57, nullptr, 0, nullptr),
+              ZE_RESULT_ERROR_INVALID_SIZE);
     ZE_OK(zeCommandListDestroy(l));
     ZE_OK(zeMemFree(z->context, d));
     ZE_OK(zeMemFree(other, host));

@@ -72,6 +72,17 @@ TEST_F(ZeclTest, GivenFillBeyondItsAllocationOrHostMemory_WhenAppended_ThenRefus
     ZE_OK(zeMemFree(z->context, d));
 }
 
+// Residency ranges are bounded like every other range zecl is given (checkRange).
+TEST_F(ZeclTest, GivenResidencyRangePastItsAllocation_WhenMadeResidentOrEvicted_ThenInvalidSize) {
+    auto* d = static_cast<uint8_t*>(deviceAlloc(100));
+    EXPECT_EQ(zeContextMakeMemoryResident(z->context, dev, d + 1, 100), ZE_RESULT_ERROR_INVALID_SIZE);
+    EXPECT_EQ(zeContextEvictMemory(z->context, dev, d, 101), ZE_RESULT_ERROR_INVALID_SIZE);
+    ZE_OK(zeContextMakeMemoryResident(z->context, dev, d, 100));
+    ZE_OK(zeContextEvictMemory(z->context, dev, d + 1, 99));
+    ZE_OK(zeContextMakeMemoryResident(z->context, dev, d, 0));
+    ZE_OK(zeMemFree(z->context, d));
+}
+
 TEST_F(ZeclTest, GivenInteriorPointer_WhenPropertiesAndRangeQueried_ThenTheAllocationIsFound) {
     void* d = deviceAlloc(4096);
     auto* inner = static_cast<uint8_t*>(d) + 1000;
