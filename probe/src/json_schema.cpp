@@ -111,7 +111,8 @@ struct Checker {
                 for (const auto& r : schema["required"])
                     if (!v.contains(r.get<std::string>()))
                         problems.push_back(at + "/" + segment(r.get<std::string>()) + ": missing (a required key)");
-            const json props = schema.value("properties", json::object());
+            static const json none = json::object();
+            const json& props = schema.contains("properties") ? schema["properties"] : none;
             for (const auto& [k, x] : v.items()) {
                 const std::string here = at + "/" + segment(k);
                 if (props.contains(k))
