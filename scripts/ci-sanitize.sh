@@ -28,7 +28,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZP_BUILD_TES
 # (docs/design.md "Source layout": ctest labels = folders) and the replays of tests/fuzz (label probe; with ZP_FUZZ=ON the
 # folder also holds the fuzzers, which ci-fuzz.sh runs from this build); the tools host tests;
 # the fault tests, whose target depends on what they run (zecl, ze-probe, fault_scenario).
-tools_host_tests=(test_report)
+tools_host_tests=(test_report test_result_schemas)
 ninja -C "$build" -j "$jobs" tests/oracle/all tests/probe/all tests/fuzz/all "${tools_host_tests[@]}" test_faults
 if ((build_only)); then
   echo "ci-sanitize: built in $build (--build-only: no tests run)"

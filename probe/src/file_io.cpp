@@ -194,8 +194,15 @@ void checkOutputsApart(const std::vector<NamedFile>& inputs, const std::vector<N
 
 nlohmann::json readJsonFile(const fs::path& path, std::string_view what, std::size_t maxBytes) {
     const std::string text = readTextFile(path, what, maxBytes);
+    const auto notTooDeep = [&](int depth, nlohmann::json::parse_event_t event, const nlohmann::json&) {
+        using E = nlohmann::json::parse_event_t;
+        if ((event == E::object_start || event == E::array_start) && depth >= kMaxJsonDepth)
+            throw InputError(path.string() + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                             " levels: not a " + std::string(what) + " ze-probe wrote");
+        return true;
+    };
     try {
-        return nlohmann::json::parse(text);
+        return nlohmann::json::parse(text, notTooDeep);
     } catch (const nlohmann::json::exception& e) {
         throw InputError(path.string() + ": not JSON: " + e.what());
     }

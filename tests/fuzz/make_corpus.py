@@ -215,9 +215,137 @@ def sweep_corpus():
     write(t, "bad_comma_in_value", "sweep:\n  axes: {weights.prefix: [\"a,b\"]}\n")
 
 
+DATA = os.path.join(HERE, "..", "tools", "data")  # cards and a step.json of real runs
+
+
+def compact(doc):
+    return json.dumps(doc, separators=(",", ":"), sort_keys=True)
+
+
+def kept(name):
+    with open(os.path.join(DATA, name)) as f:
+        return json.load(f)
+
+
+def small_card():
+    """step4/card0.json (PoCL, schema 3, timed) cut to fit 4 KB, as its schema allows: the pattern's
+    baseline and two_launch, two samples and two kernels each, the two_launch gate; long strings
+    shortened."""
+    c = kept("step4/card0.json")
+    keep = ("baseline", "two_launch")
+    c["correctness"]["by_variant"] = {v: c["correctness"]["by_variant"][v] for v in keep}
+    t = c["timings"]
+    for key in ("interleaving", "sample", "device_time", "host_time"):
+        t[key] = t[key][:24]
+    t["bandwidth"]["source"] = t["bandwidth"]["source"][:24]
+    for p in t["patterns"].values():
+        p["variants"] = {v: p["variants"][v] for v in keep}
+        for v in p["variants"].values():
+            v["samples"] = {k: x[:2] for k, x in v["samples"].items()}
+            v["kernels"] = v["kernels"][:2]
+    c["projections"] = {"two_launch": c["projections"]["two_launch"]}
+    g = c["gate"]
+    g["ci"], g["verdicts"] = g["ci"][:24], g["verdicts"][:24]
+    g["candidates"] = [x for x in g["candidates"] if x["candidate"] == "two_launch"]
+    g["candidates"][0]["verdict"]["line"] = g["candidates"][0]["verdict"]["line"][:48]
+    c["device"]["modules"] = c["device"]["modules"][:24]
+    return c
+
+
+def small_step():
+    """step4/step.json cut to fit 4 KB: the step of two_launch alone, the interference of one card."""
+    s = kept("step4/step.json")
+    s["gate"]["candidates"] = [x for x in s["gate"]["candidates"] if x["candidate"] == "two_launch"][:1]
+    for key in ("ci", "verdicts"):
+        if key in s["gate"]:
+            s["gate"][key] = s["gate"][key][:24]
+    s["gate"]["candidates"][0]["verdict"]["line"] = s["gate"]["candidates"][0]["verdict"]["line"][:48]
+    for p in s["patterns"].values():
+        p["variants"] = {v: p["variants"][v] for v in ("baseline", "two_launch") if v in p["variants"]}
+    s["interference"] = [x for x in s["interference"] if x["variant"] in ("baseline", "two_launch")][:2]
+    s["placement"] = s["placement"][:2]
+    s["how"], s["alignment"] = s["how"][:24], s["alignment"][:24]
+    return s
+
+
+def card_corpus():
+    t = "card"
+    card = small_card()
+    write(t, "valid_schema3_timed", compact(card))
+    untimed = dict(card, timings=None, projections=None, launch_floor=None, gate=None, timing_skipped="--no-timing")
+    write(t, "valid_schema3_no_timing", compact(untimed))
+    write(t, "valid_schema2_no_timing", compact(kept("card0_h200_no_timing.json")))
+    write(t, "valid_step", compact(small_step()))
+    gate = card["gate"]["candidates"][0]
+    write(t, "bad_required_key_deleted", compact(dict(card, gate=dict(card["gate"], candidates=[
+        dict(gate, verdict={k: v for k, v in gate["verdict"].items() if k != "line"})]))))
+    write(t, "bad_unknown_key", compact(dict(card, config=dict(card["config"], hiden=128))))
+    write(t, "bad_wrong_type", compact(dict(card, card="0")))
+    write(t, "bad_schema_4", compact(dict(card, schema=4)))
+    write(t, "bad_schema3_key_in_schema2", compact(dict(kept("card0_h200_no_timing.json"), launch_floor=None,
+                                                        timing_skipped="--no-timing", variants_not_valid={})
+                                                   | {"device": dict(kept("card0_h200_no_timing.json")["device"],
+                                                                     timer_resolution_ns=1.0)}))
+    write(t, "bad_not_json", compact(card)[:200])
+    write(t, "bad_nested_65", "[" * 65 + "]" * 65)
+    write(t, "bad_step_key_deleted", compact({k: v for k, v in small_step().items() if k != "placement"}))
+
+
+def moe_request_corpus():
+    """Byte 0 (fuzz_moe_request.cpp): bit 0 JSON (0) or safetensors (1), bits 1-2 the shape:
+    0 = H 32, K 2, M 2; 1 = H 64, K 6, M 2; 2 = H 32, K 1, M 1; 3 = H 128, K 8, M 4."""
+    t = "moe_request"
+
+    def js(shape, doc):
+        return bytes([shape << 1]) + (doc if isinstance(doc, str) else compact(doc)).encode()
+
+    def st(shape, tensors):
+        return bytes([shape << 1 | 1]) + safetensors(tensors)
+
+    bits = [[0x3F80 + i for i in range(32)], [0xBF00 + i for i in range(32)]]
+    base = {"hidden_bf16": bits, "topk_ids": [[0, 5], [7, 1]], "topk_weights": [[0.5, 0.5], [1.0, 0.0]]}
+    write(t, "valid_json_bf16", js(0, base))
+    write(t, "valid_json_numbers", js(0, {"hidden": [[(i % 7 - 3) * 0.25 for i in range(32)]] * 2,
+                                          "topk_ids": [[1, 2], [3, 4]], "topk_weights": [[0.25, -0.0], [1e-40, 3]],
+                                          "timings": True, "out_format": "bf16_base64"}))
+    write(t, "valid_json_one_row", js(2, {"hidden_bf16": [bits[0]], "topk_ids": [[3]], "topk_weights": [[1]],
+                                          "out_format": "numbers", "timings": False}))
+    write(t, "valid_json_ids_i64", js(0, dict(base, topk_ids=[[0, 9223372036854775807], [18446744073709551615, 1]])))
+    write(t, "valid_safetensors", st(0, inputs(2, 2, 32, [0, 5, 7, 1])))
+    write(t, "valid_safetensors_one_row", st(2, inputs(1, 1, 32, [2])))
+    ids64 = inputs(2, 2, 32, [0, 1, 2, 3])
+    ids64[1] = ("topk_ids", "I64", [2, 2], struct.pack("<4q", 0, 1, 2, 3))
+    write(t, "valid_safetensors_ids_i64", st(0, ids64))
+    write(t, "bad_json_unknown_key", js(0, dict(base, hiden=[[1]])))
+    write(t, "bad_json_duplicate_key", js(0, compact(base)[:-1] + ',"topk_ids":[[1,2],[3,4]]}'))
+    write(t, "bad_json_too_many_rows", js(2, base))
+    write(t, "bad_json_short_row", js(0, dict(base, topk_ids=[[0], [1, 2]])))
+    write(t, "bad_json_nan_bits", js(0, dict(base, hidden_bf16=[bits[0], [0x7FC0] * 32])))
+    write(t, "bad_json_number_beyond_bf16", js(0, {"hidden": [[1e39] * 32] * 2, "topk_ids": base["topk_ids"],
+                                                   "topk_weights": base["topk_weights"]}))
+    write(t, "bad_json_number_beyond_double", js(2, '{"hidden":[[1e400]],"topk_ids":[[0]],"topk_weights":[[1]]}'))
+    write(t, "bad_json_both_hidden", js(0, dict(base, hidden=[[0] * 32] * 2)))
+    write(t, "bad_json_nested_row", js(0, dict(base, topk_ids=[[[0], 5], [7, 1]])))
+    write(t, "bad_json_id_string", js(0, dict(base, topk_ids=[["0", 5], [7, 1]])))
+    write(t, "bad_json_array_root", js(0, "[1,2]"))
+    write(t, "bad_json_malformed", js(0, '{"topk_ids":[[0,'))
+    write(t, "bad_json_not_utf8", bytes([0]) + b'{"topk_ids": "' + bytes([0xFF, 0xFE]) + b'"}')
+    write(t, "bad_json_out_format", js(0, dict(base, out_format="fp8")))
+    write(t, "bad_safetensors_extra_tensor", st(0, inputs(2, 2, 32, [0, 5, 7, 1]) + [("x", "U8", [1], b"x")]))
+    write(t, "bad_safetensors_rows_differ", st(0, inputs(2, 2, 32, [0, 5, 7, 1])[:2] +
+                                               [("topk_weights", "F32", [1, 2], f32([0.5, 0.5]))]))
+    write(t, "bad_safetensors_nan_weight", st(0, inputs(2, 2, 32, [0, 5, 7, 1], weights=[0.5, float("nan"), 1, 0])))
+    write(t, "bad_safetensors_inf_hidden", st(2, inputs(1, 1, 32, [0], hidden=[float("inf")] * 32)))
+    write(t, "bad_safetensors_too_many_rows", st(2, inputs(2, 1, 32, [0, 1])))
+    write(t, "bad_safetensors_hidden_f32", st(2, [("hidden", "F32", [1, 32], f32([0.0] * 32))] +
+                                              inputs(1, 1, 32, [0])[1:]))
+
+
 if __name__ == "__main__":
     safetensors_corpus()
     inputs_corpus()
     config_corpus()
     config_set_corpus()
     sweep_corpus()
+    card_corpus()
+    moe_request_corpus()

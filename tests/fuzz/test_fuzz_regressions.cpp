@@ -11,9 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "report_cards.hpp"
 #include "zp/oracle/chain.hpp"
 #include "zp/probe/config.hpp"
 #include "zp/probe/safetensors.hpp"
+#if defined(ZP_FUZZ_MOE_REQUEST)
+#include "request_body.hpp"
+#endif
 
 namespace fs = std::filesystem;
 using namespace zp::probe;
@@ -55,6 +59,46 @@ TEST(FuzzCorpus, GivenConfigSeeds_WhenParsed_ThenValidOnesParseAndBadOnesThrowIn
         EXPECT_THROW(parseConfig(std::string(b.begin(), b.end()), p.string()), InputError) << p;
     }
 }
+
+// The card seeds as ze-probe report reads a file: valid_* accepted (cards and a step.json of real
+// runs, cut to fit 4 KB), bad_* refused naming the file.
+TEST(FuzzCorpus, GivenCardSeeds_WhenReadAsResults_ThenValidOnesAcceptedAndBadOnesThrowInputError) {
+    const auto valid = corpusFiles("card", "valid_"), bad = corpusFiles("card", "bad_");
+    ASSERT_GE(valid.size(), 3u);
+    ASSERT_GE(bad.size(), 3u);
+    for (const auto& p : valid) EXPECT_NO_THROW(zp::app::loadResult(p)) << p;
+    for (const auto& p : bad) {
+        try {
+            zp::app::loadResult(p);
+            ADD_FAILURE() << p << " accepted";
+        } catch (const InputError& e) {
+            EXPECT_EQ(std::string(e.what()).rfind(p.string() + ": ", 0), 0u) << e.what();
+        }
+    }
+}
+
+#if defined(ZP_FUZZ_MOE_REQUEST)
+// moe-server's request seeds (byte 0: the Content-Type and the shape, fuzz_moe_request.cpp):
+// valid_* decode, bad_* are a 400 (BadRequest).
+zp::moeserver::MoeRequest decodeMoeSeed(const std::vector<std::uint8_t>& bytes) {
+    zeprobe::Shape s;
+    const int shapes[4][3] = {{32, 2, 2}, {64, 6, 2}, {32, 1, 1}, {128, 8, 4}};  // hidden, top_k, rows
+    const int* pick = shapes[(bytes.at(0) >> 1) & 3];
+    s.hidden = pick[0];
+    s.topK = pick[1];
+    s.rows = pick[2];
+    const std::string_view body(reinterpret_cast<const char*>(bytes.data() + 1), bytes.size() - 1);
+    return bytes[0] & 1 ? zp::moeserver::parseSafetensorsRequest(body, s) : zp::moeserver::parseJsonRequest(body, s);
+}
+
+TEST(FuzzCorpus, GivenMoeRequestSeeds_WhenDecoded_ThenValidOnesDecodeAndBadOnesAreBadRequests) {
+    const auto valid = corpusFiles("moe_request", "valid_"), bad = corpusFiles("moe_request", "bad_");
+    ASSERT_GE(valid.size(), 3u);
+    ASSERT_GE(bad.size(), 3u);
+    for (const auto& p : valid) EXPECT_NO_THROW(decodeMoeSeed(readBytes(p))) << p;
+    for (const auto& p : bad) EXPECT_THROW(decodeMoeSeed(readBytes(p)), zp::moeserver::BadRequest) << p;
+}
+#endif
 
 // ---- findings (docs/reliability.md "Findings"); each input is also in tests/fuzz/corpus/config/crash-* ----
 

@@ -69,6 +69,28 @@ TEST_F(FileIo, GivenAFileAboveTheCap_WhenRead_ThenRefusedBeforeReading) {
     EXPECT_EQ(readTextFile(dir / "big", "sweep", 101).size(), 101u);
 }
 
+// Nesting is bounded while parsing: 5 million '[' once overflowed the stack of `ze-probe report`
+// (nlohmann copies a document recursively) instead of ending in a message.
+TEST_F(FileIo, GivenJsonNestedPastTheLimit_WhenRead_ThenRefusedNamingTheFileAndTheLimit) {
+    const auto nested = [](int levels) { return std::string(levels, '[') + std::string(levels, ']'); };
+    std::ofstream(dir / "ok.json") << nested(kMaxJsonDepth);
+    nlohmann::json j = readJsonFile(dir / "ok.json", "card");
+    int levels = 1;
+    for (const nlohmann::json* at = &j; !at->empty(); at = &(*at)[0]) ++levels;
+    EXPECT_EQ(levels, kMaxJsonDepth);
+    for (int deep : {kMaxJsonDepth + 1, 5000000}) {
+        std::ofstream(dir / "deep.json") << nested(deep);
+        EXPECT_EQ(messageOf([&] { readJsonFile(dir / "deep.json", "card"); }),
+                  (dir / "deep.json").string() + ": JSON nested deeper than 64 levels: not a card ze-probe wrote")
+            << deep;
+    }
+    std::string objects;
+    for (int i = 0; i < 100; ++i) objects += "{\"a\": ";
+    std::ofstream(dir / "objects.json") << objects + "1" + std::string(100, '}');
+    EXPECT_NE(messageOf([&] { readJsonFile(dir / "objects.json", "step"); }).find("nested deeper than 64 levels"),
+              std::string::npos);
+}
+
 TEST_F(FileIo, GivenBadOutputPaths_WhenChecked_ThenRefusedNamingOptionAndPath) {
     std::ofstream(dir / "f") << "x";
     EXPECT_NE(messageOf([&] { checkOutputDir(dir / "f", "--out"); }).find("is a regular file, not a directory"),

@@ -77,6 +77,18 @@ Bytes inputsWith(const std::function<void(oracle::ChainInputs&)>& edit, oracle::
     return probe::serializeSafetensors(probe::inputTensors(s, c.inputs));
 }
 
+// A result file kept as test data (ZP_TOOLS_TEST_DATA) with one change, as a user's editor or a
+// damaged copy leaves it.
+Bytes resultWith(const std::string& file, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = nlohmann::json::parse(std::ifstream(std::string(ZP_TOOLS_TEST_DATA) + "/" + file));
+    edit(j);
+    return text(j.dump(1));
+}
+Bytes cardWith(const std::function<void(nlohmann::json&)>& edit) {
+    return resultWith("card0_h200_stream_gate.json", edit);
+}
+const std::string kNotCard3 = "not a card of schema 3 as ze-probe writes it (docs/card.schema.json): ";
+
 struct Row {
     const char* name;
     std::vector<std::pair<std::string, std::function<Bytes()>>> files;  // written into the row's directory
@@ -640,6 +652,98 @@ std::vector<Row> rows() {
          kShape + "--inputs @/in.safetensors",
          2,
          "expected I32 or I64"},
+        // --- result cards read back (ze-probe report, gate-repeat-merge): each checked against the
+        // schema of its version, the file and the JSON pointer of the first problem named
+        {"CardRequiredKeyDeleted",
+         {{"c.json", [] { return cardWith([](auto& c) { c["gate"]["candidates"][0]["verdict"].erase("line"); }); }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: " + kNotCard3 + "/gate/candidates/0/verdict/line: missing (a required key)"},
+        {"CardSectionDeleted",
+         {{"c.json", [] { return cardWith([](auto& c) { c.erase("timings"); }); }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: " + kNotCard3 + "/timings: missing (a required key)"},
+        {"CardUnknownKey",
+         {{"c.json", [] { return cardWith([](auto& c) { c["verdicts"] = "pass"; }); }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: " + kNotCard3 +
+             "/verdicts: unknown key (known here: card, config, contract, correctness, "
+             "device, gate, launch_floor, projections, schema, timing_skipped, timings, "
+             "variants_not_valid)"},
+        {"CardUnknownKeyNested",
+         {{"c.json",
+           [] { return cardWith([](auto& c) { c["gate"]["candidates"][0]["projections"][0]["note"] = "x"; }); }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: " + kNotCard3 + "/gate/candidates/0/projections/0/note: unknown key (known here: baseline_"},
+        {"CardConfigKeyMisspelt",
+         {{"c.json", [] { return cardWith([](auto& c) { c["config"]["hiden"] = c["config"]["hidden"]; }); }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: " + kNotCard3 + "/config/hiden: unknown key (known here: card, cards, contract, "},
+        {"CardNumberAsText",
+         {{"c.json", [] { return cardWith([](auto& c) { c["timings"]["patterns"]["six_local"]["batch"] = "4"; }); }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: " + kNotCard3 + "/timings/patterns/six_local/batch: \"4\" is not of type \"integer\""},
+        {"CardListAsObject",
+         {{"c.json", [] { return cardWith([](auto& c) { c["gate"]["candidates"] = nlohmann::json::object(); }); }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: " + kNotCard3 + "/gate/candidates: an object of 0 keys is not of type \"array\""},
+        {"CardVerdictUnknown",
+         {{"c.json",
+           [] { return cardWith([](auto& c) { c["gate"]["candidates"][0]["verdict"]["verdict"] = "maybe"; }); }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: " + kNotCard3 +
+             "/gate/candidates/0/verdict/verdict: \"maybe\" is not one of [\"pass\",\"on_the_bar\",\"fail\"]"},
+        // a pattern name holding '/' is named with RFC 6901's escape
+        {"CardPatternKeyWithSlash",
+         {{"c.json", [] { return cardWith([](auto& c) { c["timings"]["patterns"]["a/b"] = 1; }); }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: " + kNotCard3 + "/timings/patterns/a~1b: 1 is not of type \"object\""},
+        {"CardOfSchema2WithASchema3Key",
+         {{"c.json",
+           [] {
+               return resultWith("card0_h200_no_timing.json", [](auto& c) { c["device"]["timer_resolution_ns"] = 1; });
+           }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: not a card of schema 2 as ze-probe writes it (docs/card-2.schema.json): "
+         "/device/timer_resolution_ns: unknown key"},
+        {"CardNotAnObject",
+         {{"c.json", [] { return text("[3]"); }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: not a ze-probe card (no integer \"schema\")"},
+        {"CardNestedTooDeep",
+         {{"c.json", [] { return text(std::string(100000, '[') + std::string(100000, ']')); }}},
+         "report @/c.json -o @/r.html",
+         2,
+         "@/c.json: JSON nested deeper than 64 levels: not a card ze-probe wrote"},
+        {"StepKeyDeleted",
+         {{"step.json", [] { return resultWith("step4/step.json", [](auto& s) { s["gate"].erase("candidates"); }); }},
+          {"card0.json", [] { return resultWith("step4/card0.json", [](auto&) {}); }}},
+         "report @/card0.json @/step.json -o @/r.html",
+         2,
+         "@/step.json: not a step.json as ze-probe writes it (docs/step.schema.json): /gate/candidates: missing "
+         "(a required key)"},
+        {"GateRepeatMergeCardKeyDeleted",
+         {{"r1/card0.json", [] { return cardWith([](auto&) {}); }},
+          {"r2/card0.json", [] { return cardWith([](auto& c) { c["gate"].erase("budget_s"); }); }}},
+         "gate-repeat-merge @/r1 @/r2 -o @/m",
+         2,
+         "@/r2/card0.json: " + kNotCard3 + "/gate/budget_s: missing (a required key)"},
+        {"GateRepeatMergeCardUnknownKey",
+         {{"r1/card0.json", [] { return cardWith([](auto& c) { c["device"]["colour"] = "red"; }); }},
+          {"r2/card0.json", [] { return cardWith([](auto&) {}); }}},
+         "gate-repeat-merge @/r1 @/r2 -o @/m",
+         2,
+         "@/r1/card0.json: " + kNotCard3 + "/device/colour: unknown key"},
     };
     return v;
 }

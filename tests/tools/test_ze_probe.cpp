@@ -277,36 +277,50 @@ TEST_F(ZeProbe, GivenATuningTooWideForTheDevice_WhenRun_ThenExit2NamingTheGroupS
     EXPECT_FALSE(fs::exists(path("out/card0.json")));
 }
 
-// A card holding a value of a type the report cannot draw (a string where a number belongs, edited
-// by hand) is bad input naming the file, never an internal error.
-TEST_F(ZeProbe, GivenACardWithAValueOfTheWrongType_WhenReported_ThenExit2NamingTheFile) {
+// A card edited by hand or damaged (a value of another type, a key deleted, a key no writer
+// writes) is refused, exit 2, naming the file and the JSON pointer of its first problem: never
+// drawn as if whole (a card lacking keys once drew with parts silently missing). The real card
+// beside it, and the unedited one, draw.
+TEST_F(ZeProbe, GivenACardThatBreaksItsSchema_WhenReported_ThenExit2NamingTheFileAndThePath) {
     const std::string data = ZP_TOOLS_TEST_DATA;
-    for (const char* kept : {"/card0_h200_stream_gate.json", "/card0_pocl_fixture.json"})
-        for (const char* pointer : {"/card", "/correctness/passed", "/device/name", "/gate/candidates/0"}) {
-            nlohmann::json card = nlohmann::json::parse(std::ifstream(data + kept));
-            card[nlohmann::json::json_pointer(pointer)] = "x";
-            std::ofstream(path("bad.json")) << card.dump();
-            fs::remove(path("r.html"));
-            const ProbeRun r =
-                runProbe("report " + data + "/card0_h200_no_timing.json " + path("bad.json") + " -o " + path("r.html"));
-            SCOPED_TRACE(std::string(kept) + " " + pointer + "\n" + r.output);
-            EXPECT_EQ(r.output.find("internal error"), std::string::npos);
-            if (r.exitCode == 0) continue;  // drawn without the value (a label, a missing section)
-            EXPECT_EQ(r.exitCode, 2);
-            EXPECT_NE(
-                r.output.find("ze-probe: error: " + path("bad.json") + ": a value of a type the report cannot draw"),
-                std::string::npos);
-            EXPECT_FALSE(fs::exists(path("r.html")));
-        }
-    // one that cannot be drawn at all: the verdict counts as text
-    nlohmann::json card = nlohmann::json::parse(std::ifstream(data + "/card0_h200_stream_gate.json"));
-    card["correctness"]["passed"] = "x";
-    std::ofstream(path("bad.json")) << card.dump();
-    const ProbeRun r = runProbe("report " + path("bad.json") + " -o " + path("r.html"));
-    EXPECT_EQ(r.exitCode, 2) << r.output;
-    EXPECT_NE(r.output.find("ze-probe: error: " + path("bad.json") + ": a value of a type the report cannot draw"),
-              std::string::npos)
-        << r.output;
+    const std::string three = "/card0_h200_stream_gate.json", two = "/card0_pocl_fixture.json";
+    struct Edit {
+        std::string kept;
+        std::function<void(nlohmann::json&)> apply;
+        std::string problem;  // after "<file>: "
+    };
+    const std::string of3 = "not a card of schema 3 as ze-probe writes it (docs/card.schema.json): ";
+    const std::string of2 = "not a card of schema 2 as ze-probe writes it (docs/card-2.schema.json): ";
+    for (const Edit& e : std::vector<Edit>{
+             {three, [](auto& c) { c["card"] = "x"; }, of3 + "/card: \"x\" is not of type \"integer\""},
+             {two, [](auto& c) { c["correctness"]["passed"] = "x"; },
+              of2 + "/correctness/passed: \"x\" is not of type \"integer\""},
+             {three, [](auto& c) { c["gate"]["candidates"][0] = "x"; },
+              of3 + "/gate/candidates/0: \"x\" is not of type \"object\""},
+             {three, [](auto& c) { c["gate"]["candidates"][0]["verdict"].erase("line"); },
+              of3 + "/gate/candidates/0/verdict/line: missing (a required key)"},
+             {three, [](auto& c) { c.erase("timings"); }, of3 + "/timings: missing (a required key)"},
+             {three, [](auto& c) { c["config"]["hiden"] = 4096; }, of3 + "/config/hiden: unknown key (known here: "},
+             {two, [](auto& c) { c["launch_floor"]["variants"]["baseline"]["colour"] = "red"; },
+              of2 + "/launch_floor/variants/baseline/colour: unknown key (known here: "},
+         }) {
+        nlohmann::json card = nlohmann::json::parse(std::ifstream(data + e.kept));
+        e.apply(card);
+        std::ofstream(path("bad.json")) << card.dump();
+        fs::remove(path("r.html"));
+        const ProbeRun r =
+            runProbe("report " + data + "/card0_h200_no_timing.json " + path("bad.json") + " -o " + path("r.html"));
+        SCOPED_TRACE(e.problem + "\n" + r.output);
+        EXPECT_EQ(r.exitCode, 2);
+        EXPECT_NE(r.output.find("ze-probe: error: " + path("bad.json") + ": " + e.problem), std::string::npos);
+        EXPECT_EQ(r.output.find("internal error"), std::string::npos);
+        EXPECT_FALSE(fs::exists(path("r.html")));
+    }
+    for (const std::string& kept : {three, two}) {
+        const ProbeRun r = runProbe("report " + data + kept + " -o " + path("r.html"));
+        EXPECT_EQ(r.exitCode, 0) << r.output;
+        EXPECT_TRUE(fs::exists(path("r.html")));
+    }
 }
 
 // The report puts each saving also as decode speed when the card carries it.
@@ -536,18 +550,25 @@ TEST_F(ZeProbe, GivenRunsOfDifferentGatesOrOneTwice_WhenGateRepeatMergedOrReport
         EXPECT_EQ(r.exitCode, 2) << b.args << "\n" << r.output;
         EXPECT_NE(r.output.find(b.fragment), std::string::npos) << b.args << "\n" << r.output;
     }
-    // a card whose gate is not as this ze-probe writes it (an older ze-probe's, or edited): named, exit 2
+    // an edited card: refused naming the file and the key, exit 2
     const std::string edited = run("edited", [](nlohmann::json& c) { c["gate"]["candidates"][0].erase("verdict"); });
+    r = runProbe("gate-repeat-merge " + r1 + " " + edited + " -o " + path("bad"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find("ze-probe: error: " + edited +
+                            "/card0.json: not a card of schema 3 as ze-probe writes it (docs/card.schema.json): "
+                            "/gate/candidates/0/verdict: missing (a required key)"),
+              std::string::npos)
+        << r.output;
+    // an older ze-probe's card (schema 2, whole): its gate has no verdicts to merge, named, exit 2
     fs::create_directories(dir / "old");
     fs::copy_file(data + "/card0_pocl_fixture.json", dir / "old" / "card0.json");
-    for (const std::string& odd : {edited, path("old")}) {
-        r = runProbe("gate-repeat-merge " + r1 + " " + odd + " -o " + path("bad"));
-        EXPECT_EQ(r.exitCode, 2) << r.output;
-        EXPECT_NE(r.output.find("gate-repeat-merge: " + odd + ": a card without the gate as this ze-probe writes it ("),
-                  std::string::npos)
-            << r.output;
-        EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
-    }
+    r = runProbe("gate-repeat-merge " + r1 + " " + path("old") + " -o " + path("bad"));
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(
+        r.output.find("gate-repeat-merge: " + path("old") + ": a card without the gate as this ze-probe writes it ("),
+        std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
     r = runProbe("report " + r1 + "/card0.json " + r1 + "/./card0.json -o " + path("twice.html"));
     EXPECT_EQ(r.exitCode, 2) << r.output;
     EXPECT_NE(r.output.find("report: " + r1 + "/card0.json and " + r1 + "/./card0.json are the same file"),

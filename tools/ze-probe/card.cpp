@@ -9,8 +9,6 @@
 
 namespace zp::app {
 
-extern const char* const kCardSchemaText;  // card_schema.cpp, generated from docs/card.schema.json
-
 const char* const kGateCiMethod =
     "where an independent rerun's estimate lands (a 95% prediction interval over the block medians of the paired "
     "differences; each block started anew: in a fresh process, or on chains rebuilt as one builds them, "
@@ -47,11 +45,6 @@ nlohmann::json cardJson(const probe::Config& cfg, const nlohmann::json& device, 
                  {"budget_s", t->budgetS},
                  {"candidates", gates}};
     return j;
-}
-
-const nlohmann::json& cardSchema() {
-    static const nlohmann::json schema = nlohmann::json::parse(kCardSchemaText);
-    return schema;
 }
 
 void writeCard(const std::filesystem::path& file, const nlohmann::json& card) {

@@ -12,14 +12,14 @@
 #include <nlohmann/json.hpp>
 
 #include "case_run.hpp"
+#include "result_schemas.hpp"
 #include "timing.hpp"
 #include "zp/probe/config.hpp"
 #include "zp/probe/gate.hpp"
 
 namespace zp::app {
 
-inline constexpr int kCardSchemaVersion = 3;  // 3: blocks, B per sample, three verdicts
-extern const char* const kGateCiMethod;       // the interval's method, one sentence
+extern const char* const kGateCiMethod;  // the interval's method, one sentence
 
 struct CardTiming {
     const std::vector<PatternTiming>& timings;
@@ -33,7 +33,6 @@ struct CardTiming {
 nlohmann::json cardJson(const probe::Config&, const nlohmann::json& device, const Correctness&,
                         const CardTiming* timing, const std::string& timingSkipped = "");
 
-const nlohmann::json& cardSchema();
 void writeCard(const std::filesystem::path&, const nlohmann::json& card);
 
 }  // namespace zp::app

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "result_schemas.hpp"
 #include "zp/probe/gate.hpp"
 #include "zp/probe/input_error.hpp"
 
@@ -980,35 +981,25 @@ std::string stepSection(const std::vector<LoadedCard>& cards, const json& step) 
 namespace {
 
 LoadedCard cardOf(const fs::path& path, json j) {
+    checkCardRead(j, path.string());  // the schema holds: "card" an integer, "device"."name" a string
     LoadedCard c;
     c.card = std::move(j);
-    if (!c.card.is_object() || !c.card.contains("schema") || !c.card["schema"].is_number_integer())
-        throw probe::InputError(path.string() + ": not a ze-probe card (no integer \"schema\")");
-    const int schema = c.card["schema"];
-    if (schema < 2)
-        throw probe::InputError(fmt::format("{}: card schema {}: the report needs schema 2 or later (rerun ze-probe)",
-                                            path.string(), schema));
-    // The label from what the card holds, whatever its types (a wrong one is named when drawn).
-    std::string device = path.filename().string();
-    const json* name = c.card.contains("device") && c.card["device"].is_object() && c.card["device"].contains("name")
-                           ? &c.card["device"]["name"]
-                           : nullptr;
-    if (name && name->is_string()) device = name->get<std::string>();
-    const json* card = c.card.contains("card") ? &c.card["card"] : nullptr;
-    c.label = fmt::format("card{} · {}", card && card->is_number_integer() ? card->dump() : std::string("?"), device);
+    c.label = fmt::format("card{} · {}", c.card["card"].dump(), c.card["device"]["name"].get<std::string>());
     return c;
 }
 
 }  // namespace
 
 LoadedResult loadResult(const fs::path& path) {
-    const json j = probe::readJsonFile(path, "card");  // a regular file, bounded: never a FIFO's reader
-    if (j.is_object() && j.contains("step_time") && j.contains("placement")) {
-        if (!j.contains("schema") || !j["schema"].is_number_integer() || j["schema"].get<int>() != 1)
+    json j = probe::readJsonFile(path, "card");  // a regular file, bounded: never a FIFO's reader
+    // A step.json by either of its own keys: a damaged one is named as a step, not as a card.
+    if (j.is_object() && (j.contains("step_time") || j.contains("placement"))) {
+        if (!j.contains("schema") || !j["schema"].is_number_integer() || j["schema"] != kStepSchemaVersion)
             throw probe::InputError(path.string() + ": a step.json of a schema this report does not know (want 1)");
-        return {{path.filename().string(), j}, true};
+        checkStepRead(j, path.string());
+        return {{path.filename().string(), std::move(j)}, true};
     }
-    return {cardOf(path, j), false};
+    return {cardOf(path, std::move(j)), false};
 }
 
 LoadedCard loadCard(const fs::path& path) { return cardOf(path, probe::readJsonFile(path, "card")); }

@@ -9,9 +9,9 @@
 // the launch floor and the roofline fraction, as real <table>s. SVG output holds the
 // overview and the panels only.
 //
-// Any card of schema >= 2 renders; parts a card lacks (null timings of --no-timing) are said
-// to be missing. Verdicts are read tolerantly: `verdict.pass` (bool, schema 2) or a
-// `verdict` string / `verdict.verdict` string ("pass", "fail", "on_the_bar").
+// A card read from a file renders when it follows the schema of its version, 2 or 3
+// (result_schemas.hpp); parts a card lacks (null timings of --no-timing) are said to be missing.
+// Verdicts: `verdict.pass` (bool, schema 2) or `verdict.verdict` ("pass", "fail", "on_the_bar").
 #pragma once
 
 #include <filesystem>
@@ -27,7 +27,9 @@ struct LoadedCard {
     nlohmann::json card;
 };
 
-// Throws probe::InputError naming the file: unreadable, not JSON, not a card, schema < 2.
+// Throws probe::InputError naming the file: unreadable, not JSON, not a card, a schema this
+// ze-probe does not read, or a card that breaks its schema (checkCardRead: the JSON path of the
+// first problem).
 LoadedCard loadCard(const std::filesystem::path&);
 // A results file: a card (loadCard's checks) or a step.json (`step` set; then `card` is it).
 // InputError naming the file otherwise.

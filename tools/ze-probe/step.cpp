@@ -16,8 +16,6 @@
 
 namespace zp::app {
 
-extern const char* const kStepSchemaText;  // step_schema.cpp, generated from docs/step.schema.json
-
 namespace {
 
 using nlohmann::json;
@@ -345,17 +343,6 @@ std::string formatStep(const Step& step, const StepRun& run) {
                                    r.pattern, r.variant, r.aloneNs / 1e3, r.togetherNs / 1e3, r.togetherNs / r.aloneNs);
     }
     return out;
-}
-
-const json& stepSchema() {
-    static const json schema = [] {
-        json s = json::parse(kStepSchemaText);
-        // The gate's candidates and the summaries are the card's: one definition, in card.schema.json.
-        for (auto it = cardSchema()["$defs"].begin(); it != cardSchema()["$defs"].end(); ++it)
-            if (!s["$defs"].contains(it.key())) s["$defs"][it.key()] = *it;
-        return s;
-    }();
-    return schema;
 }
 
 void writeStep(const std::filesystem::path& file, const json& step) {

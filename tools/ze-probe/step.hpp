@@ -25,11 +25,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "result_schemas.hpp"
 #include "zp/probe/gate.hpp"
 
 namespace zp::app {
-
-inline constexpr int kStepSchemaVersion = 1;
 
 // One card's timed rounds of one pattern.
 struct CardPatternRounds {
@@ -111,8 +110,6 @@ nlohmann::json stepJson(const Step&, const StepRun&);
 // Text for the run's output: the step's medians, its gate table and verdicts, the interference.
 std::string formatStep(const Step&, const StepRun&);
 
-// docs/step.schema.json (built into the tool), its $defs completed from the card's schema.
-const nlohmann::json& stepSchema();
 // Checks `step` against the schema (an internal error if it breaks it) and writes it atomically.
 void writeStep(const std::filesystem::path&, const nlohmann::json& step);
 

@@ -31,7 +31,13 @@ inline constexpr std::size_t kMaxJsonFileBytes = std::size_t(64) << 20;
 // A sweep's JSONL: 100,000 points of a few KB each.
 inline constexpr std::size_t kMaxSweepRowsBytes = std::size_t(1) << 30;
 
-// readTextFile, then one JSON document: "<path>: cannot read <what>: ..." or "<path>: not JSON: ...".
+// The deepest nesting of arrays and objects a result file may have: ze-probe's own nest at most
+// 8 levels. Deeper is refused while parsing: a copy or dump of nlohmann's JSON recurses once per
+// level, and 64 MiB of '[' overflowed the stack.
+inline constexpr int kMaxJsonDepth = 64;
+
+// readTextFile, then one JSON document of at most kMaxJsonDepth levels: "<path>: cannot read
+// <what>: ...", "<path>: not JSON: ..." or "<path>: JSON nested deeper than ...".
 nlohmann::json readJsonFile(const std::filesystem::path& path, std::string_view what,
                             std::size_t maxBytes = kMaxJsonFileBytes);
 
