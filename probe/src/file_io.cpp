@@ -192,17 +192,21 @@ void checkOutputsApart(const std::vector<NamedFile>& inputs, const std::vector<N
     }
 }
 
-nlohmann::json readJsonFile(const fs::path& path, std::string_view what, std::size_t maxBytes) {
-    const std::string text = readTextFile(path, what, maxBytes);
-    const auto notTooDeep = [&](int depth, nlohmann::json::parse_event_t event, const nlohmann::json&) {
+nlohmann::json::parser_callback_t jsonDepthLimit(std::string where, std::string what) {
+    return [where = std::move(where), what = std::move(what)](int depth, nlohmann::json::parse_event_t event,
+                                                              const nlohmann::json&) {
         using E = nlohmann::json::parse_event_t;
         if ((event == E::object_start || event == E::array_start) && depth >= kMaxJsonDepth)
-            throw InputError(path.string() + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
-                             " levels: not a " + std::string(what) + " ze-probe wrote");
+            throw InputError(where + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels: not a " +
+                             what + " ze-probe wrote");
         return true;
     };
+}
+
+nlohmann::json readJsonFile(const fs::path& path, std::string_view what, std::size_t maxBytes) {
+    const std::string text = readTextFile(path, what, maxBytes);
     try {
-        return nlohmann::json::parse(text, notTooDeep);
+        return nlohmann::json::parse(text, jsonDepthLimit(path.string(), std::string(what)));
     } catch (const nlohmann::json::exception& e) {
         throw InputError(path.string() + ": not JSON: " + e.what());
     }

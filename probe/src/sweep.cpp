@@ -519,7 +519,8 @@ std::vector<nlohmann::json> readRows(const std::filesystem::path& jsonl, std::op
             pos = next;
             continue;
         }
-        nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
+        nlohmann::json row = nlohmann::json::parse(
+            line, jsonDepthLimit(fmt::format("{}:{}", jsonl.string(), lineNo), "sweep row"), false);
         if (!complete || row.is_discarded()) {
             if (!last)
                 throw InputError(fmt::format("{}:{}: not a JSON row (only the last line may be torn by a kill): {}",

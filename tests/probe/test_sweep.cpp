@@ -399,6 +399,21 @@ TEST_F(SweepRun, GivenACorruptMiddleLine_OrAForeignRow_WhenResumed_ThenRefused) 
     } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("point rows=9 is not in this sweep"), std::string::npos) << e.what();
     }
+    // A row nested deeper than any row a sweep writes: refused while parsing (a copy or dump of
+    // it would recurse once per level), before its id or status is looked at.
+    {
+        std::ofstream j(opts.jsonlPath, std::ios::binary);
+        j << "{\"id\":\"" << plan.points[0].id << "\",\"status\":\"ok\",\"x\":" << std::string(100000, '[')
+          << std::string(100000, ']') << "}\n";
+    }
+    try {
+        readSweepRows(opts.jsonlPath, false);
+        FAIL() << "accepted";
+    } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("rows.jsonl:1: JSON nested deeper than 64 levels: not a sweep row"),
+                  std::string::npos)
+            << e.what();
+    }
     // A row whose status is neither ok nor not_valid was once counted as "not valid".
     {
         std::ofstream j(opts.jsonlPath, std::ios::binary);

@@ -36,6 +36,11 @@ inline constexpr std::size_t kMaxSweepRowsBytes = std::size_t(1) << 30;
 // level, and 64 MiB of '[' overflowed the stack.
 inline constexpr int kMaxJsonDepth = 64;
 
+// A parser callback for nlohmann::json::parse that throws InputError("<where>: JSON nested
+// deeper than kMaxJsonDepth levels: not a <what> ze-probe wrote") at the first array or object
+// past that depth; every other event is kept.
+nlohmann::json::parser_callback_t jsonDepthLimit(std::string where, std::string what);
+
 // readTextFile, then one JSON document of at most kMaxJsonDepth levels: "<path>: cannot read
 // <what>: ...", "<path>: not JSON: ..." or "<path>: JSON nested deeper than ...".
 nlohmann::json readJsonFile(const std::filesystem::path& path, std::string_view what,
