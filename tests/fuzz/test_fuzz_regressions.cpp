@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "report_cards.hpp"
 #include "zp/oracle/chain.hpp"
 #include "zp/probe/config.hpp"
@@ -97,6 +99,47 @@ TEST(FuzzCorpus, GivenMoeRequestSeeds_WhenDecoded_ThenValidOnesDecodeAndBadOnesA
     ASSERT_GE(bad.size(), 3u);
     for (const auto& p : valid) EXPECT_NO_THROW(decodeMoeSeed(readBytes(p))) << p;
     for (const auto& p : bad) EXPECT_THROW(decodeMoeSeed(readBytes(p)), zp::moeserver::BadRequest) << p;
+}
+
+// A 400 quotes the request (a value, a key, a JSON token): at most an excerpt of it, so that an
+// answer does not grow with the body. Each body below quotes 1 MiB of its own; the message still
+// says where and what, and names the quoted text's length.
+TEST(MoeRequestBodies, GivenBodiesThatQuoteAMebibyte_WhenRefused_ThenTheAnswerQuotesAnExcerpt) {
+    zeprobe::Shape s;
+    s.hidden = 32;
+    s.topK = 2;
+    s.rows = 2;
+    const std::string big(1 << 20, 'x'), digits(1 << 20, '9');
+    const std::string ids = R"("topk_ids":[[0,1]],"topk_weights":[[0.5,0.5]])";
+    // One row of hidden = 32 values, the first `first`.
+    const auto row = [](const std::string& first) {
+        std::string r = "[[" + first;
+        for (int h = 1; h < 32; ++h) r += ",0";
+        return r + "]]";
+    };
+    const std::string hidden = R"("hidden":)" + row("0");
+    const struct {
+        std::string body, says;
+    } bodies[] = {
+        {"{" + ids + R"(,"hidden":)" + row('"' + big + '"') + "}", "hidden[0][0] must be a number, got \"xxxx"},
+        {"{" + ids + R"(,"hidden_bf16":)" + row('"' + big + '"') + "}", "hidden_bf16[0][0] = \"xxxx"},
+        {"{" + ids + ",\"" + big + "\":1}", "unknown key 'xxxx"},
+        {"{" + ids + "," + hidden + R"(,"out_format":")" + big + "\"}", "'out_format' must be"},
+        {R"({"topk_ids":[[)" + digits + "]]}", "topk_ids[0][0] = 9999"},
+        {R"({"topk_ids":")" + big, "malformed JSON"},
+    };
+    for (const auto& b : bodies) {
+        try {
+            zp::moeserver::parseJsonRequest(b.body, s);
+            ADD_FAILURE() << b.says << ": accepted";
+        } catch (const zp::moeserver::BadRequest& e) {
+            const std::string answer = zp::moeserver::jsonError(e.what(), "invalid_argument");
+            EXPECT_LT(answer.size(), 600u) << b.says << ": " << answer.substr(0, 300);
+            const std::string error = nlohmann::json::parse(answer).at("error");
+            EXPECT_NE(error.find(b.says), std::string::npos) << error.substr(0, 300);
+            EXPECT_NE(error.find(" bytes)"), std::string::npos) << error.substr(0, 300);
+        }
+    }
 }
 #endif
 

@@ -16,6 +16,16 @@ using nlohmann::json;
 
 namespace {
 
+// The request's own text quoted in a message (a value, a key, a JSON token, a message quoting
+// one): its first `most` bytes, cut at the start of a UTF-8 character, and its length, so that
+// a 400's body does not grow with the request's.
+std::string excerpt(std::string_view text, std::size_t most = 64) {
+    if (text.size() <= most) return std::string(text);
+    std::size_t cut = most;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    return fmt::format("{}... ({} bytes)", text.substr(0, cut), text.size());
+}
+
 // The rows of a [m][n] JSON array, each row checked with `element`.
 template <class T, class Element>
 std::vector<T> rowsOf(const json& root, const char* key, int columns, const char* columnsName, int maxRows, int& rows,
@@ -46,7 +56,8 @@ std::vector<T> rowsOf(const json& root, const char* key, int columns, const char
 }
 
 double numberAt(const json& x, const char* key, int m, int c) {
-    if (!x.is_number()) throw BadRequest(fmt::format("{}[{}][{}] must be a number, got {}", key, m, c, x.dump()));
+    if (!x.is_number())
+        throw BadRequest(fmt::format("{}[{}][{}] must be a number, got {}", key, m, c, excerpt(x.dump())));
     return x.get<double>();
 }
 
@@ -154,9 +165,10 @@ std::string whereJsonFails(std::string_view body, const json::exception& e) {
             p.rfind("hidden[", 0) == 0 ? fmt::format("bf16's finite range [-{:.8g}, {:.8g}]", kBf16Max, kBf16Max)
             : p.rfind("topk_weights[", 0) == 0 ? fmt::format("f32's finite range [-{:.9g}, {:.9g}]", kF32Max, kF32Max)
                                                : std::string("any finite range");
-        return fmt::format("{} = {} is outside {}", p.empty() ? "a number" : p, at.token(), range);
+        return fmt::format("{} = {} is outside {}", p.empty() ? "a number" : excerpt(p), excerpt(at.token()), range);
     }
-    return fmt::format("malformed JSON{}: {}", at.path().empty() ? "" : " at " + at.path(), e.what());
+    return fmt::format("malformed JSON{}: {}", at.path().empty() ? "" : " at " + excerpt(at.path()),
+                       excerpt(e.what(), 256));
 }
 
 constexpr const char* kKnownKeys[] = {"hidden_bf16", "hidden", "topk_ids", "topk_weights", "timings", "out_format"};
@@ -229,7 +241,8 @@ private:
         if (std::find_if(std::begin(kKnownKeys), std::end(kKnownKeys), [&](const char* k) { return key == k; }) ==
             std::end(kKnownKeys))
             throw BadRequest(fmt::format(
-                "unknown key '{}' (known: hidden_bf16, hidden, topk_ids, topk_weights, timings, out_format)", key));
+                "unknown key '{}' (known: hidden_bf16, hidden, topk_ids, topk_weights, timings, out_format)",
+                excerpt(key)));
         if (!seen_.insert(key).second)
             throw BadRequest(fmt::format("duplicate key '{}': each key once (JSON's last-wins would be silent)", key));
         key_ = key;
@@ -270,7 +283,7 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
     r.topkIds = rowsOf<std::int64_t>(
         root, "topk_ids", shape.topK, "top_k", shape.rows, r.rows, [&](const json& x, int m, int k) {
             if (!x.is_number_integer())
-                throw BadRequest(fmt::format("topk_ids[{}][{}] must be an integer, got {}", m, k, x.dump()));
+                throw BadRequest(fmt::format("topk_ids[{}][{}] must be an integer, got {}", m, k, excerpt(x.dump())));
             const std::int64_t id = x.is_number_unsigned()
                                         ? std::int64_t(std::min<std::uint64_t>(x.get<std::uint64_t>(), INT64_MAX))
                                         : x.get<std::int64_t>();
@@ -290,7 +303,7 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
                 if (!x.is_number_unsigned() || x.get<std::uint64_t>() > 0xFFFF)
                     throw BadRequest(
                         fmt::format("hidden_bf16[{}][{}] = {} is not a BF16 bit pattern (an integer in [0, 65535])", m,
-                                    h, x.dump()));
+                                    h, excerpt(x.dump())));
                 const auto bits = std::uint16_t(x.get<std::uint64_t>());
                 checkHiddenBits(bits, "hidden_bf16", m, h);
                 return bits;
@@ -310,7 +323,8 @@ MoeRequest parseJsonRequest(std::string_view body, const zeprobe::Shape& shape) 
         else if (f->is_string() && *f == "bf16_base64")
             r.outFormat = OutFormat::bf16Base64;
         else
-            throw BadRequest(fmt::format("'out_format' must be \"numbers\" or \"bf16_base64\", got {}", f->dump()));
+            throw BadRequest(
+                fmt::format("'out_format' must be \"numbers\" or \"bf16_base64\", got {}", excerpt(f->dump())));
     }
     return r;
 }
@@ -365,7 +379,7 @@ MoeRequest parseSafetensorsRequest(std::string_view body, const zeprobe::Shape& 
         return r;
     } catch (const zeprobe::Error& e) {
         if (e.code() != zeprobe::ErrorCode::invalid_argument) throw;
-        throw BadRequest(e.what());
+        throw BadRequest(excerpt(e.what(), 512));
     }
 }
 
