@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +28,7 @@
 #include "request_body.hpp"
 #include "zp/probe/input_error.hpp"
 #include "zp/probe/safetensors.hpp"
+#include "zp_test_base64.hpp"
 
 using nlohmann::json;
 using namespace zp::moeserver;
@@ -49,25 +51,6 @@ const zeprobe::Shape kShapes[4] = {shapeOf(32, 2, 2, 8, 1), shapeOf(64, 6, 2, 48
 
 bool finiteBf16(std::uint16_t bits) { return (bits & 0x7F80) != 0x7F80; }
 
-std::string fromBase64(const std::string& s) {
-    std::string out;
-    std::uint32_t acc = 0;
-    int bits = 0;
-    for (char c : s) {
-        const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        if (c == '=') break;
-        const char* at = std::strchr(digits, c);
-        ZP_FUZZ_CHECK(at != nullptr && c != '\0', "base64 answer holds a byte not of the alphabet");
-        acc = acc << 6 | std::uint32_t(at - digits);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out += char((acc >> bits) & 0xFF);
-        }
-    }
-    return out;
-}
-
 // `out` of the request's size made from its hidden values, with values JSON cannot carry among them.
 std::vector<std::uint16_t> someOutput(const MoeRequest& r) {
     std::vector<std::uint16_t> out = r.hidden;
@@ -85,7 +68,9 @@ void checkAnswers(const MoeRequest& r, const zeprobe::Shape& shape) {
         ZP_FUZZ_CHECK(a.at("rows") == r.rows && a.at("hidden") == shape.hidden, "answer's rows or hidden");
         ZP_FUZZ_CHECK(a.contains("timings") == r.timings, "timings in the answer only when asked");
         if (f == OutFormat::bf16Base64) {
-            const std::string bytes = fromBase64(a.at("out").get<std::string>());
+            const std::optional<std::string> decoded = zp::testing::base64Decode(a.at("out").get<std::string>());
+            ZP_FUZZ_CHECK(decoded.has_value(), "base64 answer holds a byte not of the alphabet");
+            const std::string& bytes = *decoded;
             ZP_FUZZ_CHECK(bytes.size() == 2 * out.size(), "base64 answer's size");
             for (std::size_t i = 0; i < out.size(); ++i)
                 ZP_FUZZ_CHECK(std::uint16_t(std::uint8_t(bytes[2 * i]) | std::uint8_t(bytes[2 * i + 1]) << 8) == out[i],

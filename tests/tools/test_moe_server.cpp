@@ -40,6 +40,7 @@
 #include "zp/oracle/numerics.hpp"
 #include "zp/probe/cases.hpp"
 #include "zp/probe/safetensors.hpp"
+#include "zp_test_base64.hpp"
 
 extern char** environ;
 
@@ -189,24 +190,8 @@ std::vector<std::uint16_t> oracleOut(const zp::oracle::ChainShape& base, const z
     return zp::oracle::runChain(s, w, r.in, silu).out;
 }
 
-std::string base64Decode(const std::string& text) {
-    std::string out;
-    std::uint32_t acc = 0;
-    int bits = 0;
-    for (const char c : text) {
-        if (c == '=') break;
-        const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        const char* at = std::strchr(digits, c);
-        if (!at || c == '\0') return "<not base64>";
-        acc = acc << 6 | std::uint32_t(at - digits);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out += char((acc >> bits) & 0xFF);
-        }
-    }
-    return out;
-}
+// An answer's base64, or "<not base64>" (which no expected value equals).
+std::string base64Decode(const std::string& text) { return zp::testing::base64Decode(text).value_or("<not base64>"); }
 
 json rowsJson(const auto& flat, int rows, int cols) {
     json a = json::array();
