@@ -590,9 +590,10 @@ TEST_F(ZeclTest, GivenRegionRunningPastItsAllocation_WhenAppended_ThenInvalidSiz
     std::iota(src.begin(), src.end(), uint8_t(1));
     auto [q, l] = makeQueueAndList(z->context, dev);
     const ze_result_t bad = ZE_RESULT_ERROR_INVALID_SIZE;
-    auto copy = [&](void* dst, const ze_copy_region_t& dr, uint32_t dp, uint32_t dsp, const void* s,
-                    const ze_copy_region_t& sr, uint32_t sp, uint32_t ssp) {
-        return zeCommandListAppendMemoryCopyRegion(l, dst, &dr, dp, dsp, s, &sr, sp, ssp, nullptr, 0, nullptr);
+    // The list by value: clang 14 cannot capture a structured binding.
+    auto copy = [&, list = l](void* dst, const ze_copy_region_t& dr, uint32_t dp, uint32_t dsp, const void* s,
+                              const ze_copy_region_t& sr, uint32_t sp, uint32_t ssp) {
+        return zeCommandListAppendMemoryCopyRegion(list, dst, &dr, dp, dsp, s, &sr, sp, ssp, nullptr, 0, nullptr);
     };
     const ze_copy_region_t whole{0, 0, 0, pitch, rows, 1};
     // The last row one row down: bytes 16..79 of 64.
