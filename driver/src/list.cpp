@@ -4,6 +4,9 @@
 #include "command_stream.hpp"
 #include "objects.hpp"
 
+#include <unistd.h>
+
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -94,6 +97,13 @@ ze_result_t CommandListReset(ze_command_list_handle_t hList) {
 }
 
 namespace {
+
+// The host's physical memory in bytes (SIZE_MAX where the system does not say).
+size_t hostMemoryBytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || pageSize <= 0) return SIZE_MAX;
+    return size_t(pages) > SIZE_MAX / size_t(pageSize) ? SIZE_MAX : size_t(pages) * size_t(pageSize);
+}
 
 // The bytes one side of a region copy spans: `offset` from the pointer to the region's origin,
 // `bytes` from there to the last byte of its last row. False where either exceeds size_t
@@ -435,7 +445,10 @@ ze_result_t CommandListAppendMemoryFill(ze_command_list_handle_t hList, void* pt
         c.pattern.assign(p, p + patternSize);
     } else {
         // OpenCL fills need a power-of-two pattern of at most 128 bytes that divides the
-        // size and the address; anything else becomes a copy from an expanded pattern.
+        // size and the address; anything else becomes a copy from an expanded pattern, host
+        // memory of `size` bytes: more than the host has is refused before it is asked for
+        // (under ASan, a request beyond its allocator ends the process instead of throwing).
+        if (size > hostMemoryBytes()) return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
         c.op = Op::Copy;
         c.pattern.resize(size);
         for (size_t i = 0; i < size; i += patternSize)
