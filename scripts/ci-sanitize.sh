@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CI: the host-side tests (ctest labels oracle and probe, and the host-only tools tests)
+# CI: the host-side tests (ctest labels oracle and probe, and the host-only tools tests), zecl's
+# own tests (label driver: the driver's entry points on PoCL, their bad pointers and sizes)
 # and the zecl fault tests (tests/tools/test_faults: ze-probe and the zeprobe facade on zecl
 # over PoCL, each fault in its own process) built with AddressSanitizer + UndefinedBehavior-
 # Sanitizer + LeakSanitizer in ${ZP_ASAN_BUILD_DIR:-build-asan}. Fails on a failing or skipped
@@ -20,16 +21,19 @@ fi
 bash scripts/bootstrap.sh
 build=${ZP_ASAN_BUILD_DIR:-build-asan}
 jobs=${ZP_JOBS:-$(nproc)}
-labels='^(oracle|probe)$'  # exact labels: a bare regex 'probe' also matches 'zeprobe'
+labels='^(oracle|probe|driver)$'  # exact labels: a bare regex 'probe' also matches 'zeprobe'
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZP_BUILD_TESTS=ON -DZP_SANITIZE=ON "$@" >/dev/null
 
 # The tests run below: labels oracle and probe are the folders tests/oracle and tests/probe
 # (docs/design.md "Source layout": ctest labels = folders) and the replays of tests/fuzz (label probe; with ZP_FUZZ=ON the
-# folder also holds the fuzzers, which ci-fuzz.sh runs from this build); the tools host tests;
+# folder also holds the fuzzers, which ci-fuzz.sh runs from this build); label driver is
+# tests/driver (zecl on PoCL: tests/driver/CMakeLists.txt keeps the ICD loader to PoCL in a
+# sanitizer build); the tools host tests;
 # the fault tests, whose target depends on what they run (zecl, ze-probe, fault_scenario).
 tools_host_tests=(test_report test_result_schemas)
-ninja -C "$build" -j "$jobs" tests/oracle/all tests/probe/all tests/fuzz/all "${tools_host_tests[@]}" test_faults
+ninja -C "$build" -j "$jobs" tests/oracle/all tests/probe/all tests/driver/all tests/fuzz/all "${tools_host_tests[@]}" \
+  test_faults
 if ((build_only)); then
   echo "ci-sanitize: built in $build (--build-only: no tests run)"
   exit 0
