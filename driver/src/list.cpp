@@ -119,6 +119,26 @@ bool regionSpan(const ze_copy_region_t& region, const CopyRect& r, size_t pitch,
     return true;
 }
 
+// Whether [a, a + n) and [b, b + n) share a byte (neither wraps: checkRange refused those).
+bool spansMeet(uintptr_t a, size_t an, uintptr_t b, size_t bn) { return a < b + bn && b < a + an; }
+
+// Whether a byte a region copy writes is one it reads. Each side's rows start at non-decreasing
+// addresses (a slice pitch >= pitch x height: checked before) and are all `width` bytes long,
+// so a merge of the two row lists finds any pair that meets: a row that ends before the
+// other side's current row ends before all its later ones. Linear in the rows, as the copy is.
+bool regionRowsMeet(uintptr_t dst, uintptr_t src, const CopyRect& r) {
+    const uint64_t rows = uint64_t(r.height) * r.depth;
+    const auto rowAt = [&](uintptr_t base, size_t pitch, size_t slicePitch, uint64_t i) {
+        return base + (i / r.height) * slicePitch + (i % r.height) * pitch;
+    };
+    for (uint64_t i = 0, j = 0; i < rows && j < rows;) {
+        const uintptr_t d = rowAt(dst, r.dstPitch, r.dstSlicePitch, i), s = rowAt(src, r.srcPitch, r.srcSlicePitch, j);
+        if (spansMeet(d, r.width, s, r.width)) return true;
+        (d < s ? i : j) += 1;
+    }
+    return false;
+}
+
 // Validates a launch of `k` on `l` and fills the command's group size and global offset.
 ze_result_t prepareLaunch(List* l, Kernel* k, Command& c) {
     // Another L0 context's kernel runs where both share one cl_context (contexts over all of
@@ -319,6 +339,8 @@ ze_result_t CommandListAppendMemoryCopy(ze_command_list_handle_t hList, void* ds
     if ((err = checkRange(l->context, dstptr, size)) != ZE_RESULT_SUCCESS ||
         (err = checkRange(l->context, srcptr, size)) != ZE_RESULT_SUCCESS)
         return err;
+    if (spansMeet(reinterpret_cast<uintptr_t>(dstptr), size, reinterpret_cast<uintptr_t>(srcptr), size))
+        return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     Command c;
     if ((err = eventArgs(hSignalEvent, numWaitEvents, phWaitEvents, c.signal)) != ZE_RESULT_SUCCESS) return err;
     c.op = size == 0 ? Op::Barrier : Op::Copy;
@@ -371,6 +393,9 @@ ze_result_t CommandListAppendMemoryCopyRegion(ze_command_list_handle_t hList, vo
         return err;
     c.dst = static_cast<uint8_t*>(dstptr) + dstOffset;
     c.src = static_cast<const uint8_t*>(srcptr) + srcOffset;
+    const auto dstFirst = reinterpret_cast<uintptr_t>(c.dst), srcFirst = reinterpret_cast<uintptr_t>(c.src);
+    if (spansMeet(dstFirst, dstBytes, srcFirst, srcBytes) && regionRowsMeet(dstFirst, srcFirst, r))
+        return ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
     c.op = Op::CopyRegion;
     return submit(l, std::move(c), numWaitEvents, phWaitEvents);
 }

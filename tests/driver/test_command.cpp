@@ -623,6 +623,47 @@ TEST_F(ZeclTest, GivenRegionRunningPastItsAllocation_WhenAppended_ThenInvalidSiz
     ZE_OK(zeMemFree(z->context, d));
 }
 
+// A copy whose destination shares a byte with its source is ZE_RESULT_ERROR_OVERLAPPING_REGIONS
+// (the spec), for plain and region copies alike, never a smeared or partial copy; copies that
+// only touch, or whose regions interleave in the same rows without sharing a byte, copy.
+TEST_F(ZeclTest, GivenOverlappingCopies_WhenAppended_ThenOverlappingRegionsAndTouchingOnesCopy) {
+    const uint32_t pitch = 16, rows = 4, n = pitch * rows;
+    auto* d = static_cast<uint8_t*>(deviceAlloc(n));
+    std::vector<uint8_t> init(n);
+    std::iota(init.begin(), init.end(), uint8_t(1));
+    upload(d, init);
+    auto [q, l] = makeQueueAndList(z->context, dev);
+    const ze_result_t overlap = ZE_RESULT_ERROR_OVERLAPPING_REGIONS;
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(l, d + 8, d, 9, nullptr, 0, nullptr), overlap);
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(l, d, d + 8, 9, nullptr, 0, nullptr), overlap);
+    EXPECT_EQ(zeCommandListAppendMemoryCopy(l, d, d, 1, nullptr, 0, nullptr), overlap);
+    // The list by value: clang 14 cannot capture a structured binding.
+    auto copy = [&, list = l](const ze_copy_region_t& dr, const ze_copy_region_t& sr) {
+        return zeCommandListAppendMemoryCopyRegion(list, d, &dr, pitch, 0, d, &sr, pitch, 0, nullptr, 0, nullptr);
+    };
+    // A 4 x 2 box one row down from its source: the source's second row is the destination's first.
+    EXPECT_EQ(copy({0, 1, 0, 4, 2, 1}, {0, 0, 0, 4, 2, 1}), overlap);
+    // Three columns to the right of a 4-wide source: one byte of every row shared.
+    EXPECT_EQ(copy({3, 0, 0, 4, rows, 1}, {0, 0, 0, 4, rows, 1}), overlap);
+    // A plain copy that ends where its source begins.
+    ZE_OK(zeCommandListAppendMemoryCopy(l, d + 8, d + 16, 8, nullptr, 0, nullptr));
+    ZE_OK(zeCommandListAppendBarrier(l, nullptr, 0, nullptr));
+    // Columns 8..11 of every row from columns 12..15: their spans interleave, no byte is shared.
+    ZE_OK(copy({8, 0, 0, 4, rows, 1}, {12, 0, 0, 4, rows, 1}));
+    ZE_OK(zeCommandListClose(l));
+    ZE_OK(zeCommandQueueExecuteCommandLists(q, 1, &l, nullptr));
+    ZE_OK(zeCommandQueueSynchronize(q, UINT64_MAX));
+    std::vector<uint8_t> want = init;
+    std::copy(init.begin() + 16, init.begin() + 24, want.begin() + 8);
+    for (uint32_t y = 0; y < rows; ++y)
+        for (uint32_t x = 8; x < 12; ++x) want[y * pitch + x] = want[y * pitch + x + 4];
+    const auto out = download<uint8_t>(d, n);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], want[i]) << "byte " << i;
+    ZE_OK(zeCommandListDestroy(l));
+    ZE_OK(zeCommandQueueDestroy(q));
+    ZE_OK(zeMemFree(z->context, d));
+}
+
 // Every other command that names memory by pointer and size is bounded the same way: prefetch and
 // advice ranges, ranged barriers, the results timestamps write, the counts indirect launches read.
 TEST_F(ZeclTest, GivenRangeCommandsPastTheirAllocation_WhenAppended_ThenInvalidSize) {
